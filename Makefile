@@ -1,0 +1,107 @@
+# fnworker: one entry point.
+#   make            build build/fnworker (and the unit tests' library)
+#   make demo       install what is missing, build, run a real job through the worker
+#   make check      install what is missing, build, run every unit and integration test
+#   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
+#   make valgrind   the integration tests with the worker under valgrind memcheck
+#   make bench      the benchmark (see README, Performance)
+#
+# Sources are found by wildcard: a new codecs/x.c, runtime/x.c or worker/x.c is
+# part of libfnw.a; a new tests/unit/test_x.c is a new Check binary.
+
+BUILD    ?= build
+CC       ?= cc
+OPT      ?= -O2 -g
+SANITIZE ?=
+PKGS      = grpc libprotobuf-c check
+
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CPPFLAGS := -I. -I$(BUILD)/gen -D_GNU_SOURCE
+CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
+LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -lpthread -lm
+ifneq ($(SANITIZE),)
+CFLAGS   += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+PROTOS   := $(shell find proto -name '*.proto' | sort)
+PB_C     := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+PB_H     := $(PB_C:.c=.h)
+LIB_SRC  := $(wildcard codecs/*.c runtime/*.c) $(filter-out worker/main.c,$(wildcard worker/*.c))
+LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_C))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+TEST_SUPPORT := $(wildcard tests/unit/support/*.c)
+
+.PHONY: all deps demo check unit integration sanitize valgrind bench clean harness
+all: $(BUILD)/fnworker
+
+deps: $(BUILD)/.deps
+$(BUILD)/.deps: scripts/install-deps.sh
+	@mkdir -p $(BUILD)
+	@sh scripts/install-deps.sh
+	@touch $@
+
+# ---- generated protobuf-c code --------------------------------------------
+$(BUILD)/gen/.stamp: $(PROTOS)
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -Iproto $(PROTOS)
+	@touch $@
+$(PB_C) $(PB_H): $(BUILD)/gen/.stamp
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
+	$(CC) $(CPPFLAGS) -std=c11 $(OPT) $(filter -fsanitize%,$(CFLAGS)) -c $< -o $@
+
+# ---- the worker --------------------------------------------------------------
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+$(BUILD)/libfnw.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fnworker: $(BUILD)/obj/worker/main.o $(BUILD)/libfnw.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---- unit tests (Check) ------------------------------------------------------
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(BUILD)/libfnw.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< $(TEST_SUPPORT) \
+	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
+
+unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; CK_DEFAULT_TIMEOUT=30 $$t; done
+
+# ---- JVM runner harness --------------------------------------------------------
+harness: $(BUILD)/harness/harness.jar
+$(BUILD)/harness/harness.jar: $(PROTOS) $(shell find scripts/harness -name '*.java' 2>/dev/null) scripts/harness/build.sh
+	sh scripts/harness/build.sh $(BUILD)/harness
+
+# ---- the two commands ----------------------------------------------------------
+integration: $(BUILD)/fnworker $(BUILD)/harness/harness.jar
+	sh tests/integration/run.sh $(BUILD)
+
+check: deps
+	@$(MAKE) --no-print-directory all unit integration
+	@echo "make check: all tests passed"
+
+demo: deps
+	@$(MAKE) --no-print-directory all harness
+	sh scripts/demo.sh $(BUILD)
+
+sanitize: deps
+	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 OPT="-O1 -g" all unit integration
+	@echo "make sanitize: clean under ASan+UBSan"
+
+valgrind: deps
+	@$(MAKE) --no-print-directory all harness
+	FNW_WRAPPER="valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 --suppressions=tests/valgrind.supp" \
+	  sh tests/integration/run.sh $(BUILD)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	sh scripts/bench.sh $(BUILD)
+
+clean:
+	rm -rf build

@@ -1,0 +1,450 @@
+/* codecs/avro_datum.c — schema-compiled walker for Avro binary datums (see
+ * avro_datum.h). Compilation turns libavro's schema tree (with its named
+ * links) into an array of nodes indexed by number; the walk is a small
+ * recursive interpreter over that array. */
+#include "codecs/avro_datum.h"
+
+#include <avro.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum av_op {
+    AV_NULL, AV_BOOL, AV_INT, AV_LONG, AV_FLOAT, AV_DOUBLE, AV_BYTES, AV_STRING,
+    AV_FIXED, AV_ENUM, AV_RECORD, AV_ARRAY, AV_MAP, AV_UNION,
+};
+
+static const char *const av_op_name[] = {
+    "null", "boolean", "int", "long", "float", "double", "bytes", "string",
+    "fixed", "enum", "record", "array", "map", "union",
+};
+
+typedef struct av_node {
+    uint8_t op;
+    uint8_t state;      /* compile time: min-size computation 0 todo, 1 busy, 2 done */
+    uint32_t a;         /* FIXED size, ENUM symbols, ARRAY/MAP item node, RECORD/UNION first edge */
+    uint32_t b;         /* RECORD fields / UNION branches */
+    uint32_t min;       /* fewest bytes a datum of this node takes */
+} av_node;
+
+struct fnw_avro_plan {
+    av_node *nodes;
+    uint32_t nnodes, capnodes;
+    uint32_t *edges;
+    uint32_t nedges, capedges;
+};
+
+/* ---- compilation ---------------------------------------------------------- */
+
+typedef struct av_named {
+    avro_schema_t schema;
+    uint32_t node;
+} av_named;
+
+typedef struct av_compiler {
+    fnw_avro_plan *pl;
+    av_named *named;
+    uint32_t nnamed, capnamed;
+    fnw_error *err;
+} av_compiler;
+
+#define AV_COMPILE_MAX_DEPTH 256
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    uint32_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static int new_node(av_compiler *c, uint8_t op, uint32_t *idx)
+{
+    fnw_avro_plan *pl = c->pl;
+    if (grow((void **)&pl->nodes, &pl->capnodes, pl->nnodes + 1, sizeof *pl->nodes) < 0)
+        return fnw_error_set(c->err, "out of memory compiling the Avro schema");
+    *idx = pl->nnodes++;
+    memset(&pl->nodes[*idx], 0, sizeof pl->nodes[*idx]);
+    pl->nodes[*idx].op = op;
+    return 0;
+}
+
+static int new_edges(av_compiler *c, uint32_t n, uint32_t *first)
+{
+    fnw_avro_plan *pl = c->pl;
+    if (n > UINT32_MAX - pl->nedges ||
+        grow((void **)&pl->edges, &pl->capedges, pl->nedges + n, sizeof *pl->edges) < 0)
+        return fnw_error_set(c->err, "out of memory compiling the Avro schema");
+    *first = pl->nedges;
+    pl->nedges += n;
+    return 0;
+}
+
+static int remember_named(av_compiler *c, avro_schema_t s, uint32_t node)
+{
+    if (grow((void **)&c->named, &c->capnamed, c->nnamed + 1, sizeof *c->named) < 0)
+        return fnw_error_set(c->err, "out of memory compiling the Avro schema");
+    c->named[c->nnamed].schema = s;
+    c->named[c->nnamed].node = node;
+    c->nnamed++;
+    return 0;
+}
+
+static int find_named(const av_compiler *c, avro_schema_t s, uint32_t *node)
+{
+    for (uint32_t i = 0; i < c->nnamed; i++)
+        if (c->named[i].schema == s) {
+            *node = c->named[i].node;
+            return 1;
+        }
+    return 0;
+}
+
+static int compile(av_compiler *c, avro_schema_t s, int depth, uint32_t *out);
+
+static int compile_children(av_compiler *c, uint32_t node, avro_schema_t s, size_t n,
+                            int is_record, int depth)
+{
+    if (n > UINT32_MAX / 2)
+        return fnw_error_set(c->err, "Avro schema: too many fields or branches");
+    uint32_t first = 0;
+    if (new_edges(c, (uint32_t)n, &first) < 0)
+        return -1;
+    c->pl->nodes[node].a = first;
+    c->pl->nodes[node].b = (uint32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        avro_schema_t child = is_record ? avro_schema_record_field_get_by_index(s, (int)i)
+                                        : avro_schema_union_branch(s, (int)i);
+        if (!child)
+            return fnw_error_set(c->err, "Avro schema: missing %s %zu", is_record ? "field" : "branch", i);
+        uint32_t ci;
+        if (compile(c, child, depth + 1, &ci) < 0)
+            return -1;
+        c->pl->edges[first + i] = ci;
+    }
+    return 0;
+}
+
+static int compile(av_compiler *c, avro_schema_t s, int depth, uint32_t *out)
+{
+    if (depth > AV_COMPILE_MAX_DEPTH)
+        return fnw_error_set(c->err, "Avro schema nests deeper than %d levels", AV_COMPILE_MAX_DEPTH);
+    if (is_avro_link(s))
+        s = avro_schema_link_target(s);
+    if (!s)
+        return fnw_error_set(c->err, "Avro schema: unresolved named type");
+    if (is_avro_named_type(s) && find_named(c, s, out))
+        return 0;
+    uint32_t n;
+    switch (avro_typeof(s)) {
+    case AVRO_NULL:    return new_node(c, AV_NULL, out);
+    case AVRO_BOOLEAN: return new_node(c, AV_BOOL, out);
+    case AVRO_INT32:   return new_node(c, AV_INT, out);
+    case AVRO_INT64:   return new_node(c, AV_LONG, out);
+    case AVRO_FLOAT:   return new_node(c, AV_FLOAT, out);
+    case AVRO_DOUBLE:  return new_node(c, AV_DOUBLE, out);
+    case AVRO_BYTES:   return new_node(c, AV_BYTES, out);
+    case AVRO_STRING:  return new_node(c, AV_STRING, out);
+    case AVRO_FIXED: {
+        int64_t size = avro_schema_fixed_size(s);
+        if (size < 0 || size > INT32_MAX)
+            return fnw_error_set(c->err, "Avro schema: fixed size %lld out of range", (long long)size);
+        if (new_node(c, AV_FIXED, &n) < 0 || remember_named(c, s, n) < 0)
+            return -1;
+        c->pl->nodes[n].a = (uint32_t)size;
+        *out = n;
+        return 0;
+    }
+    case AVRO_ENUM: {
+        int syms = avro_schema_enum_number_of_symbols(s);
+        if (new_node(c, AV_ENUM, &n) < 0 || remember_named(c, s, n) < 0)
+            return -1;
+        c->pl->nodes[n].a = syms > 0 ? (uint32_t)syms : 0;
+        *out = n;
+        return 0;
+    }
+    case AVRO_RECORD:
+        if (new_node(c, AV_RECORD, &n) < 0 || remember_named(c, s, n) < 0)
+            return -1;
+        *out = n;
+        return compile_children(c, n, s, avro_schema_record_size(s), 1, depth);
+    case AVRO_UNION:
+        if (new_node(c, AV_UNION, &n) < 0)
+            return -1;
+        *out = n;
+        return compile_children(c, n, s, avro_schema_union_size(s), 0, depth);
+    case AVRO_ARRAY:
+    case AVRO_MAP: {
+        int is_array = avro_typeof(s) == AVRO_ARRAY;
+        if (new_node(c, is_array ? AV_ARRAY : AV_MAP, &n) < 0)
+            return -1;
+        *out = n;
+        avro_schema_t item = is_array ? avro_schema_array_items(s) : avro_schema_map_values(s);
+        if (!item)
+            return fnw_error_set(c->err, "Avro schema: %s without item type", is_array ? "array" : "map");
+        uint32_t ci;
+        if (compile(c, item, depth + 1, &ci) < 0)
+            return -1;
+        c->pl->nodes[n].a = ci;
+        return 0;
+    }
+    default:
+        return fnw_error_set(c->err, "Avro schema: unsupported schema type %d", (int)avro_typeof(s));
+    }
+}
+
+/* Fewest bytes per node. Only records add up children (union branches and
+ * array/map items are computed by the caller's loop over all nodes, since a
+ * union index or a count already costs a byte); a record reached again
+ * while its own minimum is being computed can never end. */
+static int compute_min(fnw_avro_plan *pl, uint32_t idx, fnw_error *err, int depth)
+{
+    av_node *nd = &pl->nodes[idx];
+    if (nd->state == 2)
+        return 0;
+    if (nd->state == 1 || depth > AV_COMPILE_MAX_DEPTH)
+        return fnw_error_set(err, "Avro schema: a record contains itself without a union, array or "
+                                  "map in between, so no datum of it can be written");
+    nd->state = 1;
+    uint32_t min = 0;
+    switch (nd->op) {
+    case AV_NULL: min = 0; break;
+    case AV_FLOAT: min = 4; break;
+    case AV_DOUBLE: min = 8; break;
+    case AV_FIXED: min = nd->a; break;
+    case AV_RECORD:
+        for (uint32_t i = 0; i < nd->b; i++) {
+            uint32_t ci = pl->edges[nd->a + i];
+            if (compute_min(pl, ci, err, depth + 1) < 0)
+                return -1;
+            nd = &pl->nodes[idx];
+            uint32_t m = pl->nodes[ci].min;
+            min = m > UINT32_MAX - min ? UINT32_MAX : min + m;
+        }
+        break;
+    default: min = 1; break;   /* a varint, a length or a count */
+    }
+    nd = &pl->nodes[idx];
+    nd->min = min;
+    nd->state = 2;
+    return 0;
+}
+
+int fnw_avro_plan_compile(void *schema, fnw_avro_plan **out, fnw_error *err)
+{
+    *out = NULL;
+    if (!schema)
+        return fnw_error_set(err, "Avro schema missing");
+    fnw_avro_plan *pl = calloc(1, sizeof *pl);
+    if (!pl)
+        return fnw_error_set(err, "out of memory compiling the Avro schema");
+    av_compiler c = { .pl = pl, .err = err };
+    uint32_t root;
+    int rc = compile(&c, (avro_schema_t)schema, 0, &root);
+    free(c.named);
+    if (rc == 0 && root != 0)
+        rc = fnw_error_set(err, "Avro schema: internal error (root node %u)", root);
+    if (rc == 0) {
+        for (uint32_t i = 0; i < pl->nnodes && rc == 0; i++)
+            if (pl->nodes[i].state == 0)
+                rc = compute_min(pl, i, err, 0);
+    }
+    if (rc < 0) {
+        fnw_avro_plan_free(pl);
+        return -1;
+    }
+    *out = pl;
+    return 0;
+}
+
+void fnw_avro_plan_free(fnw_avro_plan *pl)
+{
+    if (!pl)
+        return;
+    free(pl->nodes);
+    free(pl->edges);
+    free(pl);
+}
+
+uint32_t fnw_avro_plan_min_size(const fnw_avro_plan *pl)
+{
+    return pl->nodes[0].min;
+}
+
+/* ---- the walk ------------------------------------------------------------- */
+
+typedef struct av_rd {
+    const fnw_avro_plan *pl;
+    const uint8_t *base, *end;
+    fnw_error *err;
+} av_rd;
+
+__attribute__((format(printf, 4, 5)))
+static const uint8_t *av_fail(const av_rd *r, const uint8_t *at, uint8_t op, const char *fmt, ...)
+{
+    if (!r->err)
+        return NULL;
+    char msg[FNW_ERROR_MAX / 2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fnw_error_set(r->err, "AVRO %s at offset %td: %s", av_op_name[op], at - r->base, msg);
+    return NULL;
+}
+
+/* Zigzag varint of at most maxbytes bytes. */
+static inline const uint8_t *av_varint(const uint8_t *p, const av_rd *r, uint8_t op, int maxbytes,
+                                       int64_t *out)
+{
+    const uint8_t *start = p;
+    uint64_t v = 0;
+    for (int i = 0; i < maxbytes; i++) {
+        if (p == r->end)
+            return av_fail(r, start, op, "input ends inside a varint");
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+            return p;
+        }
+    }
+    return av_fail(r, start, op, "varint longer than %d bytes", maxbytes);
+}
+
+static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, int depth);
+
+static const uint8_t *av_blocks(const av_node *nd, const uint8_t *p, const av_rd *r, int depth)
+{
+    const av_node *item = &r->pl->nodes[nd->a];
+    int is_map = nd->op == AV_MAP;
+    uint64_t per_item = (uint64_t)item->min + (is_map ? 1 : 0);
+    for (;;) {
+        const uint8_t *at = p;
+        int64_t count = 0, size = -1;
+        if (!(p = av_varint(p, r, nd->op, 10, &count)))
+            return NULL;
+        if (count == 0)
+            return p;
+        if (count < 0) {
+            if (count == INT64_MIN)
+                return av_fail(r, at, nd->op, "block count out of range");
+            count = -count;
+            if (!(p = av_varint(p, r, nd->op, 10, &size)))
+                return NULL;
+            if (size < 0 || (uint64_t)size > (uint64_t)(r->end - p))
+                return av_fail(r, at, nd->op, "block size %lld exceeds the %td bytes left",
+                               (long long)size, r->end - p);
+        }
+        const uint8_t *block_start = p;
+        if (per_item == 0) {
+            if ((uint64_t)count > FNW_AVRO_MAX_EMPTY_ITEMS)
+                return av_fail(r, at, nd->op, "%lld zero-width items in one block (limit %u)",
+                               (long long)count, FNW_AVRO_MAX_EMPTY_ITEMS);
+        } else {
+            if ((uint64_t)count > (uint64_t)(r->end - p) / per_item)
+                return av_fail(r, at, nd->op, "block count %lld exceeds what the %td bytes left can hold",
+                               (long long)count, r->end - p);
+            for (int64_t i = 0; i < count; i++) {
+                if (is_map) {
+                    const uint8_t *kat = p;
+                    int64_t klen = 0;
+                    if (!(p = av_varint(p, r, AV_STRING, 10, &klen)))
+                        return NULL;
+                    if (klen < 0 || (uint64_t)klen > (uint64_t)(r->end - p))
+                        return av_fail(r, kat, AV_STRING, "map key length %lld exceeds the %td bytes left",
+                                       (long long)klen, r->end - p);
+                    p += klen;
+                }
+                if (!(p = av_walk(nd->a, p, r, depth + 1)))
+                    return NULL;
+            }
+        }
+        if (size >= 0 && p - block_start != size)
+            return av_fail(r, at, nd->op, "block size %lld does not match its %td bytes of items",
+                           (long long)size, p - block_start);
+    }
+}
+
+static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, int depth)
+{
+    const av_node *nd = &r->pl->nodes[idx];
+    if (depth > FNW_AVRO_MAX_DEPTH)
+        return av_fail(r, p, nd->op, "datum nests deeper than %d levels", FNW_AVRO_MAX_DEPTH);
+    int64_t v = 0;
+    const uint8_t *at = p;
+    switch (nd->op) {
+    case AV_NULL:
+        return p;
+    case AV_BOOL:
+        if (p == r->end)
+            return av_fail(r, at, nd->op, "input ends");
+        return p + 1;
+    case AV_INT:
+        return av_varint(p, r, nd->op, 5, &v);
+    case AV_LONG:
+        return av_varint(p, r, nd->op, 10, &v);
+    case AV_FLOAT:
+    case AV_DOUBLE:
+    case AV_FIXED: {
+        size_t need = nd->op == AV_FLOAT ? 4 : nd->op == AV_DOUBLE ? 8 : nd->a;
+        if ((size_t)(r->end - p) < need)
+            return av_fail(r, at, nd->op, "needs %zu bytes, %td left", need, r->end - p);
+        return p + need;
+    }
+    case AV_BYTES:
+    case AV_STRING:
+        if (!(p = av_varint(p, r, nd->op, 10, &v)))
+            return NULL;
+        if (v < 0)
+            return av_fail(r, at, nd->op, "negative length %lld", (long long)v);
+        if ((uint64_t)v > (uint64_t)(r->end - p))
+            return av_fail(r, at, nd->op, "length %lld exceeds the %td bytes left", (long long)v, r->end - p);
+        return p + v;
+    case AV_ENUM:
+        if (!(p = av_varint(p, r, nd->op, 5, &v)))
+            return NULL;
+        if (v < 0 || (uint64_t)v >= nd->a)
+            return av_fail(r, at, nd->op, "symbol index %lld not in [0, %u)", (long long)v, nd->a);
+        return p;
+    case AV_UNION:
+        if (!(p = av_varint(p, r, nd->op, 5, &v)))
+            return NULL;
+        if (v < 0 || (uint64_t)v >= nd->b)
+            return av_fail(r, at, nd->op, "branch index %lld not in [0, %u)", (long long)v, nd->b);
+        return av_walk(r->pl->edges[nd->a + (uint32_t)v], p, r, depth + 1);
+    case AV_RECORD:
+        for (uint32_t i = 0; i < nd->b && p; i++)
+            p = av_walk(r->pl->edges[nd->a + i], p, r, depth + 1);
+        return p;
+    case AV_ARRAY:
+    case AV_MAP:
+        return av_blocks(nd, p, r, depth);
+    default:
+        return av_fail(r, at, AV_NULL, "corrupt plan");
+    }
+}
+
+const uint8_t *fnw_avro_walk(const fnw_avro_plan *pl, const uint8_t *p, const uint8_t *end,
+                             const uint8_t *base, fnw_error *err)
+{
+    av_rd r = { .pl = pl, .base = base, .end = end, .err = err };
+    return av_walk(0, p, &r, 0);
+}
+
+int fnw_avro_skip(const fnw_avro_plan *pl, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
+{
+    const uint8_t *q = fnw_avro_walk(pl, p, p + n, p, err);
+    if (!q)
+        return -1;
+    *used = (size_t)(q - p);
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* codecs/row.h — the two rows Flink wraps around every DataStream element:
+ * input  Row(LONG timestamp, LONG watermark, data)  (JVM -> worker)
+ * output Row(LONG timestamp, data)                  (worker -> JVM)
+ * (flink-protocol.md §4.2-4.3, mask layout §4.5).
+ */
+#ifndef FNW_ROW_H
+#define FNW_ROW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codecs/buf.h"
+#include "codecs/error.h"
+#include "codecs/type.h"
+
+typedef struct fnw_input_row {
+    int64_t timestamp;       /* INT64_MIN when null */
+    int64_t watermark;       /* INT64_MIN when null */
+    const uint8_t *data;     /* the data field's bytes inside the record; NULL if null */
+    size_t len;
+} fnw_input_row;
+
+/* Splits one input record payload (exactly n bytes, without the varint
+ * prefix): reads the mask and the two LONGs, validates the data field with
+ * fnw_ser_skip, and fails if bytes are missing or left over. */
+int fnw_row_split_input(const fnw_type *data_type, const uint8_t *p, size_t n,
+                        fnw_input_row *out, fnw_error *err);
+
+/* Appends an output record payload (no varint prefix): mask, timestamp,
+ * then data's bytes as given (data NULL = null value). */
+int fnw_row_put_output(fnw_buf *out, int64_t timestamp, const uint8_t *data, size_t len);
+
+/* Size of the output payload fnw_row_put_output would write. */
+size_t fnw_row_output_size(size_t data_len, int data_null);
+
+/* Checks that a coder's raw type is the runner input row ROW(LONG, LONG, T)
+ * (or the output row ROW(LONG, T)) and returns T (borrowed from the tree). */
+int fnw_row_unwrap_input_type(const fnw_type *raw, const fnw_type **data_type, fnw_error *err);
+int fnw_row_unwrap_output_type(const fnw_type *raw, const fnw_type **data_type, fnw_error *err);
+
+#endif

@@ -1,0 +1,75 @@
+/* runtime/batcher.c — size / timeout / explicit batch flushing with
+ * generation-tagged timers; see batcher.h. */
+#include "runtime/batcher.h"
+
+#include <stdlib.h>
+
+static void batch_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    fnw_batcher *b = w->data;
+    /* Only the timer of the batch being filled may flush it. */
+    if (b->timer_gen != b->gen || b->n == 0)
+        return;
+    fnw_batcher_flush(b);
+}
+
+int fnw_batcher_init(fnw_batcher *b, struct ev_loop *loop, size_t size, int64_t timeout_ms,
+                     fnw_batcher_flush_fn flush, void *user)
+{
+    b->loop = loop;
+    b->size = size ? size : 1;
+    b->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
+    b->n = 0;
+    b->gen = 1;
+    b->timer_gen = 0;
+    b->flush = flush;
+    b->user = user;
+    ev_timer_init(&b->timer, batch_timer_cb, 0., 0.);
+    b->timer.data = b;
+    b->items = malloc(b->size * sizeof *b->items);
+    return b->items ? 0 : -1;
+}
+
+static void stop_timer(fnw_batcher *b)
+{
+    if (ev_is_active(&b->timer) || ev_is_pending(&b->timer))
+        ev_timer_stop(b->loop, &b->timer);
+}
+
+void fnw_batcher_free(fnw_batcher *b)
+{
+    stop_timer(b);
+    free(b->items);
+    b->items = NULL;
+    b->n = 0;
+}
+
+void fnw_batcher_add(fnw_batcher *b, void *item)
+{
+    b->items[b->n++] = item;
+    if (b->n == 1 && b->timeout_ms > 0 && b->n < b->size) {
+        b->timer_gen = b->gen;
+        ev_timer_set(&b->timer, (double)b->timeout_ms / 1000., 0.);
+        ev_timer_start(b->loop, &b->timer);
+    }
+    if (b->n >= b->size)
+        fnw_batcher_flush(b);
+}
+
+void fnw_batcher_flush(fnw_batcher *b)
+{
+    if (b->n == 0)
+        return;
+    size_t n = b->n;
+    stop_timer(b);
+    b->n = 0;
+    b->gen++;
+    b->flush(b->user, b->items, n);
+}
+
+void fnw_batcher_clear(fnw_batcher *b)
+{
+    stop_timer(b);
+    b->n = 0;
+    b->gen++;
+}

@@ -1,0 +1,95 @@
+/* runtime/engine.h — runs one operation instance for one transform: the
+ * element queue (ordered, or unordered with watermark segments), capacity,
+ * batching, per-call timeouts, retries and the end-of-bundle drain, with
+ * PyFlink's AsyncFunction / AsyncBatchFunction semantics.
+ *
+ * The worker owns the data plane; the engine owns everything between "a
+ * record arrived" and "its outputs are ready, in order". One engine lives as
+ * long as its operation instance (across bundles); fnw_engine_start() begins
+ * a bundle and fnw_engine_finish() ends it.
+ *
+ * Flow control: the caller checks fnw_engine_has_space() before each push.
+ * When it is false the caller stops taking input and waits for sink.ready.
+ * A push when there is no space is still accepted (it goes to an overflow
+ * list, so a chained upstream engine never has to drop an output), but then
+ * has_space stays false until the overflow has been admitted.
+ *
+ * All calls happen on the loop thread. Callbacks may run inside push/finish
+ * (synchronous operations emit during push) or later from loop callbacks.
+ * From inside any sink callback it is safe to push into (or finish) another
+ * engine, to push into this one, and to abort or destroy this one: the
+ * engine defers freeing until its own frames have unwound. ready, failed and
+ * finished are only called once the engine's own work has unwound.
+ *
+ * Batch mode: a batch holds at most min(batch_size, capacity) inputs, so a
+ * full queue never waits for a batch that cannot fill.
+ */
+#ifndef FNW_ENGINE_H
+#define FNW_ENGINE_H
+
+#include <stdint.h>
+
+#include "codecs/error.h"
+#include "runtime/operation.h"
+#include "runtime/record.h"
+#include "runtime/spec.h"
+
+struct ev_loop;
+typedef struct fnw_engine fnw_engine;
+
+typedef struct fnw_engine_sink {
+    void *user;
+    /* One output, in emit order. out->timestamp/watermark are the input's.
+     * out's bytes are valid during the call only. */
+    void (*emit)(void *user, const fnw_record *out);
+    /* has_space went from false to true. */
+    void (*ready)(void *user);
+    /* The bundle must fail: message names the operation, the transform, the
+     * input (index within the bundle) and carries the operation's message.
+     * After this no more callbacks for the bundle. */
+    void (*failed)(void *user, const char *message);
+    /* After fnw_engine_finish(): every input has ended and been emitted. */
+    void (*finished)(void *user);
+} fnw_engine_sink;
+
+typedef struct fnw_dist {
+    int64_t count, sum, min, max;
+} fnw_dist;
+
+/* Per-bundle figures, reset by fnw_engine_start(). */
+typedef struct fnw_engine_metrics {
+    int64_t records_in;         /* inputs pushed */
+    int64_t records_out;        /* outputs emitted */
+    int64_t calls;              /* operation calls (first attempts) */
+    int64_t batches;            /* calls in batch mode */
+    int64_t retries;            /* re-invocations */
+    int64_t timeouts;           /* calls that timed out */
+    int64_t failures;           /* calls that failed (error, after retries) */
+    int64_t empty_results;      /* inputs that ended with no output */
+    fnw_dist batch_size;        /* inputs per call */
+    fnw_dist call_duration_ms;  /* first attempt to settle */
+    int64_t inflight_high_water;/* max inputs in flight at once */
+} fnw_engine_metrics;
+
+/* Validates the spec against the operation, opens an operation instance. */
+int fnw_engine_create(struct ev_loop *loop, const fnw_operation *op,
+                      const fnw_spec *spec, const fnw_op_env *env,
+                      fnw_engine **out, fnw_error *err);
+/* Cancels what is in flight, closes the operation, frees everything. */
+void fnw_engine_destroy(fnw_engine *e);
+
+/* Begins a bundle. bundle_label (e.g. the instruction id) is used in messages. */
+void fnw_engine_start(fnw_engine *e, const fnw_engine_sink *sink, const char *bundle_label);
+int fnw_engine_has_space(const fnw_engine *e);
+/* Applies in->watermark, then enqueues in (copying its bytes unless the
+ * operation is sync). Returns -1 if the engine has failed this bundle. */
+int fnw_engine_push(fnw_engine *e, const fnw_record *in);
+/* End of input: flush the partial batch, wait for every call (or its
+ * timeout), emit, then sink.finished. */
+void fnw_engine_finish(fnw_engine *e);
+/* The bundle failed elsewhere: cancel in-flight calls and drop queued
+ * entries, without callbacks. The engine may start a new bundle after. */
+void fnw_engine_abort(fnw_engine *e);
+const fnw_engine_metrics *fnw_engine_metrics_get(const fnw_engine *e);
+
+#endif

@@ -1,0 +1,73 @@
+/* runtime/entry.c — byte storage of an engine entry: the copied input and
+ * the staged outputs, grown geometrically and kept across reuse (call.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/call.h"
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 64 / elem + 1;
+    while (n < need) {
+        if (n > SIZE_MAX / 2 / elem)
+            return -1;
+        n *= 2;
+    }
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+int fnw_entry_set_input(fnw_entry *en, const fnw_record *rec)
+{
+    en->rec.timestamp = rec->timestamp;
+    en->rec.watermark = rec->watermark;
+    en->rec.len = rec->len;
+    if (!rec->data) {
+        en->rec.data = NULL;
+        return 0;
+    }
+    if (grow((void **)&en->in, &en->in_cap, rec->len ? rec->len : 1, 1) != 0)
+        return -1;
+    if (rec->len)
+        memcpy(en->in, rec->data, rec->len);
+    en->rec.data = en->in;
+    return 0;
+}
+
+int fnw_entry_add_output(fnw_entry *en, const uint8_t *data, size_t len)
+{
+    if (len > UINT32_MAX || en->out_len + len > UINT32_MAX)
+        return -1;
+    size_t spans_cap = en->spans_cap;
+    if (grow((void **)&en->spans, &spans_cap, (size_t)en->nspans + 1, sizeof *en->spans) != 0)
+        return -1;
+    en->spans_cap = (uint32_t)spans_cap;
+    if (data && len && grow((void **)&en->out, &en->out_cap, en->out_len + len, 1) != 0)
+        return -1;
+    fnw_span *s = &en->spans[en->nspans++];
+    s->off = (uint32_t)en->out_len;
+    s->len = data ? (uint32_t)len : 0;
+    s->is_null = data == NULL;
+    if (data && len) {
+        memcpy(en->out + en->out_len, data, len);
+        en->out_len += len;
+    }
+    return 0;
+}
+
+void fnw_entry_free_storage(fnw_entry *en)
+{
+    free(en->in);
+    free(en->out);
+    free(en->spans);
+    en->in = en->out = NULL;
+    en->spans = NULL;
+    en->in_cap = en->out_cap = en->out_len = 0;
+    en->nspans = en->spans_cap = 0;
+}

@@ -1,0 +1,114 @@
+/* runtime/spec.c — validation of an OperationSpec (fnw_spec) with the
+ * messages PyFlink users know from job-build time, and PyFlink's retry
+ * arithmetic (async_retry_strategies.py). */
+#include <inttypes.h>
+
+#include "runtime/spec.h"
+
+#define DEFAULT_CAPACITY 100
+
+static const char *retry_kind_name(fnw_retry_kind k)
+{
+    switch (k) {
+    case FNW_RETRY_NONE: return "NO_RETRY";
+    case FNW_RETRY_FIXED_DELAY: return "FIXED_DELAY";
+    case FNW_RETRY_EXPONENTIAL: return "EXPONENTIAL_BACKOFF";
+    }
+    return "?";
+}
+
+static int validate_batch(const fnw_spec *s, fnw_error *err)
+{
+    if (s->batch_size <= 0)
+        return fnw_error_set(err, "Batch size must be positive, got: %" PRId32, s->batch_size);
+    if (s->timeout_ms <= 0)
+        return fnw_error_set(err, "Timeout must be positive for async batch operations.");
+    if (s->batch_timeout_ms < 0)
+        return fnw_error_set(err, "Batch timeout cannot be negative, got: %" PRId64 " ms",
+                             s->batch_timeout_ms);
+    return 0;
+}
+
+/* The asserts of PyFlink's strategy constructors, naming the field. */
+static int validate_retry_fields(const fnw_retry *r, fnw_error *err)
+{
+    const char *k = retry_kind_name(r->kind);
+    if (r->max_attempts <= 0)
+        return fnw_error_set(err, "max_attempts of the async retry strategy '%s' must be positive, got: %" PRId32,
+                             k, r->max_attempts);
+    if (r->delay_ms <= 0)
+        return fnw_error_set(err, "delay_ms of the async retry strategy '%s' must be positive, got: %" PRId64,
+                             k, r->delay_ms);
+    if (r->kind != FNW_RETRY_EXPONENTIAL)
+        return 0;
+    if (r->max_delay_ms <= 0)
+        return fnw_error_set(err, "max_delay_ms of the async retry strategy '%s' must be positive, got: %" PRId64,
+                             k, r->max_delay_ms);
+    if (!(r->multiplier > 0))
+        return fnw_error_set(err, "multiplier of the async retry strategy '%s' must be positive, got: %g",
+                             k, r->multiplier);
+    return 0;
+}
+
+static int validate_retry(const fnw_spec *s, fnw_error *err)
+{
+    const fnw_retry *r = &s->retry;
+    if (r->kind == FNW_RETRY_NONE)
+        return 0;
+    if (r->kind != FNW_RETRY_FIXED_DELAY && r->kind != FNW_RETRY_EXPONENTIAL)
+        return fnw_error_set(err, "Unknown async retry strategy kind: %d", (int)r->kind);
+    if (validate_retry_fields(r, err) != 0)
+        return -1;
+    if (s->timeout_ms <= 0)
+        return fnw_error_set(err, "Timeout should be configured when do async with retry.");
+    if (!r->on_error && !r->on_empty)
+        return fnw_error_set(err, "Retry predicate of the async retry strategy '%s' is missing: "
+                                  "set retry_on_error and/or retry_on_empty_result.",
+                             retry_kind_name(r->kind));
+    return 0;
+}
+
+int fnw_spec_validate(fnw_spec *s, fnw_error *err)
+{
+    if (s->batched && validate_batch(s, err) != 0)
+        return -1;
+    if (s->timeout_ms < 0)
+        return fnw_error_set(err, "Timeout cannot be negative, got: %" PRId64 " ms", s->timeout_ms);
+    if (validate_retry(s, err) != 0)
+        return -1;
+    if (s->capacity < 0)
+        return fnw_error_set(err, "Capacity must be positive, got: %" PRId32, s->capacity);
+    if (s->on_timeout != FNW_TIMEOUT_FAIL && s->on_timeout != FNW_TIMEOUT_EMPTY &&
+        s->on_timeout != FNW_TIMEOUT_OPERATION)
+        return fnw_error_set(err, "Unknown timeout action: %d", (int)s->on_timeout);
+    if (s->capacity == 0)
+        s->capacity = DEFAULT_CAPACITY;
+    return 0;
+}
+
+int fnw_retry_can_retry(const fnw_retry *r, int attempts)
+{
+    if (r->kind == FNW_RETRY_NONE)
+        return 0;
+    return attempts <= r->max_attempts;
+}
+
+int64_t fnw_retry_backoff_ms(const fnw_retry *r, int attempts, int64_t prev)
+{
+    switch (r->kind) {
+    case FNW_RETRY_NONE:
+        return -1;
+    case FNW_RETRY_FIXED_DELAY:
+        return r->delay_ms;
+    case FNW_RETRY_EXPONENTIAL:
+        if (attempts <= 1)
+            return r->delay_ms;
+        {
+            double next = (double)prev * r->multiplier;
+            if (!(next < (double)r->max_delay_ms))
+                return r->max_delay_ms;
+            return (int64_t)next;
+        }
+    }
+    return -1;
+}

@@ -1,0 +1,59 @@
+/* runtime/spec.h — how an operation runs: the plain-C form of
+ * fnworker.v1.OperationSpec (proto/fnworker/v1/operation.proto) plus the
+ * Flink function type, and its validation.
+ *
+ * The worker fills fnw_spec from the protobuf payload; the runtime never sees
+ * protobuf objects. fnw_spec_validate() produces the exact messages users
+ * know from PyFlink's job-build checks.
+ */
+#ifndef FNW_SPEC_H
+#define FNW_SPEC_H
+
+#include <stdint.h>
+
+#include "codecs/error.h"
+
+typedef enum fnw_retry_kind {
+    FNW_RETRY_NONE = 0,
+    FNW_RETRY_FIXED_DELAY = 1,
+    FNW_RETRY_EXPONENTIAL = 2,
+} fnw_retry_kind;
+
+typedef struct fnw_retry {
+    fnw_retry_kind kind;
+    int32_t max_attempts;
+    int64_t delay_ms;        /* fixed delay, or the initial delay */
+    int64_t max_delay_ms;    /* exponential only */
+    double multiplier;       /* exponential only */
+    int on_error;
+    int on_empty;
+} fnw_retry;
+
+typedef enum fnw_timeout_action {
+    FNW_TIMEOUT_FAIL = 0,
+    FNW_TIMEOUT_EMPTY = 1,
+    FNW_TIMEOUT_OPERATION = 2,
+} fnw_timeout_action;
+
+typedef struct fnw_spec {
+    int batched;              /* function_type ASYNC_BATCH */
+    int unordered;            /* OutputMode UNORDERED */
+    int32_t capacity;         /* as given; 0 means 100 */
+    int64_t timeout_ms;
+    int32_t batch_size;
+    int64_t batch_timeout_ms;
+    fnw_retry retry;
+    fnw_timeout_action on_timeout;
+} fnw_spec;
+
+/* Checks the spec; on success fills in defaults (capacity 0 -> 100). */
+int fnw_spec_validate(fnw_spec *s, fnw_error *err);
+
+/* Retry arithmetic, as PyFlink defines it: can_retry(n) = n <= max_attempts;
+ * backoff for attempt n (n >= 1): fixed -> delay_ms; exponential -> delay_ms
+ * for n <= 1, else min(prev * multiplier, max_delay_ms). prev is the backoff
+ * returned for the previous attempt (ignored for fixed). */
+int fnw_retry_can_retry(const fnw_retry *r, int attempts);
+int64_t fnw_retry_backoff_ms(const fnw_retry *r, int attempts, int64_t prev);
+
+#endif

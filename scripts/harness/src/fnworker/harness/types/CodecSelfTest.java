@@ -1,0 +1,245 @@
+// Self-test of the harness's own type codec: the exact bytes of the worked
+// examples in flink-protocol.md §4.6-4.7 and the layouts of §4.4-4.5, then
+// encode/decode/JSON round trips of generated values for every type.
+//   java -cp $(cat build/harness/classpath) fnworker.harness.types.CodecSelfTest
+package fnworker.harness.types;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonParser;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+public final class CodecSelfTest {
+  private int passed;
+  private final List<String> failures = new ArrayList<>();
+
+  /** Every type the codec supports, as one-type jobs would use them. */
+  public static final String[] ALL_TYPES = {
+      "STRING", "BYTE", "BOOLEAN", "SHORT", "INT", "LONG", "FLOAT", "DOUBLE", "CHAR", "BIG_INT", "BIG_DEC",
+      "SQL_DATE", "SQL_TIME", "SQL_TIMESTAMP", "INSTANT", "LOCAL_DATE", "LOCAL_TIME", "LOCAL_DATETIME",
+      "PICKLED_BYTES", "PRIMITIVE_ARRAY<BYTE>", "PRIMITIVE_ARRAY<BOOLEAN>", "PRIMITIVE_ARRAY<SHORT>",
+      "PRIMITIVE_ARRAY<INT>", "PRIMITIVE_ARRAY<LONG>", "PRIMITIVE_ARRAY<FLOAT>", "PRIMITIVE_ARRAY<DOUBLE>",
+      "PRIMITIVE_ARRAY<CHAR>", "BASIC_ARRAY<STRING>", "BASIC_ARRAY<INT>", "OBJECT_ARRAY<ROW<a:INT,b:STRING>>",
+      "LIST<STRING>", "LIST<LIST<INT>>", "MAP<STRING,INT>", "MAP<INT,LIST<STRING>>", "TUPLE<INT,DOUBLE,STRING>",
+      "TUPLE<>", "ROW<>", "ROW<a:INT,b:ROW<c:STRING,d:LIST<LONG>>,e:MAP<STRING,DOUBLE>>",
+      "ROW<f0:INT,f1:INT,f2:INT,f3:INT,f4:INT,f5:INT,f6:INT,f7:INT,f8:INT,f9:INT>",
+      "AVRO<" + avroSchema() + ">",
+  };
+
+  public static String avroSchema() {
+    return "{\"type\":\"record\",\"name\":\"User\",\"fields\":[{\"name\":\"id\",\"type\":\"long\"},"
+        + "{\"name\":\"name\",\"type\":\"string\"},{\"name\":\"age\",\"type\":[\"null\",\"int\"]},"
+        + "{\"name\":\"ok\",\"type\":\"boolean\"},{\"name\":\"score\",\"type\":\"double\"}]}";
+  }
+
+  public static void main(String[] args) {
+    CodecSelfTest t = new CodecSelfTest();
+    t.run();
+    System.out.println(t.passed + " passed, " + t.failures.size() + " failed");
+    System.exit(t.failures.isEmpty() ? 0 : 1);
+  }
+
+  private void check(String name, boolean ok, String detail) {
+    if (ok) {
+      passed++;
+      System.out.println("PASS " + name);
+    } else {
+      failures.add(name);
+      System.out.println("FAIL " + name + ": " + detail);
+    }
+  }
+
+  private void bytes(String name, TypeInfo t, Object v, String hex) {
+    byte[] want = Hex.parse(hex);
+    byte[] got;
+    try {
+      got = TypeCodec.encode(t, v);
+    } catch (RuntimeException e) {
+      check(name, false, "encode threw " + e);
+      return;
+    }
+    if (!Arrays.equals(got, want)) {
+      check(name, false, "encoded " + Hex.of(got) + ", expected " + Hex.of(want));
+      return;
+    }
+    Object back;
+    try {
+      back = TypeCodec.decode(t, want);
+    } catch (RuntimeException e) {
+      check(name, false, "decode threw " + e);
+      return;
+    }
+    String d = Values.firstDifference(t, v, back, "");
+    check(name, d == null, "decode differs: " + d);
+  }
+
+  private void rejects(String name, TypeInfo t, String hex) {
+    try {
+      Object v = TypeCodec.decode(t, Hex.parse(hex));
+      check(name, false, "decoded " + v + " instead of failing");
+    } catch (ByteReader.DecodeException e) {
+      check(name, true, "");
+    }
+  }
+
+  void run() {
+    TypeInfo inner = TypeInfo.parse("ROW<s:STRING,i:INT>");
+    TypeInfo in = TypeInfo.runnerInput(inner);
+    // §4.6: Row(1000, MIN, Row("ab", 5)).
+    byte[] rec = TypeCodec.encode(in, Row.of(1000L, Long.MIN_VALUE, Row.of("ab", 5)));
+    byte[] framed = new ByteWriter().varint(rec.length).bytes(rec).toByteArray();
+    check("4.6 input record on the wire",
+        Arrays.equals(framed, Hex.parse("1C | 00 | 00 00 00 00 00 00 03 E8 | 80 00 00 00 00 00 00 00 | 00 | 00 00 00 02 61 62 | 00 00 00 05")),
+        Hex.of(framed));
+    bytes("4.6 inner STRING null", in, Row.of(1000L, Long.MIN_VALUE, Row.of(null, 5)),
+        "00 00000000000003E8 8000000000000000 20 00000005");
+    byte[] innerNull = TypeCodec.encode(in, Row.of(1000L, Long.MIN_VALUE, Row.of(null, 5)));
+    check("4.6 inner null is 22 bytes", innerNull.length == 22, "got " + innerNull.length);
+    bytes("4.6 outer data null", in, Row.of(1000L, Long.MIN_VALUE, null), "08 00000000000003E8 8000000000000000");
+    // §4.7: Row(1000, 7) as Row(LONG, INT).
+    TypeInfo out = TypeInfo.runnerOutput(TypeInfo.atomic(TypeName.INT));
+    byte[] o = TypeCodec.encode(out, Row.of(1000L, 7));
+    byte[] of = new ByteWriter().varint(o.length).bytes(o).toByteArray();
+    check("4.7 output record on the wire", Arrays.equals(of, Hex.parse("0D 00 00000000000003E8 00000007")), Hex.of(of));
+
+    // §4.5 row kinds and masks.
+    TypeInfo r1 = TypeInfo.parse("ROW<a:INT>");
+    bytes("row kind UPDATE_BEFORE", r1, new Row(Row.UPDATE_BEFORE, 1), "80 00000001");
+    bytes("row kind UPDATE_AFTER", r1, new Row(Row.UPDATE_AFTER, 1), "40 00000001");
+    bytes("row kind DELETE + null", r1, new Row(Row.DELETE, (Object) null), "E0");
+    TypeInfo r7 = TypeInfo.parse("ROW<INT,INT,INT,INT,INT,INT,INT>");
+    bytes("row of 7: two mask bytes, field 6 null", r7, Row.of(1, 2, 3, 4, 5, 6, null),
+        "00 80 00000001 00000002 00000003 00000004 00000005 00000006");
+    bytes("row of 6: one mask byte, all null", TypeInfo.parse("ROW<INT,INT,INT,INT,INT,INT>"),
+        Row.of(null, null, null, null, null, null), "3F");
+    rejects("row mask padding bits set", TypeInfo.parse("ROW<INT>"), "01 00000001");
+    bytes("empty row", TypeInfo.parse("ROW<>"), Row.of(), "00");
+
+    // §4.4 atomic layouts.
+    bytes("STRING utf-8", t("STRING"), "é", "00000002 C3A9");
+    bytes("STRING empty", t("STRING"), "", "00000000");
+    bytes("BYTE", t("BYTE"), (byte) -2, "FE");
+    bytes("BOOLEAN", t("BOOLEAN"), true, "01");
+    rejects("BOOLEAN 2", t("BOOLEAN"), "02");
+    bytes("SHORT", t("SHORT"), (short) -2, "FFFE");
+    bytes("INT", t("INT"), 0x01020304, "01020304");
+    bytes("LONG", t("LONG"), -2L, "FFFFFFFFFFFFFFFE");
+    bytes("FLOAT", t("FLOAT"), 1.5f, "3FC00000");
+    bytes("DOUBLE", t("DOUBLE"), 1.5d, "3FF8000000000000");
+    bytes("CHAR utf-16 unit", t("CHAR"), '\u00e9', "00E9");
+    bytes("BIG_INT null", t("BIG_INT"), null, "00000000");
+    bytes("BIG_INT ZERO", t("BIG_INT"), BigInteger.ZERO, "00000001");
+    bytes("BIG_INT ONE", t("BIG_INT"), BigInteger.ONE, "00000002");
+    bytes("BIG_INT TEN", t("BIG_INT"), BigInteger.TEN, "00000003");
+    bytes("BIG_INT 255", t("BIG_INT"), BigInteger.valueOf(255), "00000006 00FF");
+    bytes("BIG_INT -1", t("BIG_INT"), BigInteger.valueOf(-1), "00000005 FF");
+    bytes("BIG_DEC", t("BIG_DEC"), new BigDecimal("-1.50"), "00000005 2D312E3530");
+    bytes("SQL_DATE", t("SQL_DATE"), LocalDate.of(1970, 1, 2), "00000001");
+    bytes("SQL_TIME", t("SQL_TIME"), LocalTime.of(0, 0, 1, 500_000_000), "000005DC");
+    bytes("SQL_TIMESTAMP", t("SQL_TIMESTAMP"), LocalDateTime.of(1970, 1, 1, 0, 0, 1), "00000000000003E8");
+    bytes("INSTANT", t("INSTANT"), Instant.ofEpochSecond(1, 5), "0000000000000001 00000005");
+    bytes("INSTANT null", t("INSTANT"), null, "8000000000000000 80000000");
+    bytes("LOCAL_DATE", t("LOCAL_DATE"), LocalDate.of(2024, 2, 29), "000007E8 02 1D");
+    bytes("LOCAL_TIME", t("LOCAL_TIME"), LocalTime.of(23, 59, 58, 7), "17 3B 3A 00000007");
+    bytes("LOCAL_DATETIME", t("LOCAL_DATETIME"), LocalDateTime.of(2024, 2, 29, 1, 2, 3, 4),
+        "000007E8 02 1D 01 02 03 00000004");
+    bytes("PRIMITIVE_ARRAY<BYTE>", t("PRIMITIVE_ARRAY<BYTE>"), new byte[]{1, 2}, "00000002 0102");
+    bytes("PRIMITIVE_ARRAY<INT>", t("PRIMITIVE_ARRAY<INT>"), List.of(1, -1), "00000002 00000001 FFFFFFFF");
+    bytes("BASIC_ARRAY<STRING> with null", t("BASIC_ARRAY<STRING>"), Arrays.asList("a", null),
+        "00000002 01 00000001 61 00");
+    bytes("OBJECT_ARRAY<ROW<a:INT>>", t("OBJECT_ARRAY<ROW<a:INT>>"), Arrays.asList(null, Row.of(3)),
+        "00000002 00 01 00 00000003");
+    bytes("LIST<INT>", t("LIST<INT>"), List.of(7), "00000001 00000007");
+    bytes("LIST empty", t("LIST<STRING>"), List.of(), "00000000");
+    bytes("MAP<STRING,INT> null value", t("MAP<STRING,INT>"), new MapValue().put("k", 1).put("n", null),
+        "00000002 00000001 6B 00 00000001 00000001 6E 01");
+    bytes("TUPLE<INT,STRING>", t("TUPLE<INT,STRING>"), List.of(1, "x"), "00000001 00000001 78");
+    bytes("PICKLED_BYTES", t("PICKLED_BYTES"), new byte[]{(byte) 0x80, 4}, "00000002 8004");
+    TypeInfo avro = t("AVRO<" + avroSchema() + ">");
+    java.util.Map<String, Object> user = new java.util.LinkedHashMap<>();
+    user.put("id", 1L);
+    user.put("name", "ab");
+    user.put("age", null);
+    user.put("ok", true);
+    user.put("score", 1.5d);
+    bytes("AVRO record", avro, user, "02 04 6162 00 01 000000000000F83F");
+    rejects("STRING truncated", t("STRING"), "00000005 6162");
+    rejects("STRING bad utf-8", t("STRING"), "00000001 FF");
+    rejects("trailing byte", t("INT"), "00000001 00");
+
+    // Text form.
+    String wide = "ROW<id:LONG,name:STRING,tags:LIST<STRING>,m:MAP<STRING,INT>,t:TUPLE<INT,DOUBLE>,"
+        + "raw:PRIMITIVE_ARRAY<BYTE>,ints:PRIMITIVE_ARRAY<INT>,names:BASIC_ARRAY<STRING>,objs:OBJECT_ARRAY<ROW<a:INT>>>";
+    check("text form round trip", TypeInfo.parse(wide).toString().equals(wide), TypeInfo.parse(wide).toString());
+    check("unnamed row fields", TypeInfo.parse("ROW<INT, x:LONG>").toString().equals("ROW<f0:INT,x:LONG>"),
+        TypeInfo.parse("ROW<INT, x:LONG>").toString());
+    check("avro text form", TypeInfo.parse("AVRO<" + avroSchema() + ">").avroSchema.fieldNames.size() == 5, "");
+    try {
+      TypeInfo.parse("PRIMITIVE_ARRAY<STRING>");
+      check("PRIMITIVE_ARRAY<STRING> rejected", false, "accepted");
+    } catch (IllegalArgumentException e) {
+      check("PRIMITIVE_ARRAY<STRING> rejected", true, "");
+    }
+
+    // JSON.
+    TypeInfo jt = TypeInfo.parse(wide);
+    Object jv = JsonValues.fromJson(jt, JsonParser.parseString(
+        "{\"id\":9007199254740993,\"name\":\"x\",\"tags\":[\"a\"],\"m\":{\"k\":1},\"t\":[1,2.5],"
+            + "\"raw\":\"AQI=\",\"ints\":[1,2],\"names\":[null,\"b\"],\"objs\":[{\"a\":1},null]}"));
+    check("json long precision", ((Row) jv).get(0).equals(9007199254740993L), String.valueOf(((Row) jv).get(0)));
+    JsonElement back = JsonValues.toJson(jt, jv);
+    check("json round trip", Values.equal(jt, jv, JsonValues.fromJson(jt, back)), back.toString());
+
+    // Round trips of generated values, every type, also as the data of a runner row.
+    for (String ts : ALL_TYPES) {
+      TypeInfo ty = t(ts);
+      ValueGenerator g = new ValueGenerator(ts.hashCode());
+      String problem = null;
+      for (int i = 0; i < 300 && problem == null; i++) {
+        Object v = g.value(ty, true);
+        problem = roundTrip(TypeInfo.runnerInput(ty), Row.of((long) i, Long.MIN_VALUE, v));
+        if (problem == null && (v != null || TypeCodec.nullEncodable(ty.name))) {
+          problem = roundTrip(ty, v);
+        }
+      }
+      check("round trip " + ts, problem == null, problem);
+    }
+  }
+
+  private static String roundTrip(TypeInfo t, Object v) {
+    try {
+      byte[] b = TypeCodec.encode(t, v);
+      Object back = TypeCodec.decode(t, b);
+      String d = Values.firstDifference(t, v, back, "");
+      if (d != null) {
+        return "binary: " + d;
+      }
+      byte[] again = TypeCodec.encode(t, back);
+      if (!Arrays.equals(b, again)) {
+        return "re-encoding differs: " + Hex.of(b) + " vs " + Hex.of(again);
+      }
+      JsonElement j = JsonValues.toJson(t, v);
+      Object fromJ = JsonValues.fromJson(t, JsonParser.parseString(j.toString()));
+      if (t.name != TypeName.AVRO) {
+        d = Values.firstDifference(t, v, fromJ, "");
+        if (d != null) {
+          return "json " + j + ": " + d;
+        }
+      }
+      return null;
+    } catch (RuntimeException e) {
+      return e.toString() + " for " + Values.show(v);
+    }
+  }
+
+  private static TypeInfo t(String s) {
+    return TypeInfo.parse(s);
+  }
+}

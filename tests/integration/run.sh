@@ -1,0 +1,21 @@
+#!/bin/sh
+# Integration tests: the harness (a stand-in for Flink's JVM side) launches the
+# real worker binary for each scenario.
+#   sh tests/integration/run.sh BUILD [FILTER]
+# BUILD is the build dir (holds fnworker and harness/); FILTER keeps scenarios
+# whose name contains it. FNW_WRAPPER (e.g. valgrind ...) prefixes the worker.
+set -eu
+BUILD=${1:-build}
+FILTER=${2:-}
+ROOT=$(CDPATH= cd -- "$(dirname -- "$0")/../.." && pwd)
+if [ ! -x "$BUILD/fnworker" ]; then
+  echo "integration: worker binary $BUILD/fnworker is missing; build it first (make)" >&2
+  exit 1
+fi
+if [ ! -f "$BUILD/harness/classpath" ]; then
+  echo "integration: harness not built; running scripts/harness/build.sh $BUILD/harness" >&2
+  sh "$ROOT/scripts/harness/build.sh" "$BUILD/harness"
+fi
+CP=$(cat "$BUILD/harness/classpath")
+exec java -cp "$CP" fnworker.harness.IntegrationTests \
+  --worker "$BUILD/fnworker" --runner-script "$ROOT/scripts/pyflink-udf-runner.sh" ${FILTER:+"$FILTER"}

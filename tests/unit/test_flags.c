@@ -1,0 +1,121 @@
+/* tests/unit/test_flags.c — the command line Flink (and older Beam) pass. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker/flags.h"
+
+static int parse(fnw_flags *f, fnw_error *err, int argc, const char **argv)
+{
+    return fnw_flags_parse(f, argc, (char **)argv, err);
+}
+
+START_TEST(beam_process_environment_form)
+{
+    const char *argv[] = {"fnworker", "--id=1-1", "--provision_endpoint=localhost:4321"};
+    fnw_flags f;
+    fnw_error err;
+    ck_assert_int_eq(parse(&f, &err, 3, argv), 0);
+    ck_assert_str_eq(f.id, "1-1");
+    ck_assert_str_eq(f.provision_endpoint, "localhost:4321");
+    ck_assert_str_eq(f.semi_persist_dir, "/tmp");
+    ck_assert_int_eq((int)f.flush_bytes, 1000000);
+    ck_assert(f.flush_ms == 5);
+    ck_assert(f.connect_timeout_s == 60);
+    ck_assert_int_eq((int)f.n_unknown, 0);
+}
+END_TEST
+
+START_TEST(older_five_flag_form_and_spaces)
+{
+    const char *argv[] = {"fnworker", "--id", "7", "--logging_endpoint=localhost:1",
+                          "--artifact_endpoint=localhost:2", "--provision_endpoint=localhost:3",
+                          "--control_endpoint", "localhost:4"};
+    fnw_flags f;
+    fnw_error err;
+    ck_assert_int_eq(parse(&f, &err, 8, argv), 0);
+    ck_assert_str_eq(f.id, "7");
+    ck_assert_str_eq(f.logging_endpoint, "localhost:1");
+    ck_assert_str_eq(f.artifact_endpoint, "localhost:2");
+    ck_assert_str_eq(f.control_endpoint, "localhost:4");
+}
+END_TEST
+
+START_TEST(unknown_flags_are_kept_for_a_warning)
+{
+    const char *argv[] = {"fnworker", "--id=a", "--provision_endpoint=h:1", "--python_path=x",
+                          "--flag"};
+    fnw_flags f;
+    fnw_error err;
+    ck_assert_int_eq(parse(&f, &err, 5, argv), 0);
+    ck_assert_int_eq((int)f.n_unknown, 2);
+    ck_assert_str_eq(f.unknown[0], "--python_path=x");
+}
+END_TEST
+
+START_TEST(missing_and_malformed_values_are_named)
+{
+    fnw_flags f;
+    fnw_error err;
+    unsetenv("WORKER_ID");
+    unsetenv("CONTROL_API_SERVICE_DESCRIPTOR");
+    const char *no_id[] = {"fnworker", "--provision_endpoint=h:1"};
+    ck_assert_int_eq(parse(&f, &err, 2, no_id), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "No id provided"));
+    const char *no_prov[] = {"fnworker", "--id=1"};
+    ck_assert_int_eq(parse(&f, &err, 2, no_prov), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "No provision endpoint provided"));
+    const char *bad[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--flush-ms=soon"};
+    ck_assert_int_eq(parse(&f, &err, 4, bad), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "--flush-ms"));
+    const char *dangling[] = {"fnworker", "--id"};
+    ck_assert_int_eq(parse(&f, &err, 2, dangling), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "--id needs a value"));
+}
+END_TEST
+
+START_TEST(environment_fallbacks)
+{
+    setenv("WORKER_ID", "env-9", 1);
+    setenv("CONTROL_API_SERVICE_DESCRIPTOR", "url: \"localhost:5555\"", 1);
+    const char *argv[] = {"fnworker"};
+    fnw_flags f;
+    fnw_error err;
+    ck_assert_int_eq(parse(&f, &err, 1, argv), 0);
+    ck_assert_str_eq(f.id, "env-9");
+    ck_assert_str_eq(f.control_endpoint, "localhost:5555");
+    unsetenv("WORKER_ID");
+    unsetenv("CONTROL_API_SERVICE_DESCRIPTOR");
+}
+END_TEST
+
+START_TEST(help_and_version_need_nothing_else)
+{
+    const char *argv[] = {"fnworker", "--help"};
+    fnw_flags f;
+    fnw_error err;
+    ck_assert_int_eq(parse(&f, &err, 2, argv), 0);
+    ck_assert_int_eq(f.help, 1);
+    const char *v[] = {"fnworker", "--version"};
+    ck_assert_int_eq(parse(&f, &err, 2, v), 0);
+    ck_assert_int_eq(f.version, 1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("flags");
+    TCase *tc = tcase_create("parse");
+    tcase_add_test(tc, beam_process_environment_form);
+    tcase_add_test(tc, older_five_flag_form_and_spaces);
+    tcase_add_test(tc, unknown_flags_are_kept_for_a_warning);
+    tcase_add_test(tc, missing_and_malformed_values_are_named);
+    tcase_add_test(tc, environment_fallbacks);
+    tcase_add_test(tc, help_and_version_need_nothing_else);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

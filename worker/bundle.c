@@ -1,0 +1,436 @@
+/* worker/bundle.c — a running process_bundle instruction (see bundle.h). */
+#include "worker/bundle.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codecs/row.h"
+#include "codecs/varint.h"
+
+#define MAX_RECORD_BYTES ((uint64_t)1 << 30)
+
+enum bundle_state { B_RUNNING, B_FINISHING, B_SENDING_LAST, B_DONE };
+
+typedef struct step_link {
+    fnw_bundle *b;
+    size_t i;
+} step_link;
+
+struct fnw_bundle {
+    struct ev_loop *loop;
+    fnw_logger *log;
+    fnw_processor *proc;
+    const fnw_plan *plan;
+    char *instruction_id;
+    fnw_data_conn *conn;
+    fnw_inbox *inbox;
+    fnw_outbox **outboxes;     /* [0] is the main sink */
+    size_t n_out;
+    step_link *links;
+    fnw_buf carry;             /* a record that spans chunks */
+    size_t chunk_off;          /* read position in the inbox's head chunk */
+    int64_t index;             /* records read */
+    int state;
+    int pumping, again;
+    char *error;
+    ev_timer done_timer;       /* reports from a clean stack */
+    fnw_bundle_done_cb done;
+    void *user;
+};
+
+/* ---- processors ------------------------------------------------------------------ */
+
+int fnw_processor_create(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
+                         fnw_error *err)
+{
+    fnw_processor *p = calloc(1, sizeof *p);
+    if (!p)
+        return fnw_error_set(err, "out of memory");
+    p->plan = plan;
+    p->engines = calloc(plan->n_steps, sizeof *p->engines);
+    if (!p->engines) {
+        free(p);
+        return fnw_error_set(err, "out of memory");
+    }
+    for (size_t i = 0; i < plan->n_steps; i++) {
+        const fnw_plan_step *st = &plan->steps[i];
+        fnw_op_env env = {loop, &st->opts, st->input_type, st->output_type, st->transform_id,
+                          st->spec.batched};
+        if (fnw_engine_create(loop, st->op, &st->spec, &env, &p->engines[i], err) < 0) {
+            fnw_error_prefix(err, "transform '%s'", st->transform_id);
+            fnw_processor_destroy(p);
+            return -1;
+        }
+        p->n = i + 1;
+    }
+    *out = p;
+    return 0;
+}
+
+void fnw_processor_destroy(fnw_processor *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        fnw_engine_destroy(p->engines[i]);
+    free(p->engines);
+    free(p);
+}
+
+/* ---- completion -------------------------------------------------------------------- */
+
+static void bundle_done_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    fnw_bundle *b = w->data;
+    fnw_metric_set ms;
+    fnw_metrics_init(&ms);
+    if (!b->error)
+        for (size_t i = 0; i < b->proc->n; i++)
+            fnw_metrics_add(&ms, b->plan->steps[i].transform_id,
+                            fnw_engine_metrics_get(b->proc->engines[i]));
+    b->done(b->user, b, b->error, &ms);
+    fnw_metrics_free(&ms);
+}
+
+static void bundle_schedule_done(fnw_bundle *b)
+{
+    b->state = B_DONE;
+    ev_timer_set(&b->done_timer, 0, 0);
+    ev_timer_start(b->loop, &b->done_timer);
+}
+
+static void bundle_fail(fnw_bundle *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void bundle_fail(fnw_bundle *b, const char *fmt, ...)
+{
+    if (b->state == B_DONE)
+        return;
+    char msg[FNW_ERROR_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    b->error = strdup(msg);
+    bundle_schedule_done(b);
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+static void write_output(fnw_bundle *b, const fnw_record *out)
+{
+    size_t size = fnw_row_output_size(out->len, out->data == NULL);
+    uint8_t *w = fnw_outbox_reserve(b->outboxes[0], size);
+    if (!w) {
+        bundle_fail(b, "out of memory writing output %" PRId64 " of transform '%s'", b->index,
+                    b->plan->main_sink_id);
+        return;
+    }
+    fnw_buf view = {w, 0, size, size};
+    fnw_row_put_output(&view, out->timestamp, out->data, out->len);
+}
+
+static void step_emit(void *user, const fnw_record *out)
+{
+    step_link *l = user;
+    fnw_bundle *b = l->b;
+    if (b->state == B_DONE)
+        return;
+    if (l->i + 1 < b->proc->n)
+        fnw_engine_push(b->proc->engines[l->i + 1], out);
+    else
+        write_output(b, out);
+}
+
+static void bundle_kick(fnw_bundle *b);
+
+static void step_ready(void *user)
+{
+    bundle_kick(((step_link *)user)->b);
+}
+
+static void step_failed(void *user, const char *message)
+{
+    step_link *l = user;
+    bundle_fail(l->b, "%s", message);
+}
+
+static void last_sent(void *arg, int ok)
+{
+    fnw_bundle *b = arg;
+    if (b->state == B_DONE)
+        return;
+    if (!ok) {
+        bundle_fail(b, "could not send the results of instruction %s: %s", b->instruction_id,
+                    fnw_data_conn_error(b->conn) ? fnw_data_conn_error(b->conn) : "the data stream failed");
+        return;
+    }
+    bundle_schedule_done(b);
+}
+
+static void step_finished(void *user)
+{
+    step_link *l = user;
+    fnw_bundle *b = l->b;
+    if (b->state == B_DONE)
+        return;
+    if (l->i + 1 < b->proc->n) {
+        fnw_engine_finish(b->proc->engines[l->i + 1]);
+        return;
+    }
+    b->state = B_SENDING_LAST;
+    fnw_outbox_finish(b->outboxes, b->n_out, last_sent, b);
+}
+
+/* ---- input ------------------------------------------------------------------------------ */
+
+static int chain_has_space(const fnw_bundle *b)
+{
+    for (size_t i = 0; i < b->proc->n; i++)
+        if (!fnw_engine_has_space(b->proc->engines[i]))
+            return 0;
+    return 1;
+}
+
+/* Head chunk with unread bytes, dropping consumed ones. */
+static const fnw_chunk *current_chunk(fnw_bundle *b)
+{
+    const fnw_chunk *ch = b->inbox->head;
+    while (ch && b->chunk_off >= ch->n) {
+        fnw_inbox_pop(b->inbox);
+        b->chunk_off = 0;
+        ch = b->inbox->head;
+    }
+    return ch;
+}
+
+/* Moves up to want bytes of input into carry; returns how many. */
+static size_t carry_take(fnw_bundle *b, size_t want)
+{
+    size_t got = 0;
+    while (got < want) {
+        const fnw_chunk *ch = current_chunk(b);
+        if (!ch)
+            break;
+        size_t n = ch->n - b->chunk_off;
+        if (n > want - got)
+            n = want - got;
+        if (fnw_buf_append(&b->carry, ch->p + b->chunk_off, n) < 0)
+            return got;
+        b->chunk_off += n;
+        got += n;
+    }
+    return got;
+}
+
+/* 1: (*p, *n) is the next record; 0: need more input; -1: bad framing. */
+static int next_record(fnw_bundle *b, const uint8_t **p, size_t *n)
+{
+    uint64_t len = 0;
+    if (b->carry.len == 0) {
+        const fnw_chunk *ch = current_chunk(b);
+        if (!ch)
+            return 0;
+        const uint8_t *q = ch->p + b->chunk_off;
+        size_t avail = ch->n - b->chunk_off;
+        int k = fnw_varint_read(q, avail, &len);
+        if (k < 0 || len > MAX_RECORD_BYTES)
+            return -1;
+        if (k > 0 && len <= avail - (size_t)k) {
+            *p = q + k;
+            *n = (size_t)len;
+            b->chunk_off += (size_t)k + (size_t)len;
+            return 1;
+        }
+        /* the record continues in the next chunk: assemble it in carry */
+    }
+    for (;;) {
+        int k = fnw_varint_read(b->carry.p, b->carry.len, &len);
+        if (k < 0 || (k > 0 && len > MAX_RECORD_BYTES))
+            return -1;
+        if (k == 0) {
+            if (carry_take(b, 1) == 0)
+                return 0;
+            continue;
+        }
+        size_t total = (size_t)k + (size_t)len;
+        if (b->carry.len < total && carry_take(b, total - b->carry.len) == 0)
+            return 0;
+        if (b->carry.len < total)
+            continue;
+        *p = b->carry.p + k;
+        *n = (size_t)len;
+        return 1;
+    }
+}
+
+static int input_exhausted(fnw_bundle *b)
+{
+    return b->inbox->got_last && current_chunk(b) == NULL;
+}
+
+static void start_finish(fnw_bundle *b)
+{
+    if (b->carry.len) {
+        bundle_fail(b, "transform '%s': the input ended inside element %" PRId64
+                    " (%zu bytes of it arrived)", b->plan->source_id, b->index, b->carry.len);
+        return;
+    }
+    b->state = B_FINISHING;
+    fnw_engine_finish(b->proc->engines[0]);
+}
+
+static void pump_once(fnw_bundle *b)
+{
+    fnw_error err;
+    while (b->state == B_RUNNING) {
+        if (fnw_data_conn_error(b->conn)) {
+            bundle_fail(b, "instruction %s: %s", b->instruction_id, fnw_data_conn_error(b->conn));
+            return;
+        }
+        if (fnw_data_conn_congested(b->conn) || !chain_has_space(b))
+            return;
+        const uint8_t *p;
+        size_t n;
+        int r = next_record(b, &p, &n);
+        if (r < 0) {
+            bundle_fail(b, "transform '%s': element %" PRId64 " has a bad length prefix",
+                        b->plan->source_id, b->index);
+            return;
+        }
+        if (r == 0) {
+            if (input_exhausted(b))
+                start_finish(b);
+            return;
+        }
+        fnw_input_row row;
+        if (fnw_row_split_input(b->plan->input_type, p, n, &row, &err) < 0) {
+            char t[256];
+            fnw_type_format(b->plan->input_type, t, sizeof t);
+            bundle_fail(b, "transform '%s': cannot decode element %" PRId64 " as %s: %s",
+                        b->plan->steps[0].transform_id, b->index, t, err.msg);
+            return;
+        }
+        fnw_record rec = {row.timestamp, row.watermark, row.data, (uint32_t)row.len};
+        b->index++;
+        fnw_engine_push(b->proc->engines[0], &rec);
+        fnw_buf_clear(&b->carry);
+    }
+}
+
+static void bundle_kick(fnw_bundle *b)
+{
+    if (b->pumping) {
+        b->again = 1;
+        return;
+    }
+    b->pumping = 1;
+    do {
+        b->again = 0;
+        pump_once(b);
+    } while (b->again && b->state == B_RUNNING);
+    b->pumping = 0;
+}
+
+static void on_input(void *user)
+{
+    bundle_kick(user);
+}
+
+static void on_data_failed(void *user, const char *message)
+{
+    fnw_bundle *b = user;
+    bundle_fail(b, "instruction %s: %s", b->instruction_id, message);
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr *data,
+                             fnw_processor *proc, const char *instruction_id,
+                             fnw_bundle_done_cb done, void *user)
+{
+    fnw_bundle *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    const fnw_plan *plan = proc->plan;
+    b->loop = loop;
+    b->log = log;
+    b->proc = proc;
+    b->plan = plan;
+    b->instruction_id = strdup(instruction_id);
+    b->done = done;
+    b->user = user;
+    fnw_buf_init(&b->carry, MAX_RECORD_BYTES + FNW_VARINT_MAX);
+    ev_timer_init(&b->done_timer, bundle_done_cb, 0, 0);
+    b->done_timer.data = b;
+    b->links = calloc(proc->n, sizeof *b->links);
+    b->outboxes = calloc(plan->n_sinks, sizeof *b->outboxes);
+    b->conn = fnw_data_connect(data, plan->data_url);
+    if (!b->links || !b->outboxes || !b->conn) {
+        bundle_fail(b, "out of memory starting instruction %s", instruction_id);
+        return b;
+    }
+    for (size_t i = 0; i < plan->n_sinks; i++) {
+        b->outboxes[i] = fnw_data_open_outbox(b->conn, instruction_id, plan->sink_ids[i]);
+        if (!b->outboxes[i]) {
+            bundle_fail(b, "out of memory starting instruction %s", instruction_id);
+            return b;
+        }
+        b->n_out = i + 1;
+    }
+    for (size_t i = 0; i < proc->n; i++) {
+        b->links[i].b = b;
+        b->links[i].i = i;
+        fnw_engine_sink sink = {&b->links[i], step_emit, step_ready, step_failed, step_finished};
+        fnw_engine_start(proc->engines[i], &sink, b->instruction_id);
+    }
+    fnw_data_listener l = {b, on_input, on_data_failed};
+    b->inbox = fnw_data_claim_inbox(b->conn, instruction_id, plan->source_id, &l);
+    if (!b->inbox) {
+        bundle_fail(b, "out of memory starting instruction %s", instruction_id);
+        return b;
+    }
+    b->state = B_RUNNING;
+    bundle_kick(b);
+    return b;
+}
+
+const char *fnw_bundle_instruction(const fnw_bundle *b)
+{
+    return b->instruction_id;
+}
+
+fnw_processor *fnw_bundle_processor(const fnw_bundle *b)
+{
+    return b->proc;
+}
+
+void fnw_bundle_abandon(fnw_bundle *b)
+{
+    b->state = B_DONE;
+    ev_timer_stop(b->loop, &b->done_timer);
+    for (size_t i = 0; i < b->proc->n; i++)
+        fnw_engine_abort(b->proc->engines[i]);
+}
+
+void fnw_bundle_free(fnw_bundle *b)
+{
+    if (!b)
+        return;
+    ev_timer_stop(b->loop, &b->done_timer);
+    if (b->error && b->proc)
+        for (size_t i = 0; i < b->proc->n; i++)
+            fnw_engine_abort(b->proc->engines[i]);
+    if (b->inbox)
+        fnw_inbox_release(b->inbox);
+    for (size_t i = 0; i < b->n_out; i++)
+        fnw_outbox_release(b->outboxes[i]);
+    free(b->outboxes);
+    free(b->links);
+    fnw_buf_free(&b->carry);
+    free(b->error);
+    free(b->instruction_id);
+    free(b);
+}

@@ -1,0 +1,56 @@
+/* worker/bundle.h — one process_bundle instruction while it runs.
+ *
+ * A processor is a plan plus one engine per operation of its chain; it runs
+ * one bundle at a time and is reused by the next bundle of the same
+ * descriptor (operations stay open), or discarded after a failure.
+ *
+ * A bundle reads its input stream (worker/data.h), splits it into records
+ * (a record may span chunks), pushes each through the chain while every
+ * engine has space, writes results as Row(timestamp, data) to the main sink,
+ * and at is_last drains the chain step by step, sends the remaining output
+ * with is_last on every sink, waits until that message is written, and only
+ * then reports done. Any failure (undecodable element, operation error,
+ * lost data stream) reports done with an error naming the transform and the
+ * element index.
+ *
+ * Loop thread only. The done callback runs from a clean stack (never inside
+ * a push), and the bundle is freed by its owner after it.
+ */
+#ifndef FNW_BUNDLE_H
+#define FNW_BUNDLE_H
+
+#include <ev.h>
+
+#include "runtime/engine.h"
+#include "worker/data.h"
+#include "worker/logging.h"
+#include "worker/metrics.h"
+#include "worker/plan.h"
+
+typedef struct fnw_processor {
+    struct fnw_processor *next;
+    const fnw_plan *plan;        /* borrowed from the descriptor cache */
+    fnw_engine **engines;        /* one per plan step */
+    size_t n;
+    int busy;
+} fnw_processor;
+
+int fnw_processor_create(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
+                         fnw_error *err);
+void fnw_processor_destroy(fnw_processor *p);
+
+typedef struct fnw_bundle fnw_bundle;
+/* error NULL on success; metrics valid during the call only. */
+typedef void (*fnw_bundle_done_cb)(void *user, fnw_bundle *b, const char *error,
+                                   const fnw_metric_set *metrics);
+
+fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr *data,
+                             fnw_processor *proc, const char *instruction_id,
+                             fnw_bundle_done_cb done, void *user);
+const char *fnw_bundle_instruction(const fnw_bundle *b);
+fnw_processor *fnw_bundle_processor(const fnw_bundle *b);
+/* Stops without reporting (the worker is stopping). */
+void fnw_bundle_abandon(fnw_bundle *b);
+void fnw_bundle_free(fnw_bundle *b);
+
+#endif

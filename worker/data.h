@@ -1,0 +1,113 @@
+/* worker/data.h — the data plane: one Data stream per data endpoint, shared
+ * by every bundle that names that endpoint, demultiplexed by
+ * (instruction_id, transform_id).
+ *
+ * Inbound, each (instruction, transform) is one byte stream until is_last:
+ * fnw_inbox keeps the received chunks (references into the received gRPC
+ * slices, no copy) until the bundle has consumed them. Data that arrives
+ * before its bundle registers is kept for it. When the bytes queued on a
+ * connection pass a limit, the connection stops posting receives, so HTTP/2
+ * flow control slows the runner down instead of memory growing.
+ *
+ * Outbound, each (instruction, sink transform) has an fnw_outbox: framed
+ * records accumulate in a buffer that is sent when it reaches flush_bytes,
+ * when the connection's flush timer fires (flush_ms after the first
+ * unsent byte), and at the end of the bundle together with is_last.
+ *
+ * Loop thread only.
+ */
+#ifndef FNW_DATA_H
+#define FNW_DATA_H
+
+#include <ev.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codecs/buf.h"
+#include "worker/logging.h"
+#include "worker/rpc.h"
+
+typedef struct fnw_data_conn fnw_data_conn;
+
+typedef struct fnw_chunk {
+    struct fnw_chunk *next;
+    grpc_slice slice;          /* reference kept while the chunk lives */
+    const uint8_t *p;
+    size_t n;
+} fnw_chunk;
+
+/* What a bundle implements to hear about its streams. */
+typedef struct fnw_data_listener {
+    void *user;
+    void (*on_input)(void *user);      /* new chunks, is_last, or the connection can take output again */
+    void (*on_failed)(void *user, const char *message);  /* the connection died */
+} fnw_data_listener;
+
+typedef struct fnw_inbox {
+    struct fnw_inbox *next;
+    fnw_data_conn *conn;
+    char *instruction_id;
+    char *transform_id;
+    fnw_chunk *head, *tail;
+    size_t bytes;
+    int got_last;
+    fnw_data_listener listener;   /* user == NULL until a bundle claims it */
+} fnw_inbox;
+
+typedef struct fnw_outbox {
+    struct fnw_outbox *next;
+    fnw_data_conn *conn;
+    char *instruction_id;
+    char *transform_id;
+    fnw_buf buf;                  /* framed records not yet sent */
+    int64_t records;              /* records written in total */
+} fnw_outbox;
+
+typedef struct fnw_data_config {
+    size_t flush_bytes;           /* default 1,000,000 */
+    double flush_ms;              /* default 5 */
+    size_t inbound_limit;         /* bytes queued before receives pause */
+} fnw_data_config;
+
+typedef struct fnw_data_mgr {
+    struct ev_loop *loop;
+    fnw_rpc *rpc;
+    fnw_logger *log;
+    fnw_data_config cfg;
+    fnw_data_conn *conns;
+} fnw_data_mgr;
+
+void fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logger *log,
+                   const fnw_data_config *cfg);
+/* Cancels every stream; inboxes and outboxes must have been released. */
+void fnw_data_shutdown(fnw_data_mgr *m);
+void fnw_data_free(fnw_data_mgr *m);
+
+/* The connection for url, opened on first use. */
+fnw_data_conn *fnw_data_connect(fnw_data_mgr *m, const char *url);
+/* NULL while healthy, else why the connection failed. */
+const char *fnw_data_conn_error(const fnw_data_conn *c);
+/* The send queue is full: stop producing output until on_input. */
+int fnw_data_conn_congested(const fnw_data_conn *c);
+
+/* Claims (or creates) the inbound stream of (instruction, transform). */
+fnw_inbox *fnw_data_claim_inbox(fnw_data_conn *c, const char *instruction_id,
+                                const char *transform_id, const fnw_data_listener *l);
+/* Drops the head chunk (the consumer is done with its bytes). */
+void fnw_inbox_pop(fnw_inbox *ib);
+/* Releases the inbox; later data for it is discarded. */
+void fnw_inbox_release(fnw_inbox *ib);
+
+fnw_outbox *fnw_data_open_outbox(fnw_data_conn *c, const char *instruction_id,
+                                 const char *transform_id);
+/* Appends one record (varint length + payload) to the outbox, sending
+ * when the buffer reaches flush_bytes. payload is written by the caller
+ * into the returned space of exactly len bytes. NULL on allocation failure. */
+uint8_t *fnw_outbox_reserve(fnw_outbox *ob, size_t len);
+/* Sends what is buffered on every outbox given, each followed by is_last,
+ * in one message; done runs when it has been written (ok = 0 if not). */
+void fnw_outbox_finish(fnw_outbox **obs, size_t n, fnw_sent_cb done, void *arg);
+/* Frees an outbox without sending anything more (failed bundle). */
+void fnw_outbox_release(fnw_outbox *ob);
+
+#endif

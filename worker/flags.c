@@ -1,0 +1,149 @@
+/* worker/flags.c — command-line parsing (see flags.h). */
+#include "worker/flags.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "url: \"host:port\"" (protobuf text format of ApiServiceDescriptor) -> host:port.
+ * The result is written into buf. */
+static const char *descriptor_url(const char *text, char *buf, size_t n)
+{
+    const char *q = strchr(text, '"');
+    if (!q)
+        return text;
+    const char *e = strchr(q + 1, '"');
+    size_t len = e ? (size_t)(e - q - 1) : strlen(q + 1);
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, q + 1, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+static int parse_double(const char *name, const char *v, double min, double *out, fnw_error *err)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end || d < min)
+        return fnw_error_set(err, "--%s: '%s' is not a number >= %g", name, v, min);
+    *out = d;
+    return 0;
+}
+
+static int take_value(const char *arg, const char *name, int *i, int argc, char **argv,
+                      const char **out, fnw_error *err)
+{
+    size_t nl = strlen(name);
+    if (strncmp(arg, name, nl))
+        return 0;
+    if (arg[nl] == '=') {
+        *out = arg + nl + 1;
+        return 1;
+    }
+    if (arg[nl] == '\0') {
+        if (*i + 1 >= argc)
+            return fnw_error_set(err, "%s needs a value", name), -1;
+        *out = argv[++*i];
+        return 1;
+    }
+    return 0;
+}
+
+int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
+{
+    memset(f, 0, sizeof *f);
+    f->log_level = "info";
+    f->connect_timeout_s = 60;
+    f->flush_bytes = 1000000;
+    f->flush_ms = 5;
+    f->semi_persist_dir = "/tmp";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        int r;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            f->help = 1;
+            continue;
+        }
+        if (!strcmp(a, "--version")) {
+            f->version = 1;
+            continue;
+        }
+#define STR_FLAG(flag, field)                                                   \
+    if ((r = take_value(a, flag, &i, argc, argv, &v, err)) != 0) {              \
+        if (r < 0)                                                              \
+            return -1;                                                          \
+        f->field = v;                                                           \
+        continue;                                                               \
+    }
+        STR_FLAG("--id", id)
+        STR_FLAG("--worker_id", id)
+        STR_FLAG("--provision_endpoint", provision_endpoint)
+        STR_FLAG("--semi_persist_dir", semi_persist_dir)
+        STR_FLAG("--logging_endpoint", logging_endpoint)
+        STR_FLAG("--artifact_endpoint", artifact_endpoint)
+        STR_FLAG("--control_endpoint", control_endpoint)
+        STR_FLAG("--log-level", log_level)
+        STR_FLAG("--log_level", log_level)
+#undef STR_FLAG
+        if ((r = take_value(a, "--connect-timeout", &i, argc, argv, &v, err)) != 0) {
+            if (r < 0 || parse_double("connect-timeout", v, 0.1, &f->connect_timeout_s, err) < 0)
+                return -1;
+            continue;
+        }
+        if ((r = take_value(a, "--flush-bytes", &i, argc, argv, &v, err)) != 0) {
+            double d;
+            if (r < 0 || parse_double("flush-bytes", v, 1, &d, err) < 0)
+                return -1;
+            f->flush_bytes = (size_t)d;
+            continue;
+        }
+        if ((r = take_value(a, "--flush-ms", &i, argc, argv, &v, err)) != 0) {
+            if (r < 0 || parse_double("flush-ms", v, 0.1, &f->flush_ms, err) < 0)
+                return -1;
+            continue;
+        }
+        if (!strncmp(a, "--", 2)) {
+            if (f->n_unknown < FNW_FLAGS_MAX_UNKNOWN)
+                f->unknown[f->n_unknown++] = a;
+            continue;
+        }
+        return fnw_error_set(err, "unexpected argument '%s' (see --help)", a);
+    }
+    if (f->help || f->version)
+        return 0;
+    if (!f->id)
+        f->id = getenv("WORKER_ID");
+    if (!f->control_endpoint && getenv("CONTROL_API_SERVICE_DESCRIPTOR"))
+        f->control_endpoint = descriptor_url(getenv("CONTROL_API_SERVICE_DESCRIPTOR"), f->control_buf, sizeof f->control_buf);
+    if (!f->logging_endpoint && getenv("LOGGING_API_SERVICE_DESCRIPTOR"))
+        f->logging_endpoint = descriptor_url(getenv("LOGGING_API_SERVICE_DESCRIPTOR"), f->logging_buf, sizeof f->logging_buf);
+    if (!f->id || !*f->id)
+        return fnw_error_set(err, "No id provided: pass --id=<worker id> (Flink passes it when it launches the worker)");
+    if (!f->provision_endpoint && !f->control_endpoint)
+        return fnw_error_set(err, "No provision endpoint provided: pass --provision_endpoint=host:port");
+    return 0;
+}
+
+void fnw_flags_usage(const char *prog)
+{
+    printf("usage: %s --id=ID --provision_endpoint=HOST:PORT [--semi_persist_dir=DIR] [options]\n"
+           "\n"
+           "fnworker is a Beam Fn API worker that Flink launches in place of its Python worker.\n"
+           "It runs native operations named by a fnworker.v1.OperationSpec payload.\n"
+           "\n"
+           "  --id=ID                    worker id (sent as the worker_id header on every call)\n"
+           "  --provision_endpoint=H:P   the runner's provisioning service\n"
+           "  --semi_persist_dir=DIR     accepted for compatibility (default /tmp)\n"
+           "  --control_endpoint=H:P     older form: control endpoint without provisioning\n"
+           "  --logging_endpoint=H:P     older form: logging endpoint\n"
+           "  --artifact_endpoint=H:P    older form: accepted and unused\n"
+           "  --log-level=LEVEL          debug, info (default), warn, error\n"
+           "  --connect-timeout=SECONDS  how long to retry unreachable endpoints (default 60)\n"
+           "  --flush-bytes=N            send output when this many bytes are buffered (default 1000000)\n"
+           "  --flush-ms=MS              send buffered output at most this late (default 5)\n"
+           "  --help, --version\n", prog);
+}

@@ -1,0 +1,39 @@
+/* worker/flags.h — the command line, as Beam's process environment passes it
+ * (--id, --provision_endpoint, --semi_persist_dir), the older five-flag form
+ * (--logging_endpoint, --artifact_endpoint, --control_endpoint), and
+ * fnworker's own tuning flags. Unknown --flags are kept so the caller can
+ * warn about them, as beam_boot does (it ignores what it does not know).
+ */
+#ifndef FNW_FLAGS_H
+#define FNW_FLAGS_H
+
+#include <stddef.h>
+
+#include "codecs/error.h"
+
+#define FNW_FLAGS_MAX_UNKNOWN 16
+
+typedef struct fnw_flags {
+    const char *id;
+    const char *provision_endpoint;
+    const char *semi_persist_dir;
+    const char *logging_endpoint;
+    const char *artifact_endpoint;
+    const char *control_endpoint;
+    const char *log_level;          /* default "info" */
+    double connect_timeout_s;       /* default 60 */
+    size_t flush_bytes;             /* default 1,000,000 */
+    double flush_ms;                /* default 5 */
+    int help, version;
+    const char *unknown[FNW_FLAGS_MAX_UNKNOWN];
+    char control_buf[512], logging_buf[512];   /* urls read from the environment */
+    size_t n_unknown;
+} fnw_flags;
+
+/* Parses argv (argv[0] skipped). Fails on a malformed value or a missing
+ * required flag, naming it. Falls back to WORKER_ID and
+ * CONTROL/LOGGING_API_SERVICE_DESCRIPTOR from the environment. */
+int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err);
+void fnw_flags_usage(const char *prog);
+
+#endif

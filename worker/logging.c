@@ -1,0 +1,252 @@
+/* worker/logging.c — stderr + Beam Logging stream (see logging.h). */
+#include "worker/logging.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "worker/pb.h"
+
+#define LOG_QUEUE_MAX 10000
+#define LOG_BATCH_MAX 1000
+#define LOG_FLUSH_S 0.005
+
+struct fnw_log_item {
+    fnw_log_item *next;
+    fnw_level level;
+    int64_t sec;
+    int32_t nsec;
+    char *message;
+    char *instruction_id;
+    char *transform_id;
+};
+
+static const char *level_name(fnw_level l)
+{
+    switch (l) {
+    case FNW_LOG_DEBUG: return "DEBUG";
+    case FNW_LOG_INFO: return "INFO";
+    case FNW_LOG_WARN: return "WARN";
+    case FNW_LOG_ERROR: return "ERROR";
+    }
+    return "?";
+}
+
+int fnw_log_parse_level(const char *s, fnw_level *out)
+{
+    if (!strcasecmp(s, "debug") || !strcasecmp(s, "trace"))
+        *out = FNW_LOG_DEBUG;
+    else if (!strcasecmp(s, "info"))
+        *out = FNW_LOG_INFO;
+    else if (!strcasecmp(s, "warn") || !strcasecmp(s, "warning"))
+        *out = FNW_LOG_WARN;
+    else if (!strcasecmp(s, "error"))
+        *out = FNW_LOG_ERROR;
+    else
+        return -1;
+    return 0;
+}
+
+static void log_item_free(fnw_log_item *it)
+{
+    free(it->message);
+    free(it->instruction_id);
+    free(it->transform_id);
+    free(it);
+}
+
+static void log_flush(fnw_logger *lg);
+
+static void log_flush_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    log_flush(w->data);
+}
+
+static void log_on_message(void *user, grpc_slice msg) { /* LogControl: ignored */ }
+
+static void log_reopen_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
+static void log_on_closed(void *user, grpc_status_code code, const char *details)
+{
+    fnw_logger *lg = user;
+    fnw_stream_release(lg->stream);
+    lg->stream = NULL;
+    if (lg->stopping)
+        return;
+    fprintf(stderr, "fnworker: logging stream closed (status %d: %s); retrying in 0.5 s\n",
+            (int)code, details);
+    ev_timer_set(&lg->reopen_timer, 0.5, 0);
+    ev_timer_start(lg->loop, &lg->reopen_timer);
+}
+
+static void log_open_stream(fnw_logger *lg)
+{
+    fnw_stream_handler h = {lg, log_on_message, NULL, log_on_closed};
+    lg->stream = fnw_stream_open(lg->rpc, lg->channel, FNW_METHOD_LOGGING, &h);
+}
+
+static void log_reopen_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    fnw_logger *lg = w->data;
+    if (!lg->stopping && !lg->stream) {
+        log_open_stream(lg);
+        log_flush(lg);
+    }
+}
+
+void fnw_log_init(fnw_logger *lg, struct ev_loop *loop, fnw_level level)
+{
+    memset(lg, 0, sizeof *lg);
+    lg->loop = loop;
+    lg->level = level;
+    ev_timer_init(&lg->flush_timer, log_flush_cb, LOG_FLUSH_S, 0);
+    lg->flush_timer.data = lg;
+    ev_timer_init(&lg->reopen_timer, log_reopen_cb, 0.5, 0);
+    lg->reopen_timer.data = lg;
+}
+
+void fnw_log_connect(fnw_logger *lg, fnw_rpc *rpc, grpc_channel *ch)
+{
+    lg->rpc = rpc;
+    lg->channel = ch;
+    log_open_stream(lg);
+    log_flush(lg);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+void fnw_log(fnw_logger *lg, fnw_level level, const char *instruction_id,
+             const char *transform_id, const char *fmt, ...)
+{
+    if (level < lg->level)
+        return;
+    char msg[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char ctx[256] = "";
+    if (instruction_id || transform_id)
+        snprintf(ctx, sizeof ctx, " [%s%s%s%s]", instruction_id ? "instruction " : "",
+                 instruction_id ? instruction_id : "", transform_id ? " transform " : "",
+                 transform_id ? transform_id : "");
+    fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ fnworker %s%s %s\n",
+            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+            ts.tv_nsec / 1000000, level_name(level), ctx, msg);
+    if (lg->stopping && !lg->stream)
+        return;
+    if (lg->queued >= LOG_QUEUE_MAX) {
+        lg->dropped++;
+        return;
+    }
+    fnw_log_item *it = calloc(1, sizeof *it);
+    if (!it)
+        return;
+    it->level = level;
+    it->sec = ts.tv_sec;
+    it->nsec = (int32_t)ts.tv_nsec;
+    it->message = strdup(msg);
+    it->instruction_id = dup_or_null(instruction_id);
+    it->transform_id = dup_or_null(transform_id);
+    if (lg->tail)
+        lg->tail->next = it;
+    else
+        lg->head = it;
+    lg->tail = it;
+    lg->queued++;
+    if (lg->stream && !ev_is_active(&lg->flush_timer))
+        ev_timer_start(lg->loop, &lg->flush_timer);
+}
+
+static void log_flush(fnw_logger *lg)
+{
+    while (lg->stream && lg->head) {
+        size_t n = lg->queued < LOG_BATCH_MAX ? lg->queued : LOG_BATCH_MAX;
+        pb_LogEntry *entries = calloc(n, sizeof *entries);
+        pb_LogEntry **ptrs = calloc(n, sizeof *ptrs);
+        Google__Protobuf__Timestamp *stamps = calloc(n, sizeof *stamps);
+        fnw_log_item **items = calloc(n, sizeof *items);
+        if (!entries || !ptrs || !stamps || !items) {
+            free(entries); free(ptrs); free(stamps); free(items);
+            return;
+        }
+        for (size_t i = 0; i < n; i++) {
+            fnw_log_item *it = lg->head;
+            lg->head = it->next;
+            items[i] = it;
+            pb_LogEntry init = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__LOG_ENTRY__INIT;
+            entries[i] = init;
+            Google__Protobuf__Timestamp ts = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+            stamps[i] = ts;
+            stamps[i].seconds = it->sec;
+            stamps[i].nanos = it->nsec;
+            entries[i].severity = (Org__Apache__Beam__Model__FnExecution__V1__LogEntry__Severity__Enum)it->level;
+            entries[i].timestamp = &stamps[i];
+            entries[i].message = it->message;
+            if (it->instruction_id)
+                entries[i].instruction_id = it->instruction_id;
+            if (it->transform_id)
+                entries[i].transform_id = it->transform_id;
+            entries[i].log_location = "fnworker";
+            entries[i].thread = "loop";
+            ptrs[i] = &entries[i];
+        }
+        if (!lg->head)
+            lg->tail = NULL;
+        lg->queued -= n;
+        pb_LogEntryList list = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__LOG_ENTRY__LIST__INIT;
+        list.n_log_entries = n;
+        list.log_entries = ptrs;
+        size_t len = protobuf_c_message_get_packed_size(&list.base);
+        grpc_slice s = grpc_slice_malloc(len);
+        protobuf_c_message_pack(&list.base, GRPC_SLICE_START_PTR(s));
+        fnw_stream_send(lg->stream, s, NULL, NULL);
+        for (size_t i = 0; i < n; i++)
+            log_item_free(items[i]);
+        free(entries); free(ptrs); free(stamps); free(items);
+    }
+    if (lg->dropped && lg->stream) {
+        size_t d = lg->dropped;
+        lg->dropped = 0;
+        fnw_log(lg, FNW_LOG_WARN, NULL, NULL, "%zu log entries were dropped (queue full)", d);
+    }
+}
+
+void fnw_log_shutdown(fnw_logger *lg)
+{
+    log_flush(lg);
+    lg->stopping = 1;
+    ev_timer_stop(lg->loop, &lg->flush_timer);
+    ev_timer_stop(lg->loop, &lg->reopen_timer);
+    if (lg->stream)
+        fnw_stream_close_send(lg->stream);
+}
+
+void fnw_log_free(fnw_logger *lg)
+{
+    ev_timer_stop(lg->loop, &lg->flush_timer);
+    ev_timer_stop(lg->loop, &lg->reopen_timer);
+    if (lg->stream) {
+        fnw_stream_release(lg->stream);
+        lg->stream = NULL;
+    }
+    fnw_log_item *it = lg->head;
+    while (it) {
+        fnw_log_item *next = it->next;
+        log_item_free(it);
+        it = next;
+    }
+    lg->head = lg->tail = NULL;
+    lg->queued = 0;
+}

@@ -1,0 +1,54 @@
+/* worker/logging.h — the worker's log: every entry goes to stderr (which the
+ * launcher script tees into Flink's boot log) and, once the Logging stream
+ * is open, to the runner as LogEntry batches, where the TaskManager log
+ * shows them. Entries are queued (bounded; overflow is counted and
+ * reported, never blocks) and sent at most every few milliseconds.
+ *
+ * Loop thread only.
+ */
+#ifndef FNW_LOGGING_H
+#define FNW_LOGGING_H
+
+#include <ev.h>
+#include <stddef.h>
+
+#include "worker/rpc.h"
+
+typedef enum fnw_level {
+    FNW_LOG_DEBUG = 2, FNW_LOG_INFO = 3, FNW_LOG_WARN = 5, FNW_LOG_ERROR = 6,
+} fnw_level;
+
+typedef struct fnw_log_item fnw_log_item;
+
+typedef struct fnw_logger {
+    struct ev_loop *loop;
+    fnw_level level;
+    fnw_rpc *rpc;
+    grpc_channel *channel;      /* not owned */
+    fnw_stream *stream;
+    fnw_log_item *head, *tail;
+    size_t queued;
+    size_t dropped;
+    ev_timer flush_timer;
+    ev_timer reopen_timer;
+    int stopping;
+} fnw_logger;
+
+void fnw_log_init(fnw_logger *lg, struct ev_loop *loop, fnw_level level);
+/* Parses "debug", "info", "warn"/"warning", "error"; -1 if unknown. */
+int fnw_log_parse_level(const char *s, fnw_level *out);
+/* Starts sending to the runner's Logging service over ch. */
+void fnw_log_connect(fnw_logger *lg, fnw_rpc *rpc, grpc_channel *ch);
+void fnw_log(fnw_logger *lg, fnw_level level, const char *instruction_id,
+             const char *transform_id, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Sends what is queued and half-closes the stream. */
+void fnw_log_shutdown(fnw_logger *lg);
+void fnw_log_free(fnw_logger *lg);
+
+#define fnw_info(lg, ...) fnw_log((lg), FNW_LOG_INFO, NULL, NULL, __VA_ARGS__)
+#define fnw_warn(lg, ...) fnw_log((lg), FNW_LOG_WARN, NULL, NULL, __VA_ARGS__)
+#define fnw_err(lg, ...) fnw_log((lg), FNW_LOG_ERROR, NULL, NULL, __VA_ARGS__)
+#define fnw_debug(lg, ...) fnw_log((lg), FNW_LOG_DEBUG, NULL, NULL, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,456 @@
+/* worker/plan.c — reads a ProcessBundleDescriptor into a plan (see plan.h). */
+#include "worker/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "codecs/row.h"
+
+#define URN_SOURCE "beam:runner:source:v1"
+#define URN_SINK "beam:runner:sink:v1"
+#define URN_PARDO "beam:transform:pardo:v1"
+#define URN_STATELESS "flink:transform:ds:stateless_function:v1"
+#define URN_STATEFUL "flink:transform:ds:stateful_function:v1"
+#define URN_FLINK_CODER "flink:coder:v1"
+#define URN_LENGTH_PREFIX "beam:coder:length_prefix:v1"
+#define URN_PARAM_WV "beam:coder:param_windowed_value:v1"
+#define URN_WV "beam:coder:windowed_value:v1"
+
+enum { FT_PROCESS = 0, FT_ASYNC_BATCH = 7, FT_REVISE_OUTPUT = 100 };
+
+typedef Org__Apache__Beam__Model__FnExecution__V1__ProcessBundleDescriptor__TransformsEntry
+    pb_TransformEntry;
+
+/* ---- descriptor look-ups ------------------------------------------------------- */
+
+static const pb_Coder *find_coder(const pb_ProcessBundleDescriptor *d, const char *id)
+{
+    for (size_t i = 0; i < d->n_coders; i++)
+        if (!strcmp(d->coders[i]->key, id))
+            return d->coders[i]->value;
+    return NULL;
+}
+
+static const char *spec_urn(const pb_PTransform *t)
+{
+    return t && t->spec && t->spec->urn ? t->spec->urn : "";
+}
+
+static int has_input(const pb_PTransform *t, const char *pcoll)
+{
+    for (size_t i = 0; i < t->n_inputs; i++)
+        if (!strcmp(t->inputs[i]->value, pcoll))
+            return 1;
+    return 0;
+}
+
+/* The one transform consuming pcoll, with its id. */
+static const pb_PTransform *consumer_of(const pb_ProcessBundleDescriptor *d, const char *pcoll,
+                                        const char **id, fnw_error *err)
+{
+    const pb_PTransform *found = NULL;
+    for (size_t i = 0; i < d->n_transforms; i++) {
+        const pb_PTransform *t = d->transforms[i]->value;
+        if (!t || !has_input(t, pcoll))
+            continue;
+        if (found) {
+            fnw_error_set(err, "PCollection '%s' is consumed by both '%s' and '%s': fan-out is not supported",
+                          pcoll, *id, d->transforms[i]->key);
+            return NULL;
+        }
+        found = t;
+        *id = d->transforms[i]->key;
+    }
+    if (!found)
+        fnw_error_set(err, "no transform consumes PCollection '%s'", pcoll);
+    return found;
+}
+
+static const char *output_named(const pb_PTransform *t, const char *name)
+{
+    for (size_t i = 0; i < t->n_outputs; i++)
+        if (!strcmp(t->outputs[i]->key, name))
+            return t->outputs[i]->value;
+    return NULL;
+}
+
+/* The Flink type a wire coder carries, through param_windowed_value and
+ * length_prefix down to flink:coder:v1's CoderInfoDescriptor.raw_type. */
+static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *coder_id, int depth,
+                            fnw_type **out, fnw_error *err)
+{
+    if (depth > 8)
+        return fnw_error_set(err, "coder '%s' nests too deeply", coder_id);
+    const pb_Coder *c = find_coder(d, coder_id);
+    if (!c || !c->spec)
+        return fnw_error_set(err, "coder '%s' is not in the descriptor", coder_id);
+    const char *urn = c->spec->urn;
+    if (!strcmp(urn, URN_PARAM_WV) || !strcmp(urn, URN_LENGTH_PREFIX)) {
+        if (c->n_component_coder_ids < 1)
+            return fnw_error_set(err, "coder '%s' (%s) has no component coder", coder_id, urn);
+        return coder_flink_type(d, c->component_coder_ids[0], depth + 1, out, err);
+    }
+    if (!strcmp(urn, URN_WV))
+        return fnw_error_set(err, "coder '%s' is %s, which sends timestamps and windows per element; "
+                             "fnworker supports Flink's %s wire coder", coder_id, URN_WV, URN_PARAM_WV);
+    if (strcmp(urn, URN_FLINK_CODER))
+        return fnw_error_set(err, "coder '%s' has URN '%s'; expected %s, %s or %s", coder_id, urn,
+                             URN_PARAM_WV, URN_LENGTH_PREFIX, URN_FLINK_CODER);
+    pb_CoderInfoDescriptor *ci = PBF(coder_info_descriptor__unpack)(NULL, c->spec->payload.len,
+                                                                    c->spec->payload.data);
+    if (!ci)
+        return fnw_error_set(err, "coder '%s': payload is not a CoderInfoDescriptor", coder_id);
+    int rc = 0;
+    if (ci->data_type_case != ORG__APACHE__FLINK__FN_EXECUTION__V1__CODER_INFO_DESCRIPTOR__DATA_TYPE_RAW_TYPE ||
+        !ci->raw_type || !ci->raw_type->type_info) {
+        rc = fnw_error_set(err, "coder '%s': only DataStream coders (CoderInfoDescriptor.raw_type) are "
+                           "supported; Table API row/arrow coders are not", coder_id);
+    } else if (ci->separated_with_end_message) {
+        rc = fnw_error_set(err, "coder '%s': separated_with_end_message is a Table API framing and is "
+                           "not supported", coder_id);
+    } else if (fnw_type_from_proto(ci->raw_type->type_info, out, err) < 0) {
+        rc = fnw_error_prefix(err, "coder '%s'", coder_id);
+    }
+    PBF(coder_info_descriptor__free_unpacked)(ci, NULL);
+    return rc;
+}
+
+static int grpc_port(const pb_PTransform *t, const char *id, char **url, char **coder,
+                     fnw_error *err)
+{
+    pb_RemoteGrpcPort *port = PB(remote_grpc_port__unpack)(NULL, t->spec->payload.len,
+                                                          t->spec->payload.data);
+    if (!port)
+        return fnw_error_set(err, "transform '%s': payload is not a RemoteGrpcPort", id);
+    int rc = 0;
+    if (!port->api_service_descriptor || !*port->api_service_descriptor->url)
+        rc = fnw_error_set(err, "transform '%s': RemoteGrpcPort has no data endpoint url", id);
+    else if (!*port->coder_id)
+        rc = fnw_error_set(err, "transform '%s': RemoteGrpcPort has no coder_id", id);
+    else {
+        *url = strdup(port->api_service_descriptor->url);
+        *coder = strdup(port->coder_id);
+    }
+    PB(remote_grpc_port__free_unpacked)(port, NULL);
+    return rc;
+}
+
+/* ---- building -------------------------------------------------------------------- */
+
+static int add_sink(fnw_plan *p, const char *id)
+{
+    char **ids = realloc(p->sink_ids, (p->n_sinks + 1) * sizeof *ids);
+    if (!ids)
+        return -1;
+    p->sink_ids = ids;
+    p->sink_ids[p->n_sinks++] = strdup(id);
+    return 0;
+}
+
+static int check_sink_url(const pb_PTransform *t, const char *id, const fnw_plan *p, fnw_error *err)
+{
+    char *url = NULL, *coder = NULL;
+    if (grpc_port(t, id, &url, &coder, err) < 0)
+        return -1;
+    int rc = 0;
+    if (strcmp(url, p->data_url))
+        rc = fnw_error_set(err, "sink '%s' uses data endpoint %s but the source uses %s; one data "
+                           "endpoint per descriptor is supported", id, url, p->data_url);
+    free(url);
+    free(coder);
+    return rc;
+}
+
+/* The sink after a REVISE_OUTPUT transform. */
+static int follow_revise(const pb_ProcessBundleDescriptor *d, const pb_PTransform *revise,
+                         const char *revise_id, fnw_plan *p, int main, fnw_error *err)
+{
+    if (revise->n_outputs != 1)
+        return fnw_error_set(err, "REVISE_OUTPUT transform '%s' must have one output", revise_id);
+    const char *sink_id = NULL;
+    const pb_PTransform *sink = consumer_of(d, revise->outputs[0]->value, &sink_id, err);
+    if (!sink)
+        return -1;
+    if (strcmp(spec_urn(sink), URN_SINK))
+        return fnw_error_set(err, "transform '%s' after REVISE_OUTPUT '%s' has URN '%s'; expected %s",
+                             sink_id, revise_id, spec_urn(sink), URN_SINK);
+    if (check_sink_url(sink, sink_id, p, err) < 0)
+        return -1;
+    if (main) {
+        p->main_sink_id = strdup(sink_id);
+        char *url = NULL, *coder = NULL;
+        if (grpc_port(sink, sink_id, &url, &coder, err) < 0)
+            return -1;
+        int rc = coder_flink_type(d, coder, 0, &p->output_raw, err);
+        free(url);
+        free(coder);
+        if (rc < 0)
+            return fnw_error_prefix(err, "sink '%s'", sink_id);
+        if (fnw_row_unwrap_output_type(p->output_raw, &p->output_type, err) < 0)
+            return fnw_error_prefix(err, "sink '%s'", sink_id);
+    }
+    return add_sink(p, sink_id);
+}
+
+static const char *function_type_name(int ft)
+{
+    switch (ft) {
+    case 0: return "PROCESS";
+    case 1: return "CO_PROCESS";
+    case 2: return "KEYED_PROCESS";
+    case 3: return "KEYED_CO_PROCESS";
+    case 4: return "WINDOW";
+    case 5: return "CO_BROADCAST_PROCESS";
+    case 6: return "KEYED_CO_BROADCAST_PROCESS";
+    case 7: return "ASYNC_BATCH";
+    case 100: return "REVISE_OUTPUT";
+    }
+    return "unknown";
+}
+
+static void spec_from_proto(const pb_OperationSpec *os, int batched, fnw_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->batched = batched;
+    s->unordered = os->output_mode == FNWORKER__V1__OUTPUT_MODE__UNORDERED;
+    s->capacity = os->capacity;
+    s->timeout_ms = os->timeout_ms;
+    s->batch_size = os->batch_size;
+    s->batch_timeout_ms = os->batch_timeout_ms;
+    s->on_timeout = (fnw_timeout_action)os->on_timeout;
+    if (os->retry) {
+        s->retry.kind = (fnw_retry_kind)os->retry->kind;
+        s->retry.max_attempts = os->retry->max_attempts;
+        s->retry.delay_ms = os->retry->delay_ms;
+        s->retry.max_delay_ms = os->retry->max_delay_ms;
+        s->retry.multiplier = os->retry->multiplier;
+        s->retry.on_error = os->retry->retry_on_error;
+        s->retry.on_empty = os->retry->retry_on_empty_result;
+    }
+}
+
+/* A PROCESS / ASYNC_BATCH function's payload -> a step. */
+static int build_step(const pb_UDSF *f, const char *id, const fnw_registry *reg,
+                      fnw_plan_step *st, fnw_error *err)
+{
+    st->transform_id = strdup(id);
+    if (f->payload.len == 0)
+        return fnw_error_set(err, "transform '%s': the function payload is empty; fnworker expects a "
+                             "fnworker.v1.OperationSpec there (see README, \"The OperationSpec payload\")", id);
+    if (f->payload.data[0] == 0x80)
+        return fnw_error_set(err, "transform '%s': the function payload is a Python pickle (a PyFlink "
+                             "function). fnworker runs native operations: the payload must be a "
+                             "fnworker.v1.OperationSpec naming one (see README, \"The OperationSpec payload\")", id);
+    pb_OperationSpec *os = fnworker__v1__operation_spec__unpack(NULL, f->payload.len, f->payload.data);
+    if (!os)
+        return fnw_error_set(err, "transform '%s': the function payload is not a valid "
+                             "fnworker.v1.OperationSpec (see README, \"The OperationSpec payload\")", id);
+    int rc = 0;
+    st->op = fnw_registry_find(reg, os->operation, err);
+    if (!st->op) {
+        rc = fnw_error_prefix(err, "transform '%s'", id);
+        goto out;
+    }
+    spec_from_proto(os, (int)f->function_type == FT_ASYNC_BATCH, &st->spec);
+    if (fnw_spec_validate(&st->spec, err) < 0) {
+        rc = fnw_error_prefix(err, "transform '%s' (operation '%s')", id, os->operation);
+        goto out;
+    }
+    st->options = calloc(os->n_options ? os->n_options : 1, sizeof *st->options);
+    for (size_t i = 0; st->options && i < os->n_options; i++) {
+        st->options[i].key = strdup(os->options[i]->key);
+        st->options[i].value = strdup(os->options[i]->value);
+    }
+    st->opts.count = st->options ? os->n_options : 0;
+    st->opts.items = st->options;
+out:
+    fnworker__v1__operation_spec__free_unpacked(os, NULL);
+    return rc;
+}
+
+static int add_step(fnw_plan *p, fnw_plan_step **st)
+{
+    fnw_plan_step *s = realloc(p->steps, (p->n_steps + 1) * sizeof *s);
+    if (!s)
+        return -1;
+    p->steps = s;
+    *st = &p->steps[p->n_steps++];
+    memset(*st, 0, sizeof **st);
+    return 0;
+}
+
+/* Side outputs of a step: every output other than "output" leads through
+ * its own REVISE_OUTPUT transform to a sink that only needs is_last. */
+static int follow_side_outputs(const pb_ProcessBundleDescriptor *d, const pb_PTransform *t,
+                               fnw_plan *p, fnw_error *err)
+{
+    for (size_t i = 0; i < t->n_outputs; i++) {
+        if (!strcmp(t->outputs[i]->key, "output"))
+            continue;
+        const char *rid = NULL;
+        const pb_PTransform *r = consumer_of(d, t->outputs[i]->value, &rid, err);
+        if (!r)
+            return -1;
+        if (follow_revise(d, r, rid, p, 0, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll,
+                      const fnw_registry *reg, fnw_plan *p, fnw_error *err)
+{
+    for (int guard = 0; guard < 1000; guard++) {
+        const char *id = NULL;
+        const pb_PTransform *t = consumer_of(d, pcoll, &id, err);
+        if (!t)
+            return -1;
+        const char *urn = spec_urn(t);
+        if (!strcmp(urn, URN_SINK))
+            return fnw_error_set(err, "sink '%s' follows '%s' without a REVISE_OUTPUT transform", id, pcoll);
+        if (strcmp(urn, URN_PARDO))
+            return fnw_error_set(err, "transform '%s' has URN '%s'; fnworker runs %s transforms whose "
+                                 "do_fn is %s", id, urn, URN_PARDO, URN_STATELESS);
+        pb_ParDoPayload *pd = PBP(par_do_payload__unpack)(NULL, t->spec->payload.len, t->spec->payload.data);
+        if (!pd || !pd->do_fn)
+            return fnw_error_set(err, "transform '%s': payload is not a ParDoPayload with a do_fn", id);
+        int rc = 0;
+        pb_UDSF *f = NULL;
+        if (!strcmp(pd->do_fn->urn, URN_STATEFUL))
+            rc = fnw_error_set(err, "transform '%s' is a keyed (stateful) function; fnworker supports "
+                               "stateless functions only", id);
+        else if (strcmp(pd->do_fn->urn, URN_STATELESS))
+            rc = fnw_error_set(err, "transform '%s': do_fn URN '%s' is not supported (expected %s)", id,
+                               pd->do_fn->urn, URN_STATELESS);
+        else if (pd->n_timer_family_specs > 0)
+            rc = fnw_error_set(err, "transform '%s' uses timers, which are not supported", id);
+        else if (pd->n_state_specs > 0 || pd->n_side_inputs > 0)
+            rc = fnw_error_set(err, "transform '%s' uses state or side inputs, which are not supported", id);
+        else if (!(f = PBF(user_defined_data_stream_function__unpack)(NULL, pd->do_fn->payload.len,
+                                                                     pd->do_fn->payload.data)))
+            rc = fnw_error_set(err, "transform '%s': do_fn payload is not a UserDefinedDataStreamFunction", id);
+        PBP(par_do_payload__free_unpacked)(pd, NULL);
+        if (rc < 0)
+            return -1;
+        int ft = f->function_type;
+        if (ft == FT_REVISE_OUTPUT) {
+            PBF(user_defined_data_stream_function__free_unpacked)(f, NULL);
+            return follow_revise(d, t, id, p, 1, err);
+        }
+        fnw_plan_step *st = NULL;
+        if (ft != FT_PROCESS && ft != FT_ASYNC_BATCH)
+            rc = fnw_error_set(err, "transform '%s': function type %s (%d) is not supported; fnworker runs "
+                               "PROCESS and ASYNC_BATCH functions", id, function_type_name(ft), ft);
+        else if (add_step(p, &st) < 0)
+            rc = fnw_error_set(err, "out of memory");
+        else
+            rc = build_step(f, id, reg, st, err);
+        PBF(user_defined_data_stream_function__free_unpacked)(f, NULL);
+        if (rc < 0)
+            return -1;
+        if (follow_side_outputs(d, t, p, err) < 0)
+            return -1;
+        pcoll = output_named(t, "output");
+        if (!pcoll && t->n_outputs == 1)
+            pcoll = t->outputs[0]->value;
+        if (!pcoll)
+            return fnw_error_set(err, "transform '%s' has no main output", id);
+    }
+    return fnw_error_set(err, "the transform chain is too long");
+}
+
+static int find_source(const pb_ProcessBundleDescriptor *d, const char **id, const pb_PTransform **t,
+                       fnw_error *err)
+{
+    *t = NULL;
+    for (size_t i = 0; i < d->n_transforms; i++) {
+        const pb_PTransform *x = d->transforms[i]->value;
+        if (!x || strcmp(spec_urn(x), URN_SOURCE))
+            continue;
+        if (*t)
+            return fnw_error_set(err, "the descriptor has two data sources ('%s' and '%s'); fnworker "
+                                 "supports one-input operators", *id, d->transforms[i]->key);
+        *t = x;
+        *id = d->transforms[i]->key;
+    }
+    if (!*t)
+        return fnw_error_set(err, "the descriptor has no %s transform", URN_SOURCE);
+    if ((*t)->n_outputs != 1)
+        return fnw_error_set(err, "source '%s' must have exactly one output", *id);
+    return 0;
+}
+
+static void link_step_types(fnw_plan *p)
+{
+    for (size_t i = 0; i < p->n_steps; i++) {
+        fnw_plan_step *st = &p->steps[i];
+        st->input_type = i == 0 ? p->input_type : p->steps[i - 1].output_type;
+        /* operations keep their input type, except that the last one is
+         * checked against what the sink carries */
+        st->output_type = i + 1 == p->n_steps ? p->output_type : st->input_type;
+    }
+}
+
+int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
+                   fnw_plan **out, fnw_error *err)
+{
+    fnw_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return fnw_error_set(err, "out of memory");
+    p->descriptor_id = strdup(d->id);
+    const char *sid = NULL;
+    const pb_PTransform *src = NULL;
+    char *coder = NULL;
+    if (find_source(d, &sid, &src, err) < 0)
+        goto fail;
+    p->source_id = strdup(sid);
+    if (grpc_port(src, sid, &p->data_url, &coder, err) < 0)
+        goto fail;
+    if (coder_flink_type(d, coder, 0, &p->input_raw, err) < 0 ||
+        fnw_row_unwrap_input_type(p->input_raw, &p->input_type, err) < 0) {
+        fnw_error_prefix(err, "source '%s'", sid);
+        goto fail;
+    }
+    free(coder);
+    coder = NULL;
+    if (walk_chain(d, src->outputs[0]->value, reg, p, err) < 0)
+        goto fail;
+    if (p->n_steps == 0) {
+        fnw_error_set(err, "the descriptor has no function between source '%s' and its sink", sid);
+        goto fail;
+    }
+    link_step_types(p);
+    *out = p;
+    return 0;
+fail:
+    free(coder);
+    fnw_error_prefix(err, "descriptor '%s'", d->id);
+    fnw_plan_free(p);
+    return -1;
+}
+
+void fnw_plan_free(fnw_plan *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        fnw_plan_step *st = &p->steps[i];
+        free(st->transform_id);
+        for (size_t j = 0; j < st->opts.count; j++) {
+            free((char *)st->options[j].key);
+            free((char *)st->options[j].value);
+        }
+        free(st->options);
+    }
+    free(p->steps);
+    for (size_t i = 0; i < p->n_sinks; i++)
+        free(p->sink_ids[i]);
+    free(p->sink_ids);
+    free(p->main_sink_id);
+    fnw_type_free(p->input_raw);
+    fnw_type_free(p->output_raw);
+    free(p->data_url);
+    free(p->source_id);
+    free(p->descriptor_id);
+    free(p);
+}

@@ -1,0 +1,56 @@
+/* worker/plan.h — what a ProcessBundleDescriptor asks the worker to do, read
+ * once per descriptor: where input comes from, the chain of operations it
+ * flows through, and where results go.
+ *
+ * The descriptor is navigated by URN and by the inputs/outputs maps, never
+ * by generated ids: start at the beam:runner:source:v1 transform, follow its
+ * PCollection to the ParDo consuming it, and so on through every
+ * flink:transform:ds:stateless_function:v1 up to the REVISE_OUTPUT transform
+ * and the beam:runner:sink:v1 after it. Side-output sinks are collected so
+ * that each gets is_last. Anything else (keyed functions, timers, fan-out)
+ * fails with a message saying what is not supported.
+ *
+ * Ownership: a plan owns copies of everything it keeps; the descriptor can
+ * be freed after fnw_plan_build().
+ */
+#ifndef FNW_PLAN_H
+#define FNW_PLAN_H
+
+#include <stddef.h>
+
+#include "codecs/error.h"
+#include "codecs/type.h"
+#include "runtime/operation.h"
+#include "runtime/spec.h"
+#include "worker/pb.h"
+
+typedef struct fnw_plan_step {
+    char *transform_id;
+    const fnw_operation *op;
+    fnw_spec spec;
+    fnw_option *options;         /* owned keys and values */
+    fnw_options opts;            /* view of options */
+    const fnw_type *input_type;  /* borrowed from the plan */
+    const fnw_type *output_type;
+} fnw_plan_step;
+
+typedef struct fnw_plan {
+    char *descriptor_id;
+    char *source_id;             /* transform id inputs arrive on */
+    char *data_url;
+    fnw_type *input_raw;         /* ROW(LONG, LONG, T) */
+    const fnw_type *input_type;  /* T */
+    fnw_type *output_raw;        /* ROW(LONG, U) */
+    const fnw_type *output_type; /* U */
+    char *main_sink_id;
+    char **sink_ids;             /* every sink, main first */
+    size_t n_sinks;
+    fnw_plan_step *steps;
+    size_t n_steps;
+} fnw_plan;
+
+int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
+                   fnw_plan **out, fnw_error *err);
+void fnw_plan_free(fnw_plan *p);
+
+#endif

@@ -1,0 +1,85 @@
+/* worker/rpc.h — the gRPC client plumbing the planes are built on: channels,
+ * readiness waits, bidi streams and unary calls, all driven from the loop
+ * thread, with completions arriving through the mailbox (worker/mailbox.h).
+ *
+ * Rules this module keeps (toolchain.md §2): one op of each kind in flight
+ * per call, so sends are chained (the next starts when the previous one
+ * completes); RECV_STATUS is posted up front; a call is freed only after
+ * every one of its tags came back. Every call carries the worker_id header.
+ *
+ * Ownership: a stream owns the slices queued on it; fnw_stream_release()
+ * hands the stream back, and the memory goes once its last tag returns.
+ */
+#ifndef FNW_RPC_H
+#define FNW_RPC_H
+
+#include <grpc/grpc.h>
+#include <stddef.h>
+
+#include "worker/mailbox.h"
+
+typedef struct fnw_rpc {
+    grpc_completion_queue *cq;
+    const char *worker_id;
+    int live_calls;           /* calls whose tags are not all back */
+} fnw_rpc;
+
+grpc_channel *fnw_rpc_channel(const char *url);
+
+/* ---- waiting for a channel to be READY, bounded -------------------------- */
+typedef void (*fnw_ready_cb)(void *user, int ready);
+typedef struct fnw_ready_wait {
+    fnw_tag tag;
+    fnw_rpc *rpc;
+    grpc_channel *ch;
+    double deadline;          /* ev_time() seconds */
+    fnw_ready_cb cb;
+    void *user;
+    int active;
+} fnw_ready_wait;
+
+/* Calls cb(user, 1) once ch is READY, or cb(user, 0) at the deadline. */
+void fnw_rpc_wait_ready(fnw_ready_wait *w, fnw_rpc *rpc, grpc_channel *ch,
+                        double timeout_s, fnw_ready_cb cb, void *user);
+
+/* ---- bidi streams ---------------------------------------------------------- */
+typedef struct fnw_stream fnw_stream;
+typedef void (*fnw_sent_cb)(void *arg, int ok);
+
+typedef struct fnw_stream_handler {
+    void *user;
+    /* A message arrived; msg is borrowed (grpc_slice_ref it to keep it). */
+    void (*on_message)(void *user, grpc_slice msg);
+    /* The send queue went from >= high-water back below low-water. */
+    void (*on_writable)(void *user);
+    /* The call ended (status from the server, or a transport failure). */
+    void (*on_closed)(void *user, grpc_status_code code, const char *details);
+} fnw_stream_handler;
+
+fnw_stream *fnw_stream_open(fnw_rpc *rpc, grpc_channel *ch, const char *method,
+                            const fnw_stream_handler *h);
+/* Queues msg (ownership taken). done, if given, runs when it was written
+ * (ok = 1) or could not be (ok = 0). */
+void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg);
+size_t fnw_stream_queued(const fnw_stream *s);
+int fnw_stream_congested(const fnw_stream *s);   /* queued >= high-water */
+/* While paused no RECV_MESSAGE is posted: HTTP/2 flow control then slows
+ * the server down. */
+void fnw_stream_pause_recv(fnw_stream *s, int paused);
+/* Half-close once the queued messages are written. */
+void fnw_stream_close_send(fnw_stream *s);
+void fnw_stream_cancel(fnw_stream *s);
+int fnw_stream_is_closed(const fnw_stream *s);
+/* The owner is done with s: no more callbacks; freed when its tags return. */
+void fnw_stream_release(fnw_stream *s);
+
+/* ---- unary calls ----------------------------------------------------------- */
+/* response is borrowed for the callback; empty on failure. */
+typedef void (*fnw_unary_cb)(void *user, grpc_status_code code, const char *details,
+                             grpc_slice response);
+/* wait_for_ready: the call waits (up to timeout_s) for the channel to connect
+ * instead of failing at once while the server is not up yet. */
+int fnw_unary_call(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice request,
+                   double timeout_s, int wait_for_ready, fnw_unary_cb cb, void *user);
+
+#endif

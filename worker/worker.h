@@ -1,0 +1,21 @@
+/* worker/worker.h — the worker process once its flags are parsed: boot
+ * (provisioning, logging, control), the descriptor cache and its processor
+ * pools, the instructions the runner sends, and an orderly stop.
+ *
+ * Boot, as Flink's ProcessEnvironment expects: GetProvisionInfo with the
+ * worker_id header (retried until --connect-timeout), then the Control
+ * stream, then Logging. Exit codes: 0 when the runner closes the Control
+ * stream or on SIGTERM/SIGINT; 1 when an endpoint cannot be reached in time
+ * or the Control stream breaks.
+ */
+#ifndef FNW_WORKER_H
+#define FNW_WORKER_H
+
+#include "worker/flags.h"
+
+#define FNW_VERSION "0.1.0"
+
+/* Runs until the worker stops; returns the process exit code. */
+int fnw_worker_run(const fnw_flags *flags);
+
+#endif
