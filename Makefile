@@ -65,7 +65,7 @@ $(BUILD)/fnworker: $(BUILD)/obj/worker/main.o $(BUILD)/libfnw.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- unit tests (Check) ------------------------------------------------------
-$(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(BUILD)/libfnw.a
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< $(TEST_SUPPORT) \
 	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)

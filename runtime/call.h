@@ -44,7 +44,7 @@ typedef struct fnw_entry {
     uint32_t nspans, spans_cap;
     uint64_t index;              /* position within the bundle */
     uint8_t held_by_queue, held_by_call;
-    struct fnw_entry *live_prev, *live_next;  /* every entry not on the free list */
+    struct fnw_entry *live_prev, *live_next;  /* live list; live_next links the free list */
 } fnw_entry;
 
 /* Copies rec's bytes into the entry. -1 when out of memory. */
@@ -52,7 +52,24 @@ int fnw_entry_set_input(fnw_entry *en, const fnw_record *rec);
 /* Stages one output (data NULL = null value). -1 when out of memory. */
 int fnw_entry_add_output(fnw_entry *en, const uint8_t *data, size_t len);
 static inline void fnw_entry_clear_outputs(fnw_entry *en) { en->out_len = 0; en->nspans = 0; }
-void fnw_entry_free_storage(fnw_entry *en);
+
+/* Every entry not on the free list is on the live list, so a failed bundle
+ * can drop them all. */
+typedef struct fnw_entry_pool {
+    fnw_entry *live;
+    fnw_entry *free;
+} fnw_entry_pool;
+
+/* A cleared entry on the live list (NULL when out of memory). */
+fnw_entry *fnw_entry_get(fnw_entry_pool *p);
+void fnw_entry_put(fnw_entry_pool *p, fnw_entry *en);
+/* Drop one holder; the entry goes back to the free list with the last. */
+void fnw_entry_unhold_queue(fnw_entry_pool *p, fnw_entry *en);
+void fnw_entry_unhold_call(fnw_entry_pool *p, fnw_entry *en);
+/* Every live entry back to the free list, whoever held it. */
+void fnw_entry_release_all(fnw_entry_pool *p);
+/* Frees the pool's memory (after fnw_entry_release_all). */
+void fnw_entry_pool_free(fnw_entry_pool *p);
 
 typedef enum fnw_call_state {
     FNW_CALL_IDLE = 0,      /* on the free list */

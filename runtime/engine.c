@@ -46,8 +46,7 @@ struct fnw_engine {
     int has_batcher;
     fnw_entry *ovf_head, *ovf_tail;   /* pushed without space, not yet admitted */
     size_t ovf_n;
-    fnw_entry *live;                  /* entries not on the free list */
-    fnw_entry *free_entries;
+    fnw_entry_pool entries;
     fnw_call *active;                 /* calls not on the free list */
     fnw_call *free_calls;
     fnw_call *direct;
@@ -210,52 +209,6 @@ static void fail_call(fnw_engine *e, const fnw_call *c, const char *what, const 
     fail_bundle(e, "%s on %s in %s%s", what, inputs, where, tail);
 }
 
-/* ---- entries ------------------------------------------------------------------ */
-
-static fnw_entry *entry_get(fnw_engine *e)
-{
-    fnw_entry *en = e->free_entries;
-    if (en)
-        e->free_entries = en->live_next;
-    else if (!(en = calloc(1, sizeof *en)))
-        return NULL;
-    en->live_prev = NULL;
-    en->live_next = e->live;
-    if (e->live)
-        e->live->live_prev = en;
-    e->live = en;
-    en->held_by_queue = en->held_by_call = 0;
-    fnw_entry_clear_outputs(en);
-    return en;
-}
-
-static void entry_put(fnw_engine *e, fnw_entry *en)
-{
-    if (en->live_prev)
-        en->live_prev->live_next = en->live_next;
-    else
-        e->live = en->live_next;
-    if (en->live_next)
-        en->live_next->live_prev = en->live_prev;
-    en->live_prev = NULL;
-    en->live_next = e->free_entries;
-    e->free_entries = en;
-}
-
-static void entry_unhold_queue(fnw_engine *e, fnw_entry *en)
-{
-    en->held_by_queue = 0;
-    if (!en->held_by_call)
-        entry_put(e, en);
-}
-
-static void entry_unhold_call(fnw_engine *e, fnw_entry *en)
-{
-    en->held_by_call = 0;
-    if (!en->held_by_queue)
-        entry_put(e, en);
-}
-
 /* ---- calls ------------------------------------------------------------------------ */
 
 static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents);
@@ -311,7 +264,7 @@ static void call_put(fnw_engine *e, fnw_call *c)
     ev_timer_stop(e->loop, &c->timeout_w);
     ev_timer_stop(e->loop, &c->retry_w);
     for (size_t i = 0; i < c->n; i++)
-        entry_unhold_call(e, c->in[i]);
+        fnw_entry_unhold_call(&e->entries, c->in[i]);
     c->n = 0;
     c->op_data = NULL;
     c->state = FNW_CALL_IDLE;
@@ -622,7 +575,7 @@ static void emit_ready(fnw_engine *e)
             e->m.records_out++;
             SINK_CALL1(e, emit, &out);
         }
-        entry_unhold_queue(e, en);
+        fnw_entry_unhold_queue(&e->entries, en);
     }
 }
 
@@ -660,11 +613,7 @@ static void cleanup(fnw_engine *e)
             e->op->cancel(e->op_state, c);
         call_put(e, c);
     }
-    while (e->live) {
-        fnw_entry *en = e->live;
-        en->held_by_queue = en->held_by_call = 0;
-        entry_put(e, en);
-    }
+    fnw_entry_release_all(&e->entries);
     fnw_queue_clear(&e->queue);
     e->ovf_head = e->ovf_tail = NULL;
     e->ovf_n = 0;
@@ -773,12 +722,7 @@ static void engine_free(fnw_engine *e)
         fnw_batcher_free(&e->batcher);
     if (e->op_open && e->op->close)
         e->op->close(e->op_state);
-    while (e->free_entries) {
-        fnw_entry *en = e->free_entries;
-        e->free_entries = en->live_next;
-        fnw_entry_free_storage(en);
-        free(en);
-    }
+    fnw_entry_pool_free(&e->entries);
     while (e->free_calls) {
         fnw_call *c = e->free_calls;
         e->free_calls = c->next;
@@ -834,10 +778,10 @@ int fnw_engine_push(fnw_engine *e, const fnw_record *in)
     if (e->direct_mode) {
         run_direct(e, in);
     } else {
-        fnw_entry *en = entry_get(e);
+        fnw_entry *en = fnw_entry_get(&e->entries);
         if (!en || fnw_entry_set_input(en, in) != 0) {
             if (en)
-                entry_put(e, en);
+                fnw_entry_put(&e->entries, en);
             fail_bundle(e, "out of memory copying an input in transform '%s'", e->transform_id);
         } else {
             en->index = e->next_index++;

@@ -1,5 +1,6 @@
-/* runtime/entry.c — byte storage of an engine entry: the copied input and
- * the staged outputs, grown geometrically and kept across reuse (call.h). */
+/* runtime/entry.c — engine entries (call.h): their byte storage (the copied
+ * input and the staged outputs, grown geometrically and kept across reuse)
+ * and the pool they live in, so steady state allocates nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +62,7 @@ int fnw_entry_add_output(fnw_entry *en, const uint8_t *data, size_t len)
     return 0;
 }
 
-void fnw_entry_free_storage(fnw_entry *en)
+static void entry_free_storage(fnw_entry *en)
 {
     free(en->in);
     free(en->out);
@@ -70,4 +71,68 @@ void fnw_entry_free_storage(fnw_entry *en)
     en->spans = NULL;
     en->in_cap = en->out_cap = en->out_len = 0;
     en->nspans = en->spans_cap = 0;
+}
+
+fnw_entry *fnw_entry_get(fnw_entry_pool *p)
+{
+    fnw_entry *en = p->free;
+    if (en)
+        p->free = en->live_next;
+    else if (!(en = calloc(1, sizeof *en)))
+        return NULL;
+    en->live_prev = NULL;
+    en->live_next = p->live;
+    if (p->live)
+        p->live->live_prev = en;
+    p->live = en;
+    en->held_by_queue = en->held_by_call = 0;
+    fnw_entry_clear_outputs(en);
+    return en;
+}
+
+void fnw_entry_put(fnw_entry_pool *p, fnw_entry *en)
+{
+    if (en->live_prev)
+        en->live_prev->live_next = en->live_next;
+    else
+        p->live = en->live_next;
+    if (en->live_next)
+        en->live_next->live_prev = en->live_prev;
+    en->live_prev = NULL;
+    en->live_next = p->free;
+    p->free = en;
+}
+
+void fnw_entry_unhold_queue(fnw_entry_pool *p, fnw_entry *en)
+{
+    en->held_by_queue = 0;
+    if (!en->held_by_call)
+        fnw_entry_put(p, en);
+}
+
+void fnw_entry_unhold_call(fnw_entry_pool *p, fnw_entry *en)
+{
+    en->held_by_call = 0;
+    if (!en->held_by_queue)
+        fnw_entry_put(p, en);
+}
+
+void fnw_entry_release_all(fnw_entry_pool *p)
+{
+    while (p->live) {
+        fnw_entry *en = p->live;
+        en->held_by_queue = en->held_by_call = 0;
+        fnw_entry_put(p, en);
+    }
+}
+
+void fnw_entry_pool_free(fnw_entry_pool *p)
+{
+    fnw_entry_release_all(p);
+    while (p->free) {
+        fnw_entry *en = p->free;
+        p->free = en->live_next;
+        entry_free_storage(en);
+        free(en);
+    }
 }

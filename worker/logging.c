@@ -20,6 +20,7 @@ struct fnw_log_item {
     int64_t sec;
     int32_t nsec;
     char *message;
+    char location[96];
     char *instruction_id;
     char *transform_id;
 };
@@ -121,8 +122,8 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-void fnw_log(fnw_logger *lg, fnw_level level, const char *instruction_id,
-             const char *transform_id, const char *fmt, ...)
+void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
+                const char *instruction_id, const char *transform_id, const char *fmt, ...)
 {
     if (level < lg->level)
         return;
@@ -157,6 +158,7 @@ void fnw_log(fnw_logger *lg, fnw_level level, const char *instruction_id,
     it->sec = ts.tv_sec;
     it->nsec = (int32_t)ts.tv_nsec;
     it->message = strdup(msg);
+    snprintf(it->location, sizeof it->location, "%s:%d", file, line);
     it->instruction_id = dup_or_null(instruction_id);
     it->transform_id = dup_or_null(transform_id);
     if (lg->tail)
@@ -165,7 +167,9 @@ void fnw_log(fnw_logger *lg, fnw_level level, const char *instruction_id,
         lg->head = it;
     lg->tail = it;
     lg->queued++;
-    if (lg->stream && !ev_is_active(&lg->flush_timer))
+    if (level >= FNW_LOG_ERROR)
+        log_flush(lg);
+    else if (lg->stream && !ev_is_active(&lg->flush_timer))
         ev_timer_start(lg->loop, &lg->flush_timer);
 }
 
@@ -198,7 +202,7 @@ static void log_flush(fnw_logger *lg)
                 entries[i].instruction_id = it->instruction_id;
             if (it->transform_id)
                 entries[i].transform_id = it->transform_id;
-            entries[i].log_location = "fnworker";
+            entries[i].log_location = it->location;
             entries[i].thread = "loop";
             ptrs[i] = &entries[i];
         }

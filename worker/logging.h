@@ -39,9 +39,13 @@ void fnw_log_init(fnw_logger *lg, struct ev_loop *loop, fnw_level level);
 int fnw_log_parse_level(const char *s, fnw_level *out);
 /* Starts sending to the runner's Logging service over ch. */
 void fnw_log_connect(fnw_logger *lg, fnw_rpc *rpc, grpc_channel *ch);
-void fnw_log(fnw_logger *lg, fnw_level level, const char *instruction_id,
-             const char *transform_id, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+/* Logs one entry; ERROR entries are sent at once, so a failure's message
+ * reaches the runner before the response that reports it. */
+void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
+                const char *instruction_id, const char *transform_id, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+#define fnw_log(lg, level, iid, tid, ...) \
+    fnw_log_at((lg), __FILE__, __LINE__, (level), (iid), (tid), __VA_ARGS__)
 /* Sends what is queued and half-closes the stream. */
 void fnw_log_shutdown(fnw_logger *lg);
 void fnw_log_free(fnw_logger *lg);

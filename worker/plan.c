@@ -137,13 +137,20 @@ static int grpc_port(const pb_PTransform *t, const char *id, char **url, char **
 
 /* ---- building -------------------------------------------------------------------- */
 
-static int add_sink(fnw_plan *p, const char *id)
+/* The main sink goes first: bundles write results to sink_ids[0]. */
+static int add_sink(fnw_plan *p, const char *id, int main)
 {
     char **ids = realloc(p->sink_ids, (p->n_sinks + 1) * sizeof *ids);
     if (!ids)
         return -1;
     p->sink_ids = ids;
-    p->sink_ids[p->n_sinks++] = strdup(id);
+    if (main) {
+        memmove(ids + 1, ids, p->n_sinks * sizeof *ids);
+        ids[0] = strdup(id);
+    } else {
+        ids[p->n_sinks] = strdup(id);
+    }
+    p->n_sinks++;
     return 0;
 }
 
@@ -189,7 +196,7 @@ static int follow_revise(const pb_ProcessBundleDescriptor *d, const pb_PTransfor
         if (fnw_row_unwrap_output_type(p->output_raw, &p->output_type, err) < 0)
             return fnw_error_prefix(err, "sink '%s'", sink_id);
     }
-    return add_sink(p, sink_id);
+    return add_sink(p, sink_id, main);
 }
 
 static const char *function_type_name(int ft)

@@ -425,6 +425,7 @@ void fnw_stream_release(fnw_stream *s)
 
 typedef struct unary_call {
     fnw_tag tag;
+    struct unary_call *next, **pprev;
     fnw_rpc *rpc;
     grpc_call *call;
     grpc_metadata md;
@@ -447,6 +448,9 @@ static void unary_done(fnw_tag *tag, int ok)
             grpc_byte_buffer_reader_destroy(&r);
         }
     }
+    *u->pprev = u->next;
+    if (u->next)
+        u->next->pprev = u->pprev;
     char *details = grpc_slice_to_c_string(u->details);
     grpc_status_code code = ok ? u->status : GRPC_STATUS_UNAVAILABLE;
     u->cb(u->user, code, details, resp);
@@ -487,6 +491,11 @@ int fnw_unary_call(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slic
                                        grpc_slice_from_static_string(method), NULL,
                                        deadline_in(timeout_s), NULL);
     rpc->live_calls++;
+    u->next = rpc->unary;
+    if (u->next)
+        u->next->pprev = &u->next;
+    u->pprev = &rpc->unary;
+    rpc->unary = u;
     grpc_op ops[6];
     memset(ops, 0, sizeof ops);
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
@@ -513,4 +522,10 @@ int fnw_unary_call(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slic
         return -1;
     }
     return 0;
+}
+
+void fnw_rpc_cancel_unary(fnw_rpc *rpc)
+{
+    for (unary_call *u = rpc->unary; u; u = u->next)
+        grpc_call_cancel(u->call, NULL);
 }

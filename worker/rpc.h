@@ -18,11 +18,17 @@
 
 #include "worker/mailbox.h"
 
+struct unary_call;
+
 typedef struct fnw_rpc {
     grpc_completion_queue *cq;
     const char *worker_id;
     int live_calls;           /* calls whose tags are not all back */
+    struct unary_call *unary; /* unary calls in flight (for cancel_all) */
 } fnw_rpc;
+
+/* Cancels every unary call in flight (their callbacks still run). */
+void fnw_rpc_cancel_unary(fnw_rpc *rpc);
 
 grpc_channel *fnw_rpc_channel(const char *url);
 

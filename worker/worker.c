@@ -62,6 +62,7 @@ typedef struct fnw_worker {
     active_bundle *active;
     double boot_deadline;
     ev_timer retry_timer;
+    double retry_delay;       /* provisioning backoff, 0.1 s doubling to 2 s */
     ev_timer stop_timer;
     double stop_started;
     ev_signal sig_term, sig_int;
@@ -407,9 +408,11 @@ static void provision_done(void *user, grpc_status_code code, const char *detail
         worker_stop(w, 1);
         return;
     }
-    fnw_debug(&w->log, "GetProvisionInfo from %s failed (status %d: %s); retrying",
-              w->flags->provision_endpoint, (int)code, details);
-    ev_timer_set(&w->retry_timer, 0.2, 0);
+    fnw_debug(&w->log, "GetProvisionInfo from %s failed (status %d: %s); retrying in %.1f s",
+              w->flags->provision_endpoint, (int)code, details, w->retry_delay);
+    ev_timer_set(&w->retry_timer, w->retry_delay, 0);
+    if (w->retry_delay < 2.0)
+        w->retry_delay *= 2;
     ev_timer_start(w->loop, &w->retry_timer);
 }
 
@@ -433,6 +436,7 @@ static void boot(fnw_worker *w)
     for (size_t i = 0; i < f->n_unknown; i++)
         fnw_warn(&w->log, "ignoring unknown flag %s", f->unknown[i]);
     w->boot_deadline = ev_now(w->loop) + f->connect_timeout_s;
+    w->retry_delay = 0.1;
     if (f->control_endpoint)
         w->control_url = strdup(f->control_endpoint);
     if (f->logging_endpoint)
@@ -481,6 +485,7 @@ static void worker_stop(fnw_worker *w, int code)
     }
     if (w->control)
         fnw_control_shutdown(w->control);
+    fnw_rpc_cancel_unary(&w->rpc);
     fnw_data_shutdown(&w->data);
     fnw_log_shutdown(&w->log);
     ev_signal_stop(w->loop, &w->sig_term);
