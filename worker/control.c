@@ -46,7 +46,7 @@ fnw_control *fnw_control_open(fnw_rpc *rpc, grpc_channel *ch, const fnw_control_
     c->ch = ch;
     c->h = *h;
     fnw_stream_handler sh = {c, control_on_message, NULL, control_on_closed};
-    c->stream = fnw_stream_open(rpc, ch, FNW_METHOD_CONTROL, &sh);
+    c->stream = fnw_stream_open(rpc, ch, FNW_METHOD_CONTROL, &sh, 0);
     return c;
 }
 

@@ -23,6 +23,7 @@ struct fnw_data_conn {
     int recv_paused;
     char *error;
     ev_timer flush_timer;
+    fnw_ready_wait *ready;      /* until the channel connects */
     char *finished[FINISHED_IDS];
     unsigned finished_next;
 };
@@ -247,6 +248,20 @@ static void conn_flush_cb(struct ev_loop *loop, ev_timer *w, int revents)
     conn_flush_all(w->data);
 }
 
+static void conn_ready(void *user, int ready)
+{
+    fnw_data_conn *c = user;
+    c->ready = NULL;
+    if (ready || c->error || !c->stream)
+        return;
+    char msg[512];
+    snprintf(msg, sizeof msg, "could not connect to the data endpoint %s within %.0f s", c->url,
+             c->mgr->cfg.connect_timeout_s);
+    fnw_err(c->mgr->log, "%s", msg);
+    c->error = strdup(msg);
+    fnw_stream_cancel(c->stream);
+}
+
 /* ---- public -------------------------------------------------------------------- */
 
 void fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logger *log,
@@ -263,6 +278,8 @@ void fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logg
         m->cfg.flush_ms = 5;
     if (!m->cfg.inbound_limit)
         m->cfg.inbound_limit = 32u << 20;
+    if (m->cfg.connect_timeout_s <= 0)
+        m->cfg.connect_timeout_s = 60;
 }
 
 fnw_data_conn *fnw_data_connect(fnw_data_mgr *m, const char *url)
@@ -279,7 +296,8 @@ fnw_data_conn *fnw_data_connect(fnw_data_mgr *m, const char *url)
     ev_timer_init(&c->flush_timer, conn_flush_cb, m->cfg.flush_ms / 1000.0, 0);
     c->flush_timer.data = c;
     fnw_stream_handler h = {c, conn_on_message, conn_on_writable, conn_on_closed};
-    c->stream = fnw_stream_open(m->rpc, c->ch, FNW_METHOD_DATA, &h);
+    c->stream = fnw_stream_open(m->rpc, c->ch, FNW_METHOD_DATA, &h, 1);
+    c->ready = fnw_rpc_wait_ready(m->rpc, c->ch, m->cfg.connect_timeout_s, conn_ready, c);
     c->next = m->conns;
     m->conns = c;
     fnw_info(m->log, "opened the data stream to %s", url);
@@ -395,6 +413,8 @@ void fnw_data_shutdown(fnw_data_mgr *m)
 {
     for (fnw_data_conn *c = m->conns; c; c = c->next) {
         ev_timer_stop(m->loop, &c->flush_timer);
+        fnw_ready_cancel(c->ready);
+        c->ready = NULL;
         if (c->stream)
             fnw_stream_cancel(c->stream);
     }
@@ -406,6 +426,7 @@ void fnw_data_free(fnw_data_mgr *m)
     while (c) {
         fnw_data_conn *next = c->next;
         ev_timer_stop(m->loop, &c->flush_timer);
+        fnw_ready_cancel(c->ready);
         while (c->inboxes)
             fnw_inbox_release(c->inboxes);
         while (c->outboxes)

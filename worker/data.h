@@ -67,6 +67,7 @@ typedef struct fnw_data_config {
     size_t flush_bytes;           /* default 1,000,000 */
     double flush_ms;              /* default 5 */
     size_t inbound_limit;         /* bytes queued before receives pause */
+    double connect_timeout_s;     /* a data endpoint must connect within this */
 } fnw_data_config;
 
 typedef struct fnw_data_mgr {

@@ -86,7 +86,7 @@ static void log_on_closed(void *user, grpc_status_code code, const char *details
 static void log_open_stream(fnw_logger *lg)
 {
     fnw_stream_handler h = {lg, log_on_message, NULL, log_on_closed};
-    lg->stream = fnw_stream_open(lg->rpc, lg->channel, FNW_METHOD_LOGGING, &h);
+    lg->stream = fnw_stream_open(lg->rpc, lg->channel, FNW_METHOD_LOGGING, &h, 1);
 }
 
 static void log_reopen_cb(struct ev_loop *loop, ev_timer *w, int revents)

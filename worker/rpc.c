@@ -48,6 +48,16 @@ grpc_channel *fnw_rpc_channel(const char *url)
 
 /* ---- readiness -------------------------------------------------------------- */
 
+struct fnw_ready_wait {
+    fnw_tag tag;
+    fnw_rpc *rpc;
+    grpc_channel *ch;
+    double deadline;          /* ev_time() seconds */
+    fnw_ready_cb cb;
+    void *user;
+    int active;
+};
+
 static void ready_arm(fnw_ready_wait *w, grpc_connectivity_state st)
 {
     double left = w->deadline - ev_time();
@@ -55,31 +65,31 @@ static void ready_arm(fnw_ready_wait *w, grpc_connectivity_state st)
         left = 1.0;
     if (left < 0.01)
         left = 0.01;
-    w->rpc->live_calls++;
     grpc_channel_watch_connectivity_state(w->ch, st, deadline_in(left), w->rpc->cq, &w->tag);
 }
 
 static void ready_done(fnw_tag *tag, int ok)
 {
     fnw_ready_wait *w = container_of(tag, fnw_ready_wait, tag);
-    w->rpc->live_calls--;
-    if (!w->active)
+    if (!w->active) {
+        free(w);
         return;
+    }
     grpc_connectivity_state st = grpc_channel_check_connectivity_state(w->ch, 1);
-    if (st == GRPC_CHANNEL_READY) {
-        w->active = 0;
-        w->cb(w->user, 1);
-    } else if (ev_time() >= w->deadline || st == GRPC_CHANNEL_SHUTDOWN) {
-        w->active = 0;
-        w->cb(w->user, 0);
+    if (st == GRPC_CHANNEL_READY || ev_time() >= w->deadline || st == GRPC_CHANNEL_SHUTDOWN) {
+        w->cb(w->user, st == GRPC_CHANNEL_READY);
+        free(w);
     } else {
         ready_arm(w, st);
     }
 }
 
-void fnw_rpc_wait_ready(fnw_ready_wait *w, fnw_rpc *rpc, grpc_channel *ch,
-                        double timeout_s, fnw_ready_cb cb, void *user)
+fnw_ready_wait *fnw_rpc_wait_ready(fnw_rpc *rpc, grpc_channel *ch, double timeout_s,
+                                   fnw_ready_cb cb, void *user)
 {
+    fnw_ready_wait *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
     w->tag.done = ready_done;
     w->rpc = rpc;
     w->ch = ch;
@@ -87,8 +97,14 @@ void fnw_rpc_wait_ready(fnw_ready_wait *w, fnw_rpc *rpc, grpc_channel *ch,
     w->cb = cb;
     w->user = user;
     w->active = 1;
-    grpc_connectivity_state st = grpc_channel_check_connectivity_state(ch, 1);
-    ready_arm(w, st);
+    ready_arm(w, grpc_channel_check_connectivity_state(ch, 1));
+    return w;
+}
+
+void fnw_ready_cancel(fnw_ready_wait *w)
+{
+    if (w)
+        w->active = 0;
 }
 
 /* ---- streams ------------------------------------------------------------------ */
@@ -293,7 +309,7 @@ static void stream_status_done(fnw_tag *tag, int ok)
 }
 
 fnw_stream *fnw_stream_open(fnw_rpc *rpc, grpc_channel *ch, const char *method,
-                            const fnw_stream_handler *h)
+                            const fnw_stream_handler *h, int wait_for_ready)
 {
     fnw_stream *s = calloc(1, sizeof *s);
     if (!s)
@@ -320,6 +336,9 @@ fnw_stream *fnw_stream_open(fnw_rpc *rpc, grpc_channel *ch, const char *method,
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
     ops[0].data.send_initial_metadata.count = 1;
     ops[0].data.send_initial_metadata.metadata = &s->md;
+    if (wait_for_ready)
+        ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY |
+                       GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
     ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
     ops[1].data.recv_initial_metadata.recv_initial_metadata = &s->recv_md;
     stream_start_batch(s, ops, 2, &s->t_start);

@@ -34,19 +34,15 @@ grpc_channel *fnw_rpc_channel(const char *url);
 
 /* ---- waiting for a channel to be READY, bounded -------------------------- */
 typedef void (*fnw_ready_cb)(void *user, int ready);
-typedef struct fnw_ready_wait {
-    fnw_tag tag;
-    fnw_rpc *rpc;
-    grpc_channel *ch;
-    double deadline;          /* ev_time() seconds */
-    fnw_ready_cb cb;
-    void *user;
-    int active;
-} fnw_ready_wait;
+typedef struct fnw_ready_wait fnw_ready_wait;
 
-/* Calls cb(user, 1) once ch is READY, or cb(user, 0) at the deadline. */
-void fnw_rpc_wait_ready(fnw_ready_wait *w, fnw_rpc *rpc, grpc_channel *ch,
-                        double timeout_s, fnw_ready_cb cb, void *user);
+/* Calls cb(user, 1) once ch is READY, or cb(user, 0) at the deadline. The
+ * wait frees itself after its callback; fnw_ready_cancel() before that
+ * means no callback (the memory goes when gRPC returns the watch, at the
+ * latest when the channel is destroyed). */
+fnw_ready_wait *fnw_rpc_wait_ready(fnw_rpc *rpc, grpc_channel *ch, double timeout_s,
+                                   fnw_ready_cb cb, void *user);
+void fnw_ready_cancel(fnw_ready_wait *w);
 
 /* ---- bidi streams ---------------------------------------------------------- */
 typedef struct fnw_stream fnw_stream;
@@ -62,8 +58,10 @@ typedef struct fnw_stream_handler {
     void (*on_closed)(void *user, grpc_status_code code, const char *details);
 } fnw_stream_handler;
 
+/* wait_for_ready: the call waits for the channel to connect instead of
+ * failing at once (pair it with fnw_rpc_wait_ready to bound the wait). */
 fnw_stream *fnw_stream_open(fnw_rpc *rpc, grpc_channel *ch, const char *method,
-                            const fnw_stream_handler *h);
+                            const fnw_stream_handler *h, int wait_for_ready);
 /* Queues msg (ownership taken). done, if given, runs when it was written
  * (ok = 1) or could not be (ok = 0). */
 void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg);

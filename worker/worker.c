@@ -56,7 +56,7 @@ typedef struct fnw_worker {
     fnw_data_mgr data;
     grpc_channel *provision_ch, *control_ch, *logging_ch;
     fnw_control *control;
-    fnw_ready_wait control_wait;
+    fnw_ready_wait *control_wait;
     char *control_url, *logging_url;
     descriptor_entry *entries;
     active_bundle *active;
@@ -332,6 +332,7 @@ static void control_closed(void *user, grpc_status_code code, const char *detail
 static void control_ready(void *user, int ready)
 {
     fnw_worker *w = user;
+    w->control_wait = NULL;
     if (w->stopping)
         return;
     if (!ready) {
@@ -354,8 +355,8 @@ static void connect_planes(fnw_worker *w)
     }
     w->control_ch = fnw_rpc_channel(w->control_url);
     double left = w->boot_deadline - ev_now(w->loop);
-    fnw_rpc_wait_ready(&w->control_wait, &w->rpc, w->control_ch, left > 1 ? left : 1,
-                       control_ready, w);
+    w->control_wait = fnw_rpc_wait_ready(&w->rpc, w->control_ch, left > 1 ? left : 1,
+                                         control_ready, w);
 }
 
 static void request_provision(fnw_worker *w);
@@ -455,6 +456,8 @@ static void stop_poll_cb(struct ev_loop *loop, ev_timer *t, int revents)
 {
     fnw_worker *w = t->data;
     double waited = ev_now(loop) - w->stop_started;
+    if (getenv("FNW_DEBUG_STOP"))
+        fprintf(stderr, "stop: %.3f s, %d call(s) open, log stream %p\n", waited, w->rpc.live_calls, (void *)w->log.stream);
     if (waited > 0.3 && w->log.stream)
         fnw_log_free(&w->log);           /* the runner did not close it: cancel */
     if (w->rpc.live_calls <= 0 || waited > 1.5) {
@@ -472,7 +475,8 @@ static void worker_stop(fnw_worker *w, int code)
     w->stopping = 1;
     w->exit_code = code;
     w->stop_started = ev_now(w->loop);
-    w->control_wait.active = 0;
+    fnw_ready_cancel(w->control_wait);
+    w->control_wait = NULL;
     ev_timer_stop(w->loop, &w->retry_timer);
     while (w->active) {
         active_bundle *a = w->active;
@@ -548,7 +552,7 @@ int fnw_worker_run(const fnw_flags *flags)
     w->rpc.worker_id = flags->id;
     fnw_registry_init(&w->registry);
     fnw_registry_add_builtins(&w->registry);
-    fnw_data_config dc = {flags->flush_bytes, flags->flush_ms, 0};
+    fnw_data_config dc = {flags->flush_bytes, flags->flush_ms, 0, flags->connect_timeout_s};
     fnw_data_init(&w->data, w->loop, &w->rpc, &w->log, &dc);
     ev_timer_init(&w->retry_timer, provision_retry_cb, 0.2, 0);
     w->retry_timer.data = w;

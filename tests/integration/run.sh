@@ -17,5 +17,13 @@ if [ ! -f "$BUILD/harness/classpath" ]; then
   sh "$ROOT/scripts/harness/build.sh" "$BUILD/harness"
 fi
 CP=$(cat "$BUILD/harness/classpath")
+# The harness checks itself first (codec bytes, descriptor shape); quiet unless it fails.
+for t in fnworker.harness.types.CodecSelfTest fnworker.harness.HarnessSelfTest; do
+  if ! out=$(java -cp "$CP" "$t" 2>&1); then
+    printf '%s\n' "$out" | grep -v '^PASS '
+    echo "integration: harness self-test $t failed" >&2
+    exit 1
+  fi
+done
 exec java -cp "$CP" fnworker.harness.IntegrationTests \
   --worker "$BUILD/fnworker" --runner-script "$ROOT/scripts/pyflink-udf-runner.sh" ${FILTER:+"$FILTER"}

@@ -274,6 +274,7 @@ public final class IntegrationTests {
   /** All servers vanish mid-bundle: the worker exits non-zero within 5 s and says what it lost. */
   static void runnerDisappears(Ctx c) throws Exception {
     Worker w = c.worker();
+    c.anyExitCode(w);
     TypeInfo ty = t("ROW<a:INT,s:STRING>");
     FunctionRunner r = c.runner(w, ty, ty, Ctx.spec("identity"));
     Ctx.send(r, ty, values(ty, 30, 4));
@@ -293,6 +294,7 @@ public final class IntegrationTests {
     TypeInfo ty = t("INT");
     for (boolean midBundle : new boolean[]{false, true}) {
       Worker w = c.worker();
+      c.anyExitCode(w);
       FunctionRunner r = c.runner(w, ty, ty, Ctx.spec("identity"));
       List<In> in = values(ty, 10, 1);
       Ctx.expectSame(ty, in, Ctx.bundle(r, ty, in));
@@ -523,7 +525,11 @@ public final class IntegrationTests {
         }
       }
       String details = reason == null ? "" : ctx.workerOutputTail(12);
-      ctx.closeAll();
+      String teardown = ctx.closeAll();
+      if (reason == null && teardown != null) {
+        reason = teardown;
+        details = ctx.workerOutputTail(12);
+      }
       long ms = (System.nanoTime() - t0) / 1_000_000;
       if (reason == null) {
         passed++;

@@ -5,6 +5,7 @@
 //     [--option k=v]... [--function-type PROCESS|ASYNC_BATCH] [--spec-json '{..}'] \
 //     [--bundle-size N] [--bundle-time-ms N] [--output out.jsonl] [--quiet] \
 //     [--verify identity] [--verbose] [--runner-dir DIR] [--timeout-ms N]
+//     [--data-connect-timeout-ms N]
 // Each input line is one data value (JSON, typed by --type); its timestamp is
 // the line index unless the line is {"ts":..,"value":..}. Results go to
 // stdout (or --output) as {"ts":..,"value":..} lines ("tag" added for side
@@ -53,6 +54,7 @@ public final class Main {
     String verify;
     boolean verbose;
     long timeoutMs = 120_000;
+    long dataConnectTimeoutMs = 10_000;
   }
 
   private static void usage(String msg) {
@@ -63,7 +65,10 @@ public final class Main {
         + "         (--input FILE.jsonl | --generate N [--seed S]) [--output-type T] [--operation NAME]\n"
         + "         [--option k=v]... [--function-type PROCESS|ASYNC_BATCH] [--spec-json JSON]\n"
         + "         [--bundle-size N] [--bundle-time-ms N] [--output FILE.jsonl] [--quiet]\n"
-        + "         [--verify identity] [--timeout-ms N] [--verbose]");
+        + "         [--verify identity] [--timeout-ms N] [--data-connect-timeout-ms N] [--verbose]\n"
+        + "  --timeout-ms: max wait for a bundle's response and outputs (default 120000)\n"
+        + "  --data-connect-timeout-ms: max wait for the worker's Data stream per bundle (default 10000;\n"
+        + "    Flink's runner waits 3 minutes)");
     System.exit(2);
   }
 
@@ -111,6 +116,7 @@ public final class Main {
         case "--output": a.output = v; break;
         case "--verify": a.verify = v; break;
         case "--timeout-ms": a.timeoutMs = Long.parseLong(v); break;
+        case "--data-connect-timeout-ms": a.dataConnectTimeoutMs = Long.parseLong(v); break;
         case "--quiet": a.quiet = true; break;
         case "--verbose": a.verbose = true; break;
         default: usage("unknown option " + k);
@@ -183,6 +189,7 @@ public final class Main {
     cfg.bundleSize = a.bundleSize;
     cfg.bundleTimeMs = a.bundleTimeMs;
     cfg.flushTimeoutMs = a.timeoutMs;
+    cfg.dataConnectTimeoutMs = a.dataConnectTimeoutMs;
     try {
       cfg.functions.add(RunnerRows.fn(RunnerRows.functionType(a.functionType),
           RunnerRows.spec(a.operation, a.options, a.specJson)));

@@ -62,6 +62,7 @@ public final class Scenario {
     public final Settings settings;
     private final List<Worker> workers = new ArrayList<>();
     private final List<FunctionRunner> runners = new ArrayList<>();
+    private final java.util.Set<Worker> anyExit = new java.util.HashSet<>();
     private final List<String> notes = new ArrayList<>();
 
     Ctx(Settings s) {
@@ -263,18 +264,43 @@ public final class Scenario {
       return sb.toString();
     }
 
-    void closeAll() {
+    /** This worker is expected to die or be killed: its exit code is not checked at teardown. */
+    public void anyExitCode(Worker w) {
+      synchronized (workers) {
+        anyExit.add(w);
+      }
+    }
+
+    /**
+     * Tears every worker down like Flink (servers closed, Control completed) but lets
+     * it exit by itself first: each must exit 0 (under valgrind/ASan that also means
+     * no memory errors or leaks). Returns the problems found, or null.
+     */
+    String closeAll() {
       List<Worker> copy;
       synchronized (workers) {
         copy = new ArrayList<>(workers);
       }
+      List<String> bad = new ArrayList<>();
       for (Worker w : copy) {
+        boolean wasRunning = w.process() != null && w.process().isAlive();
+        w.options.selfExitWaitMs = ms(5000);
         try {
           w.close();
         } catch (RuntimeException e) {
-          // best effort
+          bad.add("worker " + w.workerId + ": teardown failed: " + e);
+        }
+        boolean check;
+        synchronized (workers) {
+          check = !anyExit.contains(w);
+        }
+        Integer code = w.exitCode();
+        if (check && wasRunning && (code == null || code != 0 || w.wasTerminated())) {
+          bad.add("worker " + w.workerId + " " + (w.wasTerminated() ? "needed SIGTERM at teardown (it should exit "
+              + "when Control ends) and exited " + code : "exited " + code + " at teardown"));
         }
       }
+      return bad.isEmpty() ? null : String.join("; ", bad);
     }
   }
 }

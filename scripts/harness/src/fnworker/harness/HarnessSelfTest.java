@@ -1,0 +1,185 @@
+// Self-test of the harness pieces that need no worker: the descriptor's shape
+// and ids, TypeInfo proto conversion, output stream reassembly across
+// arbitrary message splits, and metric payload decoding.
+//   java -cp $(cat build/harness/classpath) fnworker.harness.HarnessSelfTest
+package fnworker.harness;
+
+import com.google.protobuf.ByteString;
+import fnworker.harness.types.ByteWriter;
+import fnworker.harness.types.CodecSelfTest;
+import fnworker.harness.types.Hex;
+import fnworker.harness.types.TypeInfo;
+import fnworker.harness.types.TypeInfoProtos;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.beam.model.fnexecution.v1.BeamFnApi;
+import org.apache.beam.model.pipeline.v1.Endpoints;
+import org.apache.beam.model.pipeline.v1.MetricsApi;
+import org.apache.beam.model.pipeline.v1.RunnerApi;
+import org.apache.flink.fnexecution.v1.FlinkFnApi;
+
+public final class HarnessSelfTest {
+  private int passed;
+  private int failed;
+
+  private void check(String name, boolean ok, String detail) {
+    if (ok) {
+      passed++;
+      System.out.println("PASS " + name);
+    } else {
+      failed++;
+      System.out.println("FAIL " + name + ": " + detail);
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    HarnessSelfTest t = new HarnessSelfTest();
+    t.descriptor();
+    t.typeProtos();
+    t.reassembly();
+    t.metrics();
+    System.out.println(t.passed + " passed, " + t.failed + " failed");
+    System.exit(t.failed == 0 ? 0 : 1);
+  }
+
+  void descriptor() throws Exception {
+    DescriptorBuilder b = new DescriptorBuilder();
+    b.id = "1-2";
+    b.inputType = TypeInfo.parse("ROW<s:STRING,i:INT>");
+    b.outputType = TypeInfo.parse("INT");
+    b.functions.add(new DescriptorBuilder.Fn(FlinkFnApi.UserDefinedDataStreamFunction.FunctionType.PROCESS,
+        new byte[]{1, 2}));
+    b.functions.add(new DescriptorBuilder.Fn(FlinkFnApi.UserDefinedDataStreamFunction.FunctionType.ASYNC_BATCH,
+        new byte[]{3}));
+    b.sideOutputs.put("late", TypeInfo.parse("STRING"));
+    b.dataEndpoint = Endpoints.ApiServiceDescriptor.newBuilder().setUrl("localhost:1").build();
+    b.stateEndpoint = Endpoints.ApiServiceDescriptor.newBuilder().setUrl("localhost:2").build();
+    b.environment = RunnerApi.Environment.newBuilder().setUrn("beam:env:process:v1").build();
+    BeamFnApi.ProcessBundleDescriptor d = b.build();
+    check("descriptor id", d.getId().equals("1-2"), d.getId());
+    Set<String> ts = new TreeSet<>(d.getTransformsMap().keySet());
+    check("transform ids", ts.equals(new TreeSet<>(List.of("transform-0", "transform-1", "transform-revise",
+        "transform-revise-late", "fn/read/input:0", "fn/write/output:0", "fn/write/late:0"))), ts.toString());
+    RunnerApi.PTransform read = d.getTransformsOrThrow("fn/read/input:0");
+    BeamFnApi.RemoteGrpcPort rp = BeamFnApi.RemoteGrpcPort.parseFrom(read.getSpec().getPayload());
+    check("read transform", read.getSpec().getUrn().equals("beam:runner:source:v1")
+        && read.getOutputsMap().equals(java.util.Map.of("local_output", "input")) && read.getUniqueName().isEmpty()
+        && read.getEnvironmentId().isEmpty() && rp.getCoderId().equals("fn/wire/input:0-length_prefix0")
+        && rp.getApiServiceDescriptor().getUrl().equals("localhost:1"), read.toString());
+    RunnerApi.PTransform write = d.getTransformsOrThrow("fn/write/output:0");
+    check("write transform", write.getSpec().getUrn().equals("beam:runner:sink:v1")
+        && write.getInputsMap().equals(java.util.Map.of("local_input", "output")) && write.getUniqueName().isEmpty(),
+        write.toString());
+    RunnerApi.Coder wire = d.getCodersOrThrow("fn/wire/input:0-length_prefix0");
+    check("wire coder", wire.getSpec().getUrn().equals("beam:coder:param_windowed_value:v1")
+        && Arrays.equals(wire.getSpec().getPayload().toByteArray(), Hex.parse("7fdf3b645a1cac09000000010f00"))
+        && wire.getComponentCoderIdsList().equals(List.of("input_coder-length_prefix0", "window_coder")),
+        wire.toString());
+    RunnerApi.Coder lp = d.getCodersOrThrow("input_coder-length_prefix0");
+    check("length prefix coder", lp.getSpec().getUrn().equals("beam:coder:length_prefix:v1")
+        && lp.getComponentCoderIdsList().equals(List.of("input_coder")), lp.toString());
+    FlinkFnApi.CoderInfoDescriptor in = FlinkFnApi.CoderInfoDescriptor.parseFrom(
+        d.getCodersOrThrow("input_coder").getSpec().getPayload());
+    check("input coder raw type", d.getCodersOrThrow("input_coder").getSpec().getUrn().equals("flink:coder:v1")
+        && in.getMode() == FlinkFnApi.CoderInfoDescriptor.Mode.MULTIPLE
+        && TypeInfoProtos.fromProto(in.getRawType().getTypeInfo()).toString()
+            .equals("ROW<ts:LONG,wm:LONG,data:ROW<s:STRING,i:INT>>"), in.toString());
+    FlinkFnApi.CoderInfoDescriptor out = FlinkFnApi.CoderInfoDescriptor.parseFrom(
+        d.getCodersOrThrow("output_coder").getSpec().getPayload());
+    check("output coder raw type", TypeInfoProtos.fromProto(out.getRawType().getTypeInfo()).toString()
+        .equals("ROW<ts:LONG,data:INT>"), out.toString());
+    check("input pcollection", d.getPcollectionsOrThrow("input").getCoderId().equals("input_coder-length_prefix0")
+        && d.getPcollectionsOrThrow("input").getWindowingStrategyId().equals("windowing_strategy"), "");
+    check("windowing strategy", d.getWindowingStrategiesOrThrow("windowing_strategy").equals(
+        RunnerApi.WindowingStrategy.newBuilder().setWindowCoderId("window_coder").build()), "");
+    RunnerApi.ParDoPayload p1 = RunnerApi.ParDoPayload.parseFrom(d.getTransformsOrThrow("transform-1").getSpec()
+        .getPayload());
+    FlinkFnApi.UserDefinedDataStreamFunction u1 = FlinkFnApi.UserDefinedDataStreamFunction.parseFrom(
+        p1.getDoFn().getPayload());
+    check("chained function", p1.getDoFn().getUrn().equals("flink:transform:ds:stateless_function:v1")
+        && u1.getFunctionType() == FlinkFnApi.UserDefinedDataStreamFunction.FunctionType.ASYNC_BATCH
+        && u1.getPayload().equals(ByteString.copyFrom(new byte[]{3})) && u1.getHasSideOutput()
+        && d.getTransformsOrThrow("transform-1").getInputsMap().get("input").equals("collection-0")
+        && d.getTransformsOrThrow("transform-1").getOutputsMap().get("late").equals("collection-revise-late"),
+        u1.toString());
+    FlinkFnApi.UserDefinedDataStreamFunction rev = FlinkFnApi.UserDefinedDataStreamFunction.parseFrom(
+        RunnerApi.ParDoPayload.parseFrom(d.getTransformsOrThrow("transform-revise").getSpec().getPayload())
+            .getDoFn().getPayload());
+    check("revise function", rev.equals(FlinkFnApi.UserDefinedDataStreamFunction.newBuilder()
+        .setFunctionType(FlinkFnApi.UserDefinedDataStreamFunction.FunctionType.REVISE_OUTPUT).build()), rev.toString());
+    check("state endpoint", d.getStateApiServiceDescriptor().getUrl().equals("localhost:2")
+        && !d.hasTimerApiServiceDescriptor(), "");
+  }
+
+  void typeProtos() {
+    List<String> bad = new ArrayList<>();
+    for (String s : CodecSelfTest.ALL_TYPES) {
+      TypeInfo t = TypeInfo.parse(s);
+      if (!TypeInfoProtos.fromProto(TypeInfoProtos.toProto(t)).equals(t)) {
+        bad.add(s);
+      }
+    }
+    check("TypeInfo proto round trip", bad.isEmpty(), bad.toString());
+    FlinkFnApi.TypeInfo p = TypeInfoProtos.toProto(TypeInfo.parse("LIST<ROW<a:INT>>"));
+    check("TypeInfo proto shape", p.getTypeName() == FlinkFnApi.TypeInfo.TypeName.LIST
+        && p.getCollectionElementType().getRowTypeInfo().getFields(0).getFieldName().equals("a")
+        && p.getCollectionElementType().getRowTypeInfo().getFields(0).getFieldType().getTypeName()
+            == FlinkFnApi.TypeInfo.TypeName.INT, p.toString());
+  }
+
+  void reassembly() {
+    ByteWriter w = new ByteWriter();
+    List<byte[]> recs = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      byte[] r = new byte[i * 7 % 300];
+      Arrays.fill(r, (byte) i);
+      recs.add(r);
+      w.varint(r.length).bytes(r);
+    }
+    byte[] all = w.toByteArray();
+    boolean ok = true;
+    String detail = "";
+    for (int chunk : new int[]{1, 2, 3, 7, 64, 129, all.length}) {
+      List<FunctionRunner.Result> got = new ArrayList<>();
+      OutputReceiver r = new OutputReceiver("output", "fn/write/output:0", got::add);
+      for (int off = 0; off < all.length; off += chunk) {
+        r.accept(Arrays.copyOfRange(all, off, Math.min(all.length, off + chunk)));
+      }
+      r.last();
+      boolean same = got.size() == recs.size() && r.problems().isEmpty();
+      for (int i = 0; same && i < recs.size(); i++) {
+        same = Arrays.equals(got.get(i).bytes, recs.get(i));
+      }
+      if (!same) {
+        ok = false;
+        detail += " chunk " + chunk + ": " + got.size() + " records, problems " + r.problems();
+      }
+    }
+    check("output reassembly at every split size", ok, detail);
+    OutputReceiver r = new OutputReceiver("output", "fn/write/output:0", x -> { });
+    r.accept(new byte[]{5, 1, 2});
+    r.last();
+    check("incomplete record at is_last is reported", r.problems().size() == 1, r.problems().toString());
+  }
+
+  void metrics() {
+    MetricsApi.MonitoringInfo sum = MetricsApi.MonitoringInfo.newBuilder().setUrn("beam:metric:user:sum_int64:v1")
+        .setType("beam:metrics:sum_int64:v1").setPayload(ByteString.copyFrom(Hex.parse("ac02")))
+        .putLabels("NAME", "n").build();
+    Metrics.Metric m = Metrics.decode(sum);
+    check("sum_int64 300", m.value == 300 && m.name().equals("n"), m.toString());
+    MetricsApi.MonitoringInfo dist = MetricsApi.MonitoringInfo.newBuilder()
+        .setUrn("beam:metric:user:distribution_int64:v1").setType("beam:metrics:distribution_int64:v1")
+        .setPayload(ByteString.copyFrom(Hex.parse("02 05 01 04"))).build();
+    Metrics.Metric d = Metrics.decode(dist);
+    check("distribution_int64", d.count == 2 && d.sum == 5 && d.min == 1 && d.max == 4, d.toString());
+    MetricsApi.MonitoringInfo neg = MetricsApi.MonitoringInfo.newBuilder().setUrn("beam:metric:user:latest_int64:v1")
+        .setType("beam:metrics:latest_int64:v1")
+        .setPayload(ByteString.copyFrom(new ByteWriter().varint(1000).varint(-1).toByteArray())).build();
+    Metrics.Metric l = Metrics.decode(neg);
+    check("latest_int64 negative", l.timestamp == 1000 && l.value == -1, l.toString());
+  }
+}
