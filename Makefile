@@ -33,7 +33,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TEST_SUPPORT := $(wildcard tests/unit/support/*.c)
 
-.PHONY: all deps demo check unit integration sanitize valgrind bench clean harness
+.PHONY: all deps demo check unit integration sanitize valgrind bench bench-tools clean harness
 all: $(BUILD)/fnworker
 
 deps: $(BUILD)/.deps
@@ -99,9 +99,27 @@ valgrind: deps
 	FNW_WRAPPER="valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 --suppressions=tests/valgrind.supp" \
 	  sh tests/integration/run.sh $(BUILD)
 
+# ---- bench (owned by scripts/bench/; see scripts/bench/README.md) -------------
+# The driver (runner side) and the null worker link the bench objects and
+# libfnw.a (for codecs/buf, codecs/varint and the generated .pb-c objects).
+BENCH_LIB_SRC := $(filter-out scripts/bench/fnbench.c scripts/bench/null_worker.c,$(wildcard scripts/bench/*.c))
+BENCH_LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_LIB_SRC))
+BENCH_BIN     := $(BUILD)/bench/fnbench $(BUILD)/bench/null_worker
+
+$(BUILD)/bench/libbench.a: $(BENCH_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+$(BENCH_BIN): $(BUILD)/bench/%: $(BUILD)/obj/scripts/bench/%.o $(BUILD)/bench/libbench.a $(BUILD)/libfnw.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench-tools: $(BENCH_BIN)
+
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all bench-tools
 	sh scripts/bench.sh $(BUILD)
+# ---- end of bench ----------------------------------------------------------------
 
 clean:
 	rm -rf build

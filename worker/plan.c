@@ -461,3 +461,20 @@ void fnw_plan_free(fnw_plan *p)
     free(p->descriptor_id);
     free(p);
 }
+
+char *fnw_plan_data_url(const pb_ProcessBundleDescriptor *d)
+{
+    for (size_t i = 0; i < d->n_transforms; i++) {
+        const pb_PTransform *t = d->transforms[i]->value;
+        const char *urn = spec_urn(t);
+        if (strcmp(urn, URN_SOURCE) && strcmp(urn, URN_SINK))
+            continue;
+        char *url = NULL, *coder = NULL;
+        fnw_error err;
+        if (grpc_port(t, d->transforms[i]->key, &url, &coder, &err) == 0) {
+            free(coder);
+            return url;
+        }
+    }
+    return NULL;
+}

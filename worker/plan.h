@@ -53,4 +53,9 @@ int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
                    fnw_plan **out, fnw_error *err);
 void fnw_plan_free(fnw_plan *p);
 
+/* The data endpoint of the descriptor's first gRPC port, even when the rest
+ * of the descriptor cannot be planned (the runner waits for a Data stream
+ * before it reads any bundle's response). NULL if there is none; free(). */
+char *fnw_plan_data_url(const pb_ProcessBundleDescriptor *d);
+
 #endif

@@ -34,6 +34,7 @@ typedef struct descriptor_entry {
     char *id;
     fnw_plan *plan;
     char *error;
+    char *data_url;           /* known even when the plan failed */
     int fetching;
     fnw_processor *idle;
     pending_bundle *pending;
@@ -125,6 +126,8 @@ static void entry_set_descriptor(fnw_worker *w, descriptor_entry *e,
     e->plan = NULL;
     free(e->error);
     e->error = NULL;
+    free(e->data_url);
+    e->data_url = fnw_plan_data_url(d);
     if (fnw_plan_build(d, &w->registry, &e->plan, &err) < 0)
         e->error = strdup(err.msg);
     else
@@ -190,6 +193,10 @@ static void bundle_finished(void *user, fnw_bundle *b, const char *error, const 
 
 static void start_bundle(fnw_worker *w, descriptor_entry *e, const char *iid)
 {
+    /* Beam's runner waits for our Data stream before it looks at any
+     * response, so open it even for a bundle that fails right away. */
+    if (e->data_url)
+        fnw_data_connect(&w->data, e->data_url);
     if (e->error) {
         char msg[FNW_ERROR_MAX + 128];
         snprintf(msg, sizeof msg, "instruction %s: %s", iid, e->error);
@@ -524,6 +531,7 @@ static void free_entries(fnw_worker *w)
         }
         fnw_plan_free(e->plan);
         free(e->error);
+        free(e->data_url);
         free(e->id);
         free(e);
         e = next;

@@ -115,7 +115,7 @@ public final class Scenario {
       c.outputType = out;
       c.functions.add(new DescriptorBuilder.Fn(type, payload));
       c.flushTimeoutMs = ms(20_000);
-      c.dataConnectTimeoutMs = ms(10_000);
+      c.dataConnectTimeoutMs = Math.min(ms(10_000), 30_000);
       c.bundleSize = Integer.MAX_VALUE;
       c.bundleTimeMs = Long.MAX_VALUE / 4;
       tweak.accept(c);

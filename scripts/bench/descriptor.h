@@ -1,0 +1,42 @@
+/* scripts/bench/descriptor.h — the ProcessBundleDescriptor the benchmark
+ * registers, shaped as Flink builds it for a one-input DataStream operator
+ * with one function (flink-protocol.md §2.2-2.4): source `fn/read/input:0`
+ * -> `transform-0` (the operation) -> `transform-revise` (REVISE_OUTPUT) ->
+ * sink `fn/write/output:0`, Flink coders with raw types ROW(LONG, LONG,
+ * ROW<STRING, INT>) in and ROW(LONG, ROW<STRING, INT>) out, the
+ * param-windowed-value wire coders Beam adds, PCollections and the
+ * windowing strategy. The function's payload is a fnworker OperationSpec.
+ */
+#ifndef BENCH_DESCRIPTOR_H
+#define BENCH_DESCRIPTOR_H
+
+#include <stdint.h>
+
+#include "codecs/buf.h"
+
+#define BENCH_SOURCE_ID "fn/read/input:0"
+#define BENCH_SINK_ID "fn/write/output:0"
+#define BENCH_MAX_OPTS 6
+
+/* What runs in transform-0 (README, "The OperationSpec payload"). */
+typedef struct bench_op {
+    const char *operation;          /* "identity", "echo" */
+    int batched;                    /* function_type ASYNC_BATCH (7), else PROCESS (0) */
+    int unordered;                  /* output_mode UNORDERED (1), else ORDERED (0) */
+    int capacity;
+    int64_t timeout_ms;
+    int batch_size;
+    int64_t batch_timeout_ms;
+    int n_opts;
+    const char *opt_key[BENCH_MAX_OPTS];
+    const char *opt_val[BENCH_MAX_OPTS];
+} bench_op;
+
+/* Adds option key=value (copied pointers must outlive the op). */
+void bench_op_set(bench_op *op, const char *key, const char *val);
+
+/* Appends the serialized descriptor to out. data_url is the data (and
+ * state) endpoint put into the RemoteGrpcPorts. */
+int bench_descriptor_build(fnw_buf *out, const char *id, const char *data_url, const bench_op *op);
+
+#endif

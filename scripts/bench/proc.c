@@ -1,0 +1,139 @@
+/* scripts/bench/proc.c — worker process launch and /proc readings (see proc.h). */
+#include "scripts/bench/proc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_ARGS 64
+
+static int split_words(char *s, char **out, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(s, " \t"); tok && n < max; tok = strtok(NULL, " \t"))
+        out[n++] = tok;
+    return n;
+}
+
+int bench_proc_spawn(bench_proc *p, const char *wrapper, const char *bin, const char *id,
+                     const char *url, const char *log_path, fnw_error *err)
+{
+    char idarg[128], urlarg[160];
+    char *wcopy = strdup(wrapper ? wrapper : "");
+    char *argv[MAX_ARGS + 4];
+    if (!wcopy)
+        return fnw_error_set(err, "out of memory");
+    int n = split_words(wcopy, argv, MAX_ARGS);
+    snprintf(idarg, sizeof idarg, "--id=%s", id);
+    snprintf(urlarg, sizeof urlarg, "--provision_endpoint=%s", url);
+    argv[n++] = (char *)bin;
+    argv[n++] = idarg;
+    argv[n++] = urlarg;
+    argv[n] = NULL;
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) {
+        free(wcopy);
+        return fnw_error_set(err, "cannot open %s: %s", log_path, strerror(errno));
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd);
+        free(wcopy);
+        return fnw_error_set(err, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+        execvp(argv[0], argv);
+        fprintf(stderr, "bench: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(fd);
+    free(wcopy);
+    p->pid = pid;
+    p->exited = 0;
+    p->status = 0;
+    return 0;
+}
+
+int bench_proc_poll(bench_proc *p)
+{
+    if (p->exited)
+        return 1;
+    int st;
+    pid_t r = waitpid(p->pid, &st, WNOHANG);
+    if (r == p->pid) {
+        p->exited = 1;
+        p->status = st;
+    }
+    return p->exited;
+}
+
+void bench_proc_signal(bench_proc *p, int sig)
+{
+    if (!p->exited && p->pid > 0)
+        kill(p->pid, sig);
+}
+
+int bench_proc_exit_code(const bench_proc *p)
+{
+    if (!p->exited)
+        return -1;
+    if (WIFEXITED(p->status))
+        return WEXITSTATUS(p->status);
+    if (WIFSIGNALED(p->status))
+        return 128 + WTERMSIG(p->status);
+    return -1;
+}
+
+uint64_t bench_proc_cpu_ns(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    uint64_t sum = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char f[128];
+        snprintf(f, sizeof f, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
+        FILE *fp = fopen(f, "r");
+        if (!fp)
+            continue;
+        unsigned long long ns;
+        if (fscanf(fp, "%llu", &ns) == 1)
+            sum += ns;
+        fclose(fp);
+    }
+    closedir(d);
+    return sum;
+}
+
+long bench_proc_status_kb(pid_t pid, const char *field)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return -1;
+    size_t fl = strlen(field);
+    long kb = -1;
+    while (fgets(line, sizeof line, fp))
+        if (!strncmp(line, field, fl) && line[fl] == ':') {
+            kb = strtol(line + fl + 1, NULL, 10);
+            break;
+        }
+    fclose(fp);
+    return kb;
+}
