@@ -91,7 +91,8 @@ demo: deps
 	sh scripts/demo.sh $(BUILD)
 
 sanitize: deps
-	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 OPT="-O1 -g" all unit integration
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+	  $(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 OPT="-O1 -g" all unit integration
 	@echo "make sanitize: clean under ASan+UBSan"
 
 valgrind: deps

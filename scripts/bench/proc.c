@@ -106,7 +106,7 @@ uint64_t bench_proc_cpu_ns(pid_t pid)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        char f[128];
+        char f[320];
         snprintf(f, sizeof f, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
         FILE *fp = fopen(f, "r");
         if (!fp)

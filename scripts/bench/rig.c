@@ -400,7 +400,8 @@ static void on_data(rig_call *c, grpc_slice msg)
 static void on_log(rig_call *c, grpc_slice msg)
 {
     bench_rig *r = c->rig;
-    pb_LogList *l = PBN(log_entry__list__unpack)(NULL, GRPC_SLICE_LENGTH(msg), GRPC_SLICE_START_PTR(msg));
+    pb_LogList *l = (pb_LogList *)protobuf_c_message_unpack(&PBN(log_entry__list__descriptor), NULL,
+                                                            GRPC_SLICE_LENGTH(msg), GRPC_SLICE_START_PTR(msg));
     if (!l)
         return;
     for (size_t i = 0; i < l->n_log_entries; i++) {
@@ -413,7 +414,7 @@ static void on_log(rig_call *c, grpc_slice msg)
         if (r->verbose)
             fprintf(stderr, "  worker log [%d] %s\n", (int)e->severity, e->message ? e->message : "");
     }
-    PBN(log_entry__list__free_unpacked)(l, NULL);
+    protobuf_c_message_free_unpacked(&l->base, NULL);
 }
 
 static void feed_data(bench_rig *r);

@@ -47,7 +47,7 @@ typedef struct bench_session {
     int is_null;
     char id[64];
     char log_path[512];
-    char desc_id[64];
+    char desc_id[96];
     unsigned desc_seq;
     char error[1200];               /* first failure seen in this session */
 } bench_session;
