@@ -19,6 +19,13 @@ typedef struct step_link {
     size_t i;
 } step_link;
 
+/* The last message's completion may arrive after the bundle is gone (it
+ * failed or the worker stopped meanwhile): the callback holds this token,
+ * which the bundle clears when it is freed. */
+typedef struct send_token {
+    fnw_bundle *b;
+} send_token;
+
 struct fnw_bundle {
     struct ev_loop *loop;
     fnw_logger *log;
@@ -37,6 +44,7 @@ struct fnw_bundle {
     int pumping, again;
     char *error;
     ev_timer done_timer;       /* reports from a clean stack */
+    send_token *last_send;     /* the is_last message in flight */
     fnw_bundle_done_cb done;
     void *user;
 };
@@ -159,7 +167,12 @@ static void step_failed(void *user, const char *message)
 
 static void last_sent(void *arg, int ok)
 {
-    fnw_bundle *b = arg;
+    send_token *tok = arg;
+    fnw_bundle *b = tok->b;
+    free(tok);
+    if (!b)
+        return;
+    b->last_send = NULL;
     if (b->state == B_DONE)
         return;
     if (!ok) {
@@ -181,7 +194,14 @@ static void step_finished(void *user)
         return;
     }
     b->state = B_SENDING_LAST;
-    fnw_outbox_finish(b->outboxes, b->n_out, last_sent, b);
+    send_token *tok = malloc(sizeof *tok);
+    if (!tok) {
+        bundle_fail(b, "out of memory finishing instruction %s", b->instruction_id);
+        return;
+    }
+    tok->b = b;
+    b->last_send = tok;
+    fnw_outbox_finish(b->outboxes, b->n_out, last_sent, tok);
 }
 
 /* ---- input ------------------------------------------------------------------------------ */
@@ -420,6 +440,8 @@ void fnw_bundle_free(fnw_bundle *b)
     if (!b)
         return;
     ev_timer_stop(b->loop, &b->done_timer);
+    if (b->last_send)
+        b->last_send->b = NULL;
     if (b->error && b->proc)
         for (size_t i = 0; i < b->proc->n; i++)
             fnw_engine_abort(b->proc->engines[i]);
