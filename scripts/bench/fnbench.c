@@ -1,35 +1,143 @@
-/* temporary */
+/* scripts/bench/fnbench.c — the benchmark driver: plays Flink's runner side
+ * against build/fnworker (and against the null worker, for the ceiling),
+ * prints a table of every workload with its target and PASS/MISS, and
+ * writes results.json plus the data files scripts/bench/plots.gp draws.
+ *
+ *   fnbench [--smoke] [--only W1,W2,...] [--scale X] [--no-ipr]
+ *           [--worker PATH] [--null-worker PATH] [--out DIR]
+ *           [--wrapper CMD] [--verbose]
+ *
+ * --smoke      a few thousand records through a few workloads, every
+ *              count checked (< 20 s); for `make check`
+ * --only       run only these workloads (ceilings C* always run)
+ * --scale      multiply record counts and durations (e.g. 0.1 for a quick look)
+ * --no-ipr     skip the callgrind instructions-per-record runs
+ * --wrapper    command prefix for the real worker (e.g. "perf record -g -o F --")
+ *
+ * Exit status: 0 when the worker behaved (PASS/MISS are reported, not
+ * fatal), 1 when it misbehaved (error response, wrong record count, bad
+ * exit), 2 for bad usage.
+ */
+#include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "scripts/bench/session.h"
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "scripts/bench/suite.h"
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: fnbench [--smoke] [--only W1,W2,...] [--scale X] [--no-ipr] [--worker PATH]\n"
+                    "               [--null-worker PATH] [--out DIR] [--wrapper CMD] [--verbose]\n");
+}
+
+static void machine(char *out, size_t n)
+{
+    char model[160] = "unknown CPU", line[256];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+                snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
+                model[strcspn(model, "\n")] = '\0';
+                break;
+            }
+        fclose(f);
+    }
+    struct utsname u;
+    uname(&u);
+    snprintf(out, n, "%ld cores (%s), Linux %s; driver and worker share them", sysconf(_SC_NPROCESSORS_ONLN),
+             model, u.release);
+}
+
 int main(int argc, char **argv)
 {
+    static char self_dir[512], def_worker[600], def_null[600];
+    char argv0[512];
+    snprintf(argv0, sizeof argv0, "%s", argv[0]);
+    snprintf(self_dir, sizeof self_dir, "%s", dirname(argv0));
+    snprintf(def_worker, sizeof def_worker, "%s/../fnworker", self_dir);
+    snprintf(def_null, sizeof def_null, "%s/null_worker", self_dir);
+
+    bench_suite s;
+    memset(&s, 0, sizeof s);
+    s.env.worker_bin = def_worker;
+    s.env.null_bin = def_null;
+    s.env.out_dir = self_dir;
+    s.scale = 1;
+    s.ipr = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--smoke")) {
+            s.smoke = 1;
+        } else if (!strcmp(a, "--no-ipr")) {
+            s.ipr = 0;
+        } else if (!strcmp(a, "--verbose")) {
+            s.env.verbose = 1;
+        } else if (v && !strcmp(a, "--only")) {
+            s.only = v, i++;
+        } else if (v && !strcmp(a, "--scale")) {
+            s.scale = atof(v), i++;
+        } else if (v && !strcmp(a, "--worker")) {
+            s.env.worker_bin = v, i++;
+        } else if (v && !strcmp(a, "--null-worker")) {
+            s.env.null_bin = v, i++;
+        } else if (v && !strcmp(a, "--out")) {
+            s.env.out_dir = v, i++;
+        } else if (v && !strcmp(a, "--wrapper")) {
+            s.wrapper = v, i++;
+        } else {
+            usage();
+            return 2;
+        }
+    }
+    if (s.scale <= 0) {
+        usage();
+        return 2;
+    }
+    for (int i = 0; i < 2; i++) {
+        const char *bin = i ? s.env.null_bin : s.env.worker_bin;
+        if (access(bin, X_OK) != 0) {
+            fprintf(stderr, "fnbench: %s is not an executable (run `make all bench-tools`)\n", bin);
+            return 2;
+        }
+    }
+    signal(SIGPIPE, SIG_IGN);
     fnw_error err;
-    bench_env env;
-    memset(&env, 0, sizeof env);
-    env.worker_bin = argc > 1 ? argv[1] : "build/fnworker";
-    env.null_bin = "build/bench/null_worker";
-    env.out_dir = "build/bench";
-    env.verbose = getenv("V") != NULL;
-    env.rig = bench_rig_new(env.verbose, &err);
-    if (!env.rig) { fprintf(stderr, "%s\n", err.msg); return 1; }
-    uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
-    int is_null = argc > 3 && !strcmp(argv[3], "null");
-    bench_session s;
-    if (bench_session_start(&env, &s, is_null, getenv("WRAP"), "t") < 0) { fprintf(stderr, "%s\n", s.error); return 1; }
-    bench_op op = {.operation = "identity"};
-    if (getenv("ECHO")) { op.operation = "echo"; op.batched = 1; op.unordered = 1; op.batch_size = 256; op.capacity = 10000; op.timeout_ms = 60000; }
-    bench_session_use(&s, &op);
-    bench_run r;
-    bench_session_run(&s, 8, 10000, 0, 0, &r);
-    int rc = bench_session_run(&s, 8, n, 1000000, 0, &r);
-    printf("rc=%d recs=%llu out=%llu %.3fs %.2fM rec/s worker cpu %.2fs driver %.2fs outmsgs %llu drain %.1fms\n", rc,
-           (unsigned long long)r.records, (unsigned long long)r.out_records, r.seconds, r.records / r.seconds / 1e6,
-           r.worker_cpu_s, r.driver_cpu_s, (unsigned long long)r.out_msgs, r.max_drain_s * 1e3);
-    int code = bench_session_stop(&s, 10);
-    printf("exit %d err=%s\n", code, s.error);
-    bench_env_free_chunks(&env);
-    bench_rig_free(env.rig);
-    return 0;
+    s.env.rig = bench_rig_new(s.env.verbose, &err);
+    if (!s.env.rig) {
+        fprintf(stderr, "fnbench: %s\n", err.msg);
+        return 1;
+    }
+    double t0 = bench_now();
+    if (s.smoke) {
+        s.ipr = 0;
+        bench_suite_smoke(&s);
+        for (int i = 0; i < s.rep.n; i++)   /* smoke checks behaviour, not speed */
+            if (s.rep.rows[i].verdict != BENCH_FAIL)
+                s.rep.rows[i].verdict = BENCH_INFO;
+    } else {
+        bench_suite_run(&s);
+    }
+    double elapsed = bench_now() - t0;
+    char m[400], path[600];
+    machine(m, sizeof m);
+    char title[600];
+    snprintf(title, sizeof title, "fnworker benchmark%s — %s; ceiling = same driver against the null worker",
+             s.smoke ? " (smoke)" : "", m);
+    bench_report_print(&s.rep, elapsed, title);
+    snprintf(path, sizeof path, "%s/%s", s.env.out_dir, s.smoke ? "smoke-results.json" : "results.json");
+    if (bench_report_json(&s.rep, path, m, elapsed) < 0)
+        fprintf(stderr, "fnbench: could not write %s\n", path);
+    else
+        printf("results: %s\n", path);
+    int failures = bench_report_failures(&s.rep);
+    bench_report_free(&s.rep);
+    bench_env_free_chunks(&s.env);
+    bench_rig_free(s.env.rig);
+    return failures ? 1 : 0;
 }
