@@ -4,7 +4,7 @@
 #   make check      install what is missing, build, run every unit and integration test
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
-#   make bench      the benchmark (see README, Performance)
+#   make bench      the benchmark (README, Performance; scripts/bench/README.md)
 #
 # Sources are found by wildcard: a new codecs/x.c, runtime/x.c or worker/x.c is
 # part of libfnw.a; a new tests/unit/test_x.c is a new Check binary.
@@ -33,7 +33,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TEST_SUPPORT := $(wildcard tests/unit/support/*.c)
 
-.PHONY: all deps demo check unit integration sanitize valgrind bench bench-tools clean harness
+.PHONY: all deps demo check unit integration sanitize valgrind bench bench-tools bench-smoke clean harness
 all: $(BUILD)/fnworker
 
 deps: $(BUILD)/.deps
@@ -83,7 +83,7 @@ integration: $(BUILD)/fnworker $(BUILD)/harness/harness.jar
 	sh tests/integration/run.sh $(BUILD)
 
 check: deps
-	@$(MAKE) --no-print-directory all unit integration
+	@$(MAKE) --no-print-directory all unit integration bench-smoke
 	@echo "make check: all tests passed"
 
 demo: deps
@@ -116,6 +116,11 @@ $(BENCH_BIN): $(BUILD)/bench/%: $(BUILD)/obj/scripts/bench/%.o $(BUILD)/bench/li
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 bench-tools: $(BENCH_BIN)
+
+# A few thousand records through a few workloads, every count checked (< 20 s);
+# exits non-zero when the worker misbehaves. For `make check`.
+bench-smoke: all bench-tools
+	$(BUILD)/bench/fnbench --smoke
 
 bench: deps
 	@$(MAKE) --no-print-directory all bench-tools

@@ -5,13 +5,14 @@
  *
  *   fnbench [--smoke] [--only W1,W2,...] [--scale X] [--no-ipr]
  *           [--worker PATH] [--null-worker PATH] [--out DIR]
- *           [--wrapper CMD] [--verbose]
+ *           [--bundle N] [--wrapper CMD] [--verbose]
  *
  * --smoke      a few thousand records through a few workloads, every
  *              count checked (< 20 s); for `make check`
  * --only       run only these workloads (ceilings C* always run)
  * --scale      multiply record counts and durations (e.g. 0.1 for a quick look)
  * --no-ipr     skip the callgrind instructions-per-record runs
+ * --bundle     records per bundle in W1-W4 and W11 (default 1,000,000)
  * --wrapper    command prefix for the real worker (e.g. "perf record -g -o F --")
  *
  * Exit status: 0 when the worker behaved (PASS/MISS are reported, not
@@ -30,8 +31,8 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: fnbench [--smoke] [--only W1,W2,...] [--scale X] [--no-ipr] [--worker PATH]\n"
-                    "               [--null-worker PATH] [--out DIR] [--wrapper CMD] [--verbose]\n");
+    fprintf(stderr, "usage: fnbench [--smoke] [--only W1,W2,...] [--scale X] [--no-ipr] [--bundle N]\n"
+                    "               [--worker PATH] [--null-worker PATH] [--out DIR] [--wrapper CMD] [--verbose]\n");
 }
 
 static void machine(char *out, size_t n)
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
     s.env.out_dir = self_dir;
     s.scale = 1;
     s.ipr = 1;
+    s.bundle = 1000000;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -82,6 +84,8 @@ int main(int argc, char **argv)
             s.only = v, i++;
         } else if (v && !strcmp(a, "--scale")) {
             s.scale = atof(v), i++;
+        } else if (v && !strcmp(a, "--bundle")) {
+            s.bundle = strtoull(v, NULL, 10), i++;
         } else if (v && !strcmp(a, "--worker")) {
             s.env.worker_bin = v, i++;
         } else if (v && !strcmp(a, "--null-worker")) {
@@ -95,7 +99,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (s.scale <= 0) {
+    if (s.scale <= 0 || s.bundle == 0) {
         usage();
         return 2;
     }
@@ -127,8 +131,12 @@ int main(int argc, char **argv)
     char m[400], path[600];
     machine(m, sizeof m);
     char title[600];
-    snprintf(title, sizeof title, "fnworker benchmark%s — %s; ceiling = same driver against the null worker",
-             s.smoke ? " (smoke)" : "", m);
+    char scale[64] = "";
+    if ((s.scale != 1 || s.bundle != 1000000) && !s.smoke)
+        snprintf(scale, sizeof scale, " (record counts x%g, %llu-record bundles)", s.scale,
+                 (unsigned long long)s.bundle);
+    snprintf(title, sizeof title, "fnworker benchmark%s%s — %s; ceiling = same driver against the null worker",
+             s.smoke ? " (smoke)" : "", scale, m);
     bench_report_print(&s.rep, elapsed, title);
     snprintf(path, sizeof path, "%s/%s", s.env.out_dir, s.smoke ? "smoke-results.json" : "results.json");
     if (bench_report_json(&s.rep, path, m, elapsed) < 0)

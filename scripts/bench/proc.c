@@ -94,29 +94,59 @@ int bench_proc_exit_code(const bench_proc *p)
     return -1;
 }
 
-uint64_t bench_proc_cpu_ns(pid_t pid)
+static uint64_t task_ns(pid_t pid, const char *tid)
+{
+    char f[320];
+    snprintf(f, sizeof f, "/proc/%d/task/%s/schedstat", (int)pid, tid);
+    FILE *fp = fopen(f, "r");
+    if (!fp)
+        return 0;
+    unsigned long long ns = 0;
+    if (fscanf(fp, "%llu", &ns) != 1)
+        ns = 0;
+    fclose(fp);
+    return ns;
+}
+
+void bench_proc_threads(pid_t pid, bench_threads *t)
 {
     char path[64];
+    t->n = 0;
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *d = opendir(path);
     if (!d)
-        return 0;
-    uint64_t sum = 0;
+        return;
     struct dirent *e;
-    while ((e = readdir(d))) {
+    while ((e = readdir(d)) && t->n < BENCH_MAX_THREADS) {
         if (e->d_name[0] == '.')
             continue;
-        char f[320];
-        snprintf(f, sizeof f, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
-        FILE *fp = fopen(f, "r");
-        if (!fp)
-            continue;
-        unsigned long long ns;
-        if (fscanf(fp, "%llu", &ns) == 1)
-            sum += ns;
-        fclose(fp);
+        t->tid[t->n] = atoi(e->d_name);
+        t->ns[t->n++] = task_ns(pid, e->d_name);
     }
     closedir(d);
+}
+
+double bench_threads_max_delta_s(const bench_threads *a, const bench_threads *b)
+{
+    uint64_t best = 0;
+    for (int i = 0; i < b->n; i++) {
+        uint64_t before = 0;
+        for (int j = 0; j < a->n; j++)
+            if (a->tid[j] == b->tid[i])
+                before = a->ns[j];
+        if (b->ns[i] > before && b->ns[i] - before > best)
+            best = b->ns[i] - before;
+    }
+    return (double)best * 1e-9;
+}
+
+uint64_t bench_proc_cpu_ns(pid_t pid)
+{
+    bench_threads t;
+    bench_proc_threads(pid, &t);
+    uint64_t sum = 0;
+    for (int i = 0; i < t.n; i++)
+        sum += t.ns[i];
     return sum;
 }
 

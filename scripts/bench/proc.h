@@ -31,6 +31,17 @@ int bench_proc_exit_code(const bench_proc *p);
 
 /* CPU time of every live thread of pid, in ns; 0 if unreadable. */
 uint64_t bench_proc_cpu_ns(pid_t pid);
+/* Per-thread CPU times of pid (up to 64 threads), to find a saturated one. */
+#define BENCH_MAX_THREADS 64
+typedef struct bench_threads {
+    int n;
+    int tid[BENCH_MAX_THREADS];
+    uint64_t ns[BENCH_MAX_THREADS];
+} bench_threads;
+void bench_proc_threads(pid_t pid, bench_threads *t);
+/* The largest CPU time one thread gained from a to b, in seconds. */
+double bench_threads_max_delta_s(const bench_threads *a, const bench_threads *b);
+
 /* A "Vm...:" line of /proc/PID/status in kB (e.g. "VmRSS"); -1 if absent. */
 long bench_proc_status_kb(pid_t pid, const char *field);
 

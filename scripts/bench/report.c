@@ -85,11 +85,11 @@ void bench_report_print(const bench_report *r, double elapsed_s, const char *tit
 {
     int pass = 0, miss = 0, fail = 0;
     printf("\n%s\n", title);
-    printf("%-5s %-46s %-22s %-14s %-30s %-30s %s\n", "id", "workload", "result", "vs ceiling",
+    printf("%-6s %-48s %-28s %-16s %-44s %-31s %s\n", "id", "workload", "result", "vs ceiling",
            "worker cost", "target", "verdict");
     for (int i = 0; i < r->n; i++) {
         const bench_row *w = &r->rows[i];
-        printf("%-5s %-46s %-22s %-14s %-30s %-30s %s\n", w->id, w->what, w->result, w->vs_ceiling,
+        printf("%-6s %-48s %-28s %-16s %-44s %-31s %s\n", w->id, w->what, w->result, w->vs_ceiling,
                w->worker, w->target[0] ? w->target : "-", verdict_name(w->verdict));
         if (w->note[0])
             printf("      %s\n", w->note);

@@ -21,7 +21,7 @@ typedef struct bench_row {
     char what[128];
     char result[64];           /* the figure, formatted */
     char vs_ceiling[32];       /* "36% of 21.5M", or "" */
-    char worker[64];           /* worker cost: CPU and instructions per record */
+    char worker[96];           /* worker cost: CPU and instructions per record */
     char target[64];
     int verdict;
     char note[512];

@@ -764,9 +764,10 @@ int bench_rig_run_bundle(bench_rig *r, bench_bundle *b, double timeout_s)
         return -1;
     if (bench_walker_check(&b->out) < 0) {
         snprintf(b->error, sizeof b->error,
-                 "%s: the output stream is not well framed (%llu records, %llu of the wrong length, "
+                 "%s: the output stream is not well framed (%llu records, %llu not of the expected %llu bytes, "
                  "ended mid-record: %s)", b->iid, (unsigned long long)b->out.records,
-                 (unsigned long long)b->out.bad_len, b->out.skip || b->out.in_varint ? "yes" : "no");
+                 (unsigned long long)b->out.bad_len, (unsigned long long)b->expect_out_len,
+                 b->out.skip || b->out.in_varint ? "yes" : "no");
         return -1;
     }
     return 0;

@@ -155,6 +155,23 @@ int bench_session_bundle(bench_session *s, bench_bundle *b, uint64_t expect_reco
     return 0;
 }
 
+/* Busy CPU time of the whole machine so far, seconds (from /proc/stat). */
+static double machine_busy_s(void)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return 0;
+    unsigned long long v[10] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+    fclose(f);
+    if (n < 8)
+        return 0;
+    /* user nice system idle iowait irq softirq steal: busy = all but idle, iowait */
+    unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    return (double)busy / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* ---- a chunk source: the same pre-encoded records, again and again -------------- */
 
 typedef struct chunk_src {
@@ -187,7 +204,10 @@ int bench_session_run(bench_session *s, size_t str_len, uint64_t records, uint64
     }
     if (bundle_records == 0)
         bundle_records = records;
+    bench_threads th0, th1;
+    bench_proc_threads(s->proc.pid, &th0);
     uint64_t w0 = bench_proc_cpu_ns(s->proc.pid), d0 = bench_proc_cpu_ns(getpid());
+    double m0 = machine_busy_s();
     double t0 = bench_now();
     uint64_t left = records;
     int rc = 0;
@@ -214,7 +234,11 @@ int bench_session_run(bench_session *s, size_t str_len, uint64_t records, uint64
     }
     out->seconds = bench_now() - t0;
     out->worker_cpu_s = (double)(bench_proc_cpu_ns(s->proc.pid) - w0) * 1e-9;
+    bench_proc_threads(s->proc.pid, &th1);
+    out->worker_top_thread_s = bench_threads_max_delta_s(&th0, &th1);
     out->driver_cpu_s = (double)(bench_proc_cpu_ns(getpid()) - d0) * 1e-9;
+    double other = machine_busy_s() - m0 - out->worker_cpu_s - out->driver_cpu_s;
+    out->other_cores = out->seconds > 0.05 && other > 0 ? other / out->seconds : 0;
     out->ok = rc == 0;
     return rc;
 }

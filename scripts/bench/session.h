@@ -70,7 +70,9 @@ typedef struct bench_run {
     uint64_t records, out_records, bytes, bundles, out_msgs;
     double seconds;                 /* first bundle start to last bundle end */
     double worker_cpu_s, driver_cpu_s;
+    double worker_top_thread_s;     /* CPU of the worker's busiest thread */
     double max_drain_s;             /* is_last sent -> response, worst bundle */
+    double other_cores;             /* CPU used by other processes meanwhile (noise) */
     int ok;
 } bench_run;
 

@@ -26,6 +26,7 @@ typedef struct bench_suite {
     const char *only;            /* comma-separated workload ids, NULL = all */
     const char *wrapper;         /* command prefix for the real worker (e.g. perf record) */
     double scale;                /* multiplies record counts and durations */
+    uint64_t bundle;             /* records per bundle of the W1-W4, W11 runs (1M) */
     double ceiling[BENCH_N_SIZES];
     double w2_rate;
     bench_series s_identity, s_batch;
