@@ -302,6 +302,9 @@ static void start_finish(fnw_bundle *b)
     fnw_engine_finish(b->proc->engines[0]);
 }
 
+/* Records per round between checks of the data connection. */
+#define PUMP_ROUND 256
+
 static void pump_once(fnw_bundle *b)
 {
     fnw_error err;
@@ -310,33 +313,37 @@ static void pump_once(fnw_bundle *b)
             bundle_fail(b, "instruction %s: %s", b->instruction_id, fnw_data_conn_error(b->conn));
             return;
         }
-        if (fnw_data_conn_congested(b->conn) || !chain_has_space(b))
+        if (fnw_data_conn_congested(b->conn))
             return;
-        const uint8_t *p;
-        size_t n;
-        int r = next_record(b, &p, &n);
-        if (r < 0) {
-            bundle_fail(b, "transform '%s': element %" PRId64 " has a bad length prefix",
-                        b->plan->source_id, b->index);
-            return;
+        for (int k = 0; k < PUMP_ROUND; k++) {
+            if (b->state != B_RUNNING || !chain_has_space(b))
+                return;
+            const uint8_t *p;
+            size_t n;
+            int r = next_record(b, &p, &n);
+            if (r < 0) {
+                bundle_fail(b, "transform '%s': element %" PRId64 " has a bad length prefix",
+                            b->plan->source_id, b->index);
+                return;
+            }
+            if (r == 0) {
+                if (input_exhausted(b))
+                    start_finish(b);
+                return;
+            }
+            fnw_input_row row;
+            if (fnw_row_split_input(b->plan->input_type, p, n, &row, &err) < 0) {
+                char t[256];
+                fnw_type_format(b->plan->input_type, t, sizeof t);
+                bundle_fail(b, "transform '%s': cannot decode element %" PRId64 " as %s: %s",
+                            b->plan->steps[0].transform_id, b->index, t, err.msg);
+                return;
+            }
+            fnw_record rec = {row.timestamp, row.watermark, row.data, (uint32_t)row.len};
+            b->index++;
+            fnw_engine_push(b->proc->engines[0], &rec);
+            b->carry.len = 0;
         }
-        if (r == 0) {
-            if (input_exhausted(b))
-                start_finish(b);
-            return;
-        }
-        fnw_input_row row;
-        if (fnw_row_split_input(b->plan->input_type, p, n, &row, &err) < 0) {
-            char t[256];
-            fnw_type_format(b->plan->input_type, t, sizeof t);
-            bundle_fail(b, "transform '%s': cannot decode element %" PRId64 " as %s: %s",
-                        b->plan->steps[0].transform_id, b->index, t, err.msg);
-            return;
-        }
-        fnw_record rec = {row.timestamp, row.watermark, row.data, (uint32_t)row.len};
-        b->index++;
-        fnw_engine_push(b->proc->engines[0], &rec);
-        fnw_buf_clear(&b->carry);
     }
 }
 

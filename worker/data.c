@@ -191,39 +191,63 @@ static void conn_on_closed(void *user, grpc_status_code code, const char *detail
 
 /* ---- outbound ------------------------------------------------------------------ */
 
+static void free_buffer(void *p)
+{
+    free(p);
+}
+
+/* One message: per outbox a head slice and its buffer handed over as a slice
+ * of its own (no copy), then the is_last entries when asked. */
 static void outbox_send(fnw_outbox **obs, size_t n, int is_last, fnw_sent_cb done, void *arg)
 {
     fnw_data_conn *c = obs[0]->conn;
-    size_t total = 0;
+    size_t heads = 0, with_data = 0;
     for (size_t i = 0; i < n; i++) {
-        fnw_outbox *ob = obs[i];
-        if (ob->buf.len)
-            total += fnw_elements_data_size(strlen(ob->instruction_id), strlen(ob->transform_id),
-                                            ob->buf.len, 0);
+        size_t il = strlen(obs[i]->instruction_id), tl = strlen(obs[i]->transform_id);
+        if (obs[i]->buf.len) {
+            heads += fnw_elements_data_head_size(il, tl, obs[i]->buf.len);
+            with_data++;
+        }
         if (is_last)
-            total += fnw_elements_data_size(strlen(ob->instruction_id), strlen(ob->transform_id),
-                                            0, 1);
+            heads += fnw_elements_data_size(il, tl, 0, 1);
     }
-    if (total == 0 || !c->stream) {
+    grpc_slice *slices = heads ? malloc((2 * with_data + 1) * sizeof *slices) : NULL;
+    if (!heads || !c->stream || !slices) {
+        free(slices);
         for (size_t i = 0; i < n; i++)
             fnw_buf_clear(&obs[i]->buf);
         if (done)
-            done(arg, c->stream != NULL);
+            done(arg, c->stream != NULL && heads == 0);
         return;
     }
-    grpc_slice s = grpc_slice_malloc(total);
-    uint8_t *w = GRPC_SLICE_START_PTR(s);
+    grpc_slice head = grpc_slice_malloc(heads);
+    uint8_t *w = GRPC_SLICE_START_PTR(head), *from = w;
+    size_t ns = 0;
     for (size_t i = 0; i < n; i++) {
         fnw_outbox *ob = obs[i];
+        if (!ob->buf.len)
+            continue;
         size_t il = strlen(ob->instruction_id), tl = strlen(ob->transform_id);
-        if (ob->buf.len)
-            w = fnw_elements_put_data(w, ob->instruction_id, il, ob->transform_id, tl, ob->buf.p,
-                                      ob->buf.len, 0);
-        if (is_last)
-            w = fnw_elements_put_data(w, ob->instruction_id, il, ob->transform_id, tl, NULL, 0, 1);
-        fnw_buf_clear(&ob->buf);
+        w = fnw_elements_put_data_head(w, ob->instruction_id, il, ob->transform_id, tl, ob->buf.len);
+        slices[ns++] = grpc_slice_sub(head, (size_t)(from - GRPC_SLICE_START_PTR(head)),
+                                      (size_t)(w - GRPC_SLICE_START_PTR(head)));
+        from = w;
+        size_t len;
+        uint8_t *p = fnw_buf_steal(&ob->buf, &len);
+        slices[ns++] = grpc_slice_new(p, len, free_buffer);
     }
-    fnw_stream_send(c->stream, s, done, arg);
+    if (is_last) {
+        for (size_t i = 0; i < n; i++) {
+            fnw_outbox *ob = obs[i];
+            w = fnw_elements_put_data(w, ob->instruction_id, strlen(ob->instruction_id),
+                                      ob->transform_id, strlen(ob->transform_id), NULL, 0, 1);
+        }
+        slices[ns++] = grpc_slice_sub(head, (size_t)(from - GRPC_SLICE_START_PTR(head)),
+                                      (size_t)(w - GRPC_SLICE_START_PTR(head)));
+    }
+    grpc_slice_unref(head);
+    fnw_stream_send_slices(c->stream, slices, ns, done, arg);
+    free(slices);
 }
 
 static void conn_flush_all(fnw_data_conn *c)
@@ -277,7 +301,7 @@ void fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logg
     if (m->cfg.flush_ms <= 0)
         m->cfg.flush_ms = 5;
     if (!m->cfg.inbound_limit)
-        m->cfg.inbound_limit = 32u << 20;
+        m->cfg.inbound_limit = 8u << 20;
     if (m->cfg.connect_timeout_s <= 0)
         m->cfg.connect_timeout_s = 60;
 }
@@ -373,20 +397,28 @@ fnw_outbox *fnw_data_open_outbox(fnw_data_conn *c, const char *iid, const char *
 uint8_t *fnw_outbox_reserve(fnw_outbox *ob, size_t len)
 {
     fnw_data_conn *c = ob->conn;
-    if (ob->buf.len + len + FNW_VARINT_MAX > c->mgr->cfg.flush_bytes && ob->buf.len > 0) {
+    size_t flush = c->mgr->cfg.flush_bytes;
+    if (ob->buf.len && ob->buf.len + len + FNW_VARINT_MAX > flush) {
         fnw_outbox *one = ob;
         outbox_send(&one, 1, 0, NULL, NULL);
     }
-    if (fnw_buf_reserve(&ob->buf, len + FNW_VARINT_MAX) < 0)
-        return NULL;
+    if (ob->buf.cap - ob->buf.len < len + FNW_VARINT_MAX) {
+        /* a buffer that was just sent starts at the flush size, so it
+         * fills without growing */
+        size_t want = len + FNW_VARINT_MAX;
+        if (ob->buf.cap == 0 && want < flush + FNW_VARINT_MAX)
+            want = flush + FNW_VARINT_MAX;
+        if (fnw_buf_reserve(&ob->buf, want) < 0)
+            return NULL;
+    }
+    if (ob->buf.len == 0 && !ev_is_active(&c->flush_timer)) {
+        ev_timer_set(&c->flush_timer, c->mgr->cfg.flush_ms / 1000.0, 0);
+        ev_timer_start(c->mgr->loop, &c->flush_timer);
+    }
     ob->buf.len += (size_t)fnw_varint_write(ob->buf.p + ob->buf.len, len);
     uint8_t *w = ob->buf.p + ob->buf.len;
     ob->buf.len += len;
     ob->records++;
-    if (!ev_is_active(&c->flush_timer)) {
-        ev_timer_set(&c->flush_timer, c->mgr->cfg.flush_ms / 1000.0, 0);
-        ev_timer_start(c->mgr->loop, &c->flush_timer);
-    }
     return w;
 }
 

@@ -161,3 +161,22 @@ uint8_t *fnw_elements_put_data(uint8_t *out, const char *iid, size_t il, const c
     }
     return out;
 }
+
+size_t fnw_elements_data_head_size(size_t il, size_t tl, size_t dl)
+{
+    return fnw_elements_data_size(il, tl, dl, 0) - dl;
+}
+
+uint8_t *fnw_elements_put_data_head(uint8_t *out, const char *iid, size_t il, const char *tid,
+                                    size_t tl, size_t dl)
+{
+    *out++ = 0x0a;
+    out += fnw_varint_write(out, data_body_size(il, tl, dl, 0));
+    if (il)
+        out = put_len_field(out, 0x0a, iid, il);
+    if (tl)
+        out = put_len_field(out, 0x12, tid, tl);
+    *out++ = 0x1a;
+    out += fnw_varint_write(out, dl);
+    return out;
+}

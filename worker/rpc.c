@@ -15,8 +15,8 @@
 
 #define container_of(p, T, m) ((T *)((char *)(p) - offsetof(T, m)))
 
-#define STREAM_HIGH_WATER 16
-#define STREAM_LOW_WATER 4
+#define STREAM_HIGH_WATER 4     /* messages queued (data: each up to --flush-bytes) */
+#define STREAM_LOW_WATER 1
 
 static gpr_timespec deadline_in(double seconds)
 {
@@ -28,7 +28,7 @@ static gpr_timespec deadline_in(double seconds)
 
 grpc_channel *fnw_rpc_channel(const char *url)
 {
-    grpc_arg args[3];
+    grpc_arg args[5];
     args[0].type = GRPC_ARG_INTEGER;
     args[0].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
     args[0].value.integer = -1;
@@ -39,7 +39,16 @@ grpc_channel *fnw_rpc_channel(const char *url)
     args[2].type = GRPC_ARG_INTEGER;
     args[2].key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
     args[2].value.integer = 1000;
-    grpc_channel_args ca = {3, args};
+    /* A fixed HTTP/2 receive window: while the worker pauses reading (its
+     * input queue is full) the transport may hold at most this much more,
+     * instead of a window that BDP probing grows to many megabytes. */
+    args[3].type = GRPC_ARG_INTEGER;
+    args[3].key = GRPC_ARG_HTTP2_BDP_PROBE;
+    args[3].value.integer = 0;
+    args[4].type = GRPC_ARG_INTEGER;
+    args[4].key = GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES;
+    args[4].value.integer = 4 << 20;
+    grpc_channel_args ca = {5, args};
     grpc_channel_credentials *creds = grpc_insecure_credentials_create();
     grpc_channel *ch = grpc_channel_create(url, creds, &ca);
     grpc_channel_credentials_release(creds);
@@ -355,35 +364,36 @@ fnw_stream *fnw_stream_open(fnw_rpc *rpc, grpc_channel *ch, const char *method,
     return s;
 }
 
-void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg)
+void fnw_stream_send_slices(fnw_stream *s, grpc_slice *slices, size_t n, fnw_sent_cb done, void *arg)
 {
-    if (s->closed || s->send_closed) {
-        grpc_slice_unref(msg);
+    send_node *node = (s->closed || s->send_closed) ? NULL : malloc(sizeof *node);
+    if (!node) {
+        for (size_t i = 0; i < n; i++)
+            grpc_slice_unref(slices[i]);
         if (done)
             done(arg, 0);
         return;
     }
-    send_node *n = malloc(sizeof *n);
-    if (!n) {
-        grpc_slice_unref(msg);
-        if (done)
-            done(arg, 0);
-        return;
-    }
-    n->next = NULL;
-    n->bb = grpc_raw_byte_buffer_create(&msg, 1);
-    grpc_slice_unref(msg);
-    n->done = done;
-    n->arg = arg;
+    node->next = NULL;
+    node->bb = grpc_raw_byte_buffer_create(slices, n);   /* takes its own refs */
+    for (size_t i = 0; i < n; i++)
+        grpc_slice_unref(slices[i]);
+    node->done = done;
+    node->arg = arg;
     if (s->q_tail)
-        s->q_tail->next = n;
+        s->q_tail->next = node;
     else
-        s->q_head = n;
-    s->q_tail = n;
+        s->q_head = node;
+    s->q_tail = node;
     s->queued++;
     if (s->queued >= STREAM_HIGH_WATER)
         s->was_congested = 1;
     stream_pump_send(s);
+}
+
+void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg)
+{
+    fnw_stream_send_slices(s, &msg, 1, done, arg);
 }
 
 size_t fnw_stream_queued(const fnw_stream *s)

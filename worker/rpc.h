@@ -65,6 +65,8 @@ fnw_stream *fnw_stream_open(fnw_rpc *rpc, grpc_channel *ch, const char *method,
 /* Queues msg (ownership taken). done, if given, runs when it was written
  * (ok = 1) or could not be (ok = 0). */
 void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg);
+/* The same for a message made of n slices (all taken). */
+void fnw_stream_send_slices(fnw_stream *s, grpc_slice *slices, size_t n, fnw_sent_cb done, void *arg);
 size_t fnw_stream_queued(const fnw_stream *s);
 int fnw_stream_congested(const fnw_stream *s);   /* queued >= high-water */
 /* While paused no RECV_MESSAGE is posted: HTTP/2 flow control then slows

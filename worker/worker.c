@@ -3,6 +3,7 @@
 
 #include <ev.h>
 #include <grpc/grpc.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,7 @@ typedef struct fnw_worker {
     ev_timer retry_timer;
     double retry_delay;       /* provisioning backoff, 0.1 s doubling to 2 s */
     ev_timer stop_timer;
+    ev_timer idle_timer;      /* returns freed memory once bundles stop */
     double stop_started;
     ev_signal sig_term, sig_int;
     int stopping;
@@ -189,6 +191,19 @@ static void bundle_finished(void *user, fnw_bundle *b, const char *error, const 
         }
     }
     free(ab);
+    if (!w->active && !w->stopping) {
+        ev_timer_stop(w->loop, &w->idle_timer);
+        ev_timer_set(&w->idle_timer, 0.2, 0);
+        ev_timer_start(w->loop, &w->idle_timer);
+    }
+}
+
+/* 200 ms without a bundle: give the memory bundles used back to the system. */
+static void idle_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    fnw_worker *w = t->data;
+    if (!w->active)
+        malloc_trim(0);
 }
 
 static void start_bundle(fnw_worker *w, descriptor_entry *e, const char *iid)
@@ -485,6 +500,7 @@ static void worker_stop(fnw_worker *w, int code)
     fnw_ready_cancel(w->control_wait);
     w->control_wait = NULL;
     ev_timer_stop(w->loop, &w->retry_timer);
+    ev_timer_stop(w->loop, &w->idle_timer);
     while (w->active) {
         active_bundle *a = w->active;
         w->active = a->next;
@@ -550,6 +566,9 @@ int fnw_worker_run(const fnw_flags *flags)
     if (fnw_log_parse_level(flags->log_level, &level) < 0)
         fprintf(stderr, "fnworker: unknown --log-level '%s'; using info\n", flags->log_level);
     signal(SIGPIPE, SIG_IGN);
+    /* gRPC's threads each get a malloc arena by default; two keep the
+     * footprint small without contention that matters here */
+    mallopt(M_ARENA_MAX, 2);
     grpc_init();
     w->loop = ev_default_loop(EVFLAG_AUTO);
     w->flags = flags;
@@ -562,6 +581,8 @@ int fnw_worker_run(const fnw_flags *flags)
     fnw_registry_add_builtins(&w->registry);
     fnw_data_config dc = {flags->flush_bytes, flags->flush_ms, 0, flags->connect_timeout_s};
     fnw_data_init(&w->data, w->loop, &w->rpc, &w->log, &dc);
+    ev_timer_init(&w->idle_timer, idle_cb, 0.2, 0);
+    w->idle_timer.data = w;
     ev_timer_init(&w->retry_timer, provision_retry_cb, 0.2, 0);
     w->retry_timer.data = w;
     ev_signal_init(&w->sig_term, signal_cb, SIGTERM);

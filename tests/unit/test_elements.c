@@ -99,6 +99,21 @@ START_TEST(writes_what_protobuf_reads)
 }
 END_TEST
 
+START_TEST(head_plus_separate_data_is_the_same_entry)
+{
+    const uint8_t payload[300] = {7};
+    size_t full = fnw_elements_data_size(2, 4, sizeof payload, 0);
+    uint8_t a[512], b[512];
+    fnw_elements_put_data(a, "42", 2, "sink", 4, payload, sizeof payload, 0);
+    size_t head = fnw_elements_data_head_size(2, 4, sizeof payload);
+    ck_assert_uint_eq(head + sizeof payload, full);
+    uint8_t *w = fnw_elements_put_data_head(b, "42", 2, "sink", 4, sizeof payload);
+    ck_assert_ptr_eq(w, b + head);
+    memcpy(w, payload, sizeof payload);
+    ck_assert(memcmp(a, b, full) == 0);
+}
+END_TEST
+
 START_TEST(large_payload_sizes_match)
 {
     size_t big = 3u << 20;
@@ -152,6 +167,7 @@ int main(void)
     TCase *tc = tcase_create("codec");
     tcase_add_test(tc, reads_what_protobuf_writes);
     tcase_add_test(tc, writes_what_protobuf_reads);
+    tcase_add_test(tc, head_plus_separate_data_is_the_same_entry);
     tcase_add_test(tc, large_payload_sizes_match);
     tcase_add_test(tc, malformed_input_fails_cleanly);
     suite_add_tcase(s, tc);
