@@ -301,7 +301,7 @@ void fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logg
     if (m->cfg.flush_ms <= 0)
         m->cfg.flush_ms = 5;
     if (!m->cfg.inbound_limit)
-        m->cfg.inbound_limit = 8u << 20;
+        m->cfg.inbound_limit = 4u << 20;
     if (m->cfg.connect_timeout_s <= 0)
         m->cfg.connect_timeout_s = 60;
 }

@@ -47,7 +47,7 @@ grpc_channel *fnw_rpc_channel(const char *url)
     args[3].value.integer = 0;
     args[4].type = GRPC_ARG_INTEGER;
     args[4].key = GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES;
-    args[4].value.integer = 4 << 20;
+    args[4].value.integer = 2 << 20;
     grpc_channel_args ca = {5, args};
     grpc_channel_credentials *creds = grpc_insecure_credentials_create();
     grpc_channel *ch = grpc_channel_create(url, creds, &ca);
