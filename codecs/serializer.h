@@ -22,8 +22,14 @@
 #define FNW_SER_MAX_EMPTY_ELEMENTS (1u << 20)
 
 /* Validates one encoded value at p[0..n) and sets *used to its length,
- * without building it (the fast path for pass-through operations). */
+ * without building it (the fast path for pass-through operations). The
+ * first call compiles t into a skip program cached on t (so t must not
+ * change afterwards); callers need not do anything about it. */
 int fnw_ser_skip(const fnw_type *t, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
+
+/* The same answer, messages and *used from the recursive walk alone, without
+ * the compiled program. For tests that check the two agree; use fnw_ser_skip. */
+int fnw_ser_skip_generic(const fnw_type *t, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
 
 /* Decodes one value; strings/blobs point into p, containers come from a
  * (a may be NULL for types without containers). Accepts exactly what
