@@ -193,12 +193,13 @@ static void bundle_finished(void *user, fnw_bundle *b, const char *error, const 
     free(ab);
     if (!w->active && !w->stopping) {
         ev_timer_stop(w->loop, &w->idle_timer);
-        ev_timer_set(&w->idle_timer, 0.2, 0);
+        ev_timer_set(&w->idle_timer, 0.5, 0);
         ev_timer_start(w->loop, &w->idle_timer);
     }
 }
 
-/* 200 ms without a bundle: give the memory bundles used back to the system. */
+/* Half a second without a bundle: give the memory bundles used back to the
+ * system (not sooner: back-to-back bundles would fault it in again). */
 static void idle_cb(struct ev_loop *loop, ev_timer *t, int revents)
 {
     fnw_worker *w = t->data;
