@@ -1,12 +1,8 @@
 /* codecs/varint.c — Beam varint (unsigned LEB128 of a 64-bit value). */
 #include "codecs/varint.h"
 
-int fnw_varint_read(const uint8_t *p, size_t n, uint64_t *out)
+int fnw_varint_read_long(const uint8_t *p, size_t n, uint64_t *out)
 {
-    if (n > 0 && p[0] < 0x80) {
-        *out = p[0];
-        return 1;
-    }
     uint64_t v = 0;
     size_t lim = n < FNW_VARINT_MAX ? n : FNW_VARINT_MAX;
     for (size_t i = 0; i < lim; i++) {
@@ -20,7 +16,7 @@ int fnw_varint_read(const uint8_t *p, size_t n, uint64_t *out)
     return n < FNW_VARINT_MAX ? 0 : -1;
 }
 
-int fnw_varint_write(uint8_t *p, uint64_t v)
+int fnw_varint_write_long(uint8_t *p, uint64_t v)
 {
     int i = 0;
     while (v >= 0x80) {

@@ -388,13 +388,14 @@ fnw_outbox *fnw_data_open_outbox(fnw_data_conn *c, const char *iid, const char *
     ob->conn = c;
     ob->instruction_id = strdup(iid);
     ob->transform_id = strdup(tid);
+    ob->flush_bytes = c->mgr->cfg.flush_bytes;
     fnw_buf_init(&ob->buf, 0);
     ob->next = c->outboxes;
     c->outboxes = ob;
     return ob;
 }
 
-uint8_t *fnw_outbox_reserve(fnw_outbox *ob, size_t len)
+uint8_t *fnw_outbox_reserve_slow(fnw_outbox *ob, size_t len)
 {
     fnw_data_conn *c = ob->conn;
     size_t flush = c->mgr->cfg.flush_bytes;

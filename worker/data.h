@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "codecs/buf.h"
+#include "codecs/varint.h"
 #include "worker/logging.h"
 #include "worker/rpc.h"
 
@@ -61,6 +62,7 @@ typedef struct fnw_outbox {
     char *transform_id;
     fnw_buf buf;                  /* framed records not yet sent */
     int64_t records;              /* records written in total */
+    size_t flush_bytes;           /* the connection's flush size */
 } fnw_outbox;
 
 typedef struct fnw_data_config {
@@ -103,8 +105,23 @@ fnw_outbox *fnw_data_open_outbox(fnw_data_conn *c, const char *instruction_id,
                                  const char *transform_id);
 /* Appends one record (varint length + payload) to the outbox, sending
  * when the buffer reaches flush_bytes. payload is written by the caller
- * into the returned space of exactly len bytes. NULL on allocation failure. */
-uint8_t *fnw_outbox_reserve(fnw_outbox *ob, size_t len);
+ * into the returned space of exactly len bytes. NULL on allocation failure.
+ * (The slow path handles flushing, growth and the flush timer.) */
+uint8_t *fnw_outbox_reserve_slow(fnw_outbox *ob, size_t len);
+static inline uint8_t *fnw_outbox_reserve(fnw_outbox *ob, size_t len)
+{
+    /* the common case: the record fits the buffer and does not reach the
+     * flush size, and the flush timer is already running (buffer not empty) */
+    if (ob->buf.len && ob->buf.cap - ob->buf.len >= len + FNW_VARINT_MAX &&
+        ob->buf.len + len + FNW_VARINT_MAX <= ob->flush_bytes) {
+        ob->buf.len += (size_t)fnw_varint_write(ob->buf.p + ob->buf.len, len);
+        uint8_t *w = ob->buf.p + ob->buf.len;
+        ob->buf.len += len;
+        ob->records++;
+        return w;
+    }
+    return fnw_outbox_reserve_slow(ob, len);
+}
 /* Sends what is buffered on every outbox given, each followed by is_last,
  * in one message; done runs when it has been written (ok = 0 if not). */
 void fnw_outbox_finish(fnw_outbox **obs, size_t n, fnw_sent_cb done, void *arg);
