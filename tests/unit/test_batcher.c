@@ -2,6 +2,8 @@
  * batch's first element, explicitly (bundle end), and that a timer of an
  * earlier batch never flushes a later one early. Real ev_loop, real time. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <ev.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -186,9 +188,5 @@ static Suite *batcher_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(batcher_suite());
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return fnw_check_run(batcher_suite());
 }

@@ -3,6 +3,8 @@
  * TypeInfo Flink sends (incl. after a pack/unpack round trip), with the
  * descriptors a DataStream job cannot have rejected by a clear message. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -369,9 +371,5 @@ int main(void)
     tcase_add_test(tc, equality_names_and_kinds);
     tcase_add_test(tc, builder_rules);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return fnw_check_run(s);
 }

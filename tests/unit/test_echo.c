@@ -2,6 +2,8 @@
  * (each message names the option), the same-type check, and the behaviour
  * of its knobs through the engine. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,9 +187,5 @@ static Suite *echo_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(echo_suite());
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return fnw_check_run(echo_suite());
 }

@@ -1,6 +1,8 @@
 /* tests/unit/test_elements.c — the hand-rolled Elements codec must read what
  * protobuf-c writes and write what protobuf-c reads. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,9 +173,5 @@ int main(void)
     tcase_add_test(tc, large_payload_sizes_match);
     tcase_add_test(tc, malformed_input_fails_cleanly);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return fnw_check_run(s);
 }

@@ -3,6 +3,8 @@
  * late completions, the end-of-bundle drain, failures, abort/destroy from
  * callbacks, batching and metrics. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <ev.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1147,9 +1149,5 @@ static Suite *engine_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(engine_suite());
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return fnw_check_run(engine_suite());
 }

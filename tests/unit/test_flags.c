@@ -1,5 +1,7 @@
 /* tests/unit/test_flags.c — the command line Flink (and older Beam) pass. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,9 +115,5 @@ int main(void)
     tcase_add_test(tc, environment_fallbacks);
     tcase_add_test(tc, help_and_version_need_nothing_else);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return fnw_check_run(s);
 }

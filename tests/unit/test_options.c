@@ -1,6 +1,8 @@
 /* tests/unit/test_options.c — the options map helpers operations validate
  * with, and the operation registry (lookup messages, built-ins). */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,9 +155,5 @@ static Suite *options_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(options_suite());
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return fnw_check_run(options_suite());
 }

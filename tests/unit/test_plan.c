@@ -2,6 +2,8 @@
  * the shape Flink builds works (chains, side outputs, any ids), and every
  * unsupported shape fails with a message saying what is not supported. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -369,9 +371,5 @@ int main(void)
     tcase_add_test(tc, pickled_payload_points_to_the_readme);
     tcase_add_test(tc, side_output_sinks_are_collected);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return fnw_check_run(s);
 }

@@ -1,6 +1,8 @@
 /* tests/unit/test_queue.c — the element queue disciplines: ordered FIFO and
  * unordered with watermark segments (PyFlink's queue.py semantics). */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,9 +268,5 @@ static Suite *queue_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(queue_suite());
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return fnw_check_run(queue_suite());
 }

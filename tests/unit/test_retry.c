@@ -3,6 +3,8 @@
  * engine: counted exactly, on error and on empty results, on loop timers,
  * never past the call's overall timeout. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,9 +275,5 @@ static Suite *retry_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(retry_suite());
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return fnw_check_run(retry_suite());
 }

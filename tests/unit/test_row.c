@@ -4,6 +4,8 @@
  * Row(LONG, INT) for a result 7), byte for byte, plus truncated and
  * over-long records and the coder type checks. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -322,9 +324,5 @@ int main(void)
     tcase_add_test(tc, output_respects_buffer_limit);
     tcase_add_test(tc, unwrap_types);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return fnw_check_run(s);
 }

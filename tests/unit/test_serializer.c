@@ -5,6 +5,8 @@
  * counts fail before anything is allocated, and skip and decode agree on
  * random input. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -886,9 +888,5 @@ int main(void)
     tcase_add_test(th, decode_without_arena_fails_for_containers);
     tcase_add_test(th, random_input_skip_and_decode_agree);
     suite_add_tcase(s, th);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return fnw_check_run(s);
 }

@@ -5,6 +5,8 @@
  * unchanged, and reject corrupt or hostile datums cleanly. */
 #include <avro.h>
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <string.h>
 
 #include "codecs/avro_datum.h"
@@ -378,9 +380,5 @@ int main(void)
     tcase_add_test(tc, zero_width_datums);
     tcase_add_test(tc, avro_inside_a_row);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return fnw_check_run(s);
 }

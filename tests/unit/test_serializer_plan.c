@@ -7,6 +7,8 @@
  * both run on valid encodings, truncated, mutated and extended ones, and
  * random bytes, and must agree every time. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -471,9 +473,5 @@ int main(void)
     tcase_add_test(tc, adding_a_field_after_a_skip_takes_effect);
     tcase_add_test(tc, clones_do_not_share_the_plan);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return fnw_check_run(s);
 }

@@ -1,6 +1,8 @@
 /* tests/unit/test_spec.c — fnw_spec_validate: the exact messages of
  * PyFlink's job-build checks (and ours for the retry fields), defaults. */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,9 +177,5 @@ static Suite *spec_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(spec_suite());
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return fnw_check_run(spec_suite());
 }

@@ -2,6 +2,8 @@
  * exact bytes for boundary values, truncated and over-long varints, buffer
  * limits (a failed append leaves the buffer as it was). */
 #include <check.h>
+
+#include "tests/unit/check_run.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,9 +126,5 @@ int main(void)
     tcase_add_test(tc, buf_grows_and_steals);
     tcase_add_test(tc, buf_limit_leaves_buffer_unchanged);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return fnw_check_run(s);
 }
