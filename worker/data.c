@@ -398,7 +398,7 @@ fnw_outbox *fnw_data_open_outbox(fnw_data_conn *c, const char *iid, const char *
 uint8_t *fnw_outbox_reserve_slow(fnw_outbox *ob, size_t len)
 {
     fnw_data_conn *c = ob->conn;
-    size_t flush = c->mgr->cfg.flush_bytes;
+    size_t flush = ob->flush_bytes;
     if (ob->buf.len && ob->buf.len + len + FNW_VARINT_MAX > flush) {
         fnw_outbox *one = ob;
         outbox_send(&one, 1, 0, NULL, NULL);

@@ -144,15 +144,23 @@ static uint8_t *put_len_field(uint8_t *out, uint8_t key, const void *p, size_t n
     return out + n;
 }
 
-uint8_t *fnw_elements_put_data(uint8_t *out, const char *iid, size_t il, const char *tid,
-                               size_t tl, const uint8_t *data, size_t dl, int is_last)
+/* Field 1 header and the two ids of one entry whose body is `body` bytes. */
+static uint8_t *put_entry_start(uint8_t *out, const char *iid, size_t il, const char *tid,
+                                size_t tl, size_t body)
 {
     *out++ = 0x0a;
-    out += fnw_varint_write(out, data_body_size(il, tl, dl, is_last));
+    out += fnw_varint_write(out, body);
     if (il)
         out = put_len_field(out, 0x0a, iid, il);
     if (tl)
         out = put_len_field(out, 0x12, tid, tl);
+    return out;
+}
+
+uint8_t *fnw_elements_put_data(uint8_t *out, const char *iid, size_t il, const char *tid,
+                               size_t tl, const uint8_t *data, size_t dl, int is_last)
+{
+    out = put_entry_start(out, iid, il, tid, tl, data_body_size(il, tl, dl, is_last));
     if (dl)
         out = put_len_field(out, 0x1a, data, dl);
     if (is_last) {
@@ -170,12 +178,7 @@ size_t fnw_elements_data_head_size(size_t il, size_t tl, size_t dl)
 uint8_t *fnw_elements_put_data_head(uint8_t *out, const char *iid, size_t il, const char *tid,
                                     size_t tl, size_t dl)
 {
-    *out++ = 0x0a;
-    out += fnw_varint_write(out, data_body_size(il, tl, dl, 0));
-    if (il)
-        out = put_len_field(out, 0x0a, iid, il);
-    if (tl)
-        out = put_len_field(out, 0x12, tid, tl);
+    out = put_entry_start(out, iid, il, tid, tl, data_body_size(il, tl, dl, 0));
     *out++ = 0x1a;
     out += fnw_varint_write(out, dl);
     return out;

@@ -479,8 +479,6 @@ static void stop_poll_cb(struct ev_loop *loop, ev_timer *t, int revents)
 {
     fnw_worker *w = t->data;
     double waited = ev_now(loop) - w->stop_started;
-    if (getenv("FNW_DEBUG_STOP"))
-        fprintf(stderr, "stop: %.3f s, %d call(s) open, log stream %p\n", waited, w->rpc.live_calls, (void *)w->log.stream);
     if (waited > 0.3 && w->log.stream)
         fnw_log_free(&w->log);           /* the runner did not close it: cancel */
     if (w->rpc.live_calls <= 0 || waited > 1.5) {

@@ -424,6 +424,29 @@ static int take_descriptor(nw *w, desc *d, grpc_slice msg)
     return d->sink && d->data_url ? 0 : -1;
 }
 
+/* The six ops of one unary call: metadata, the request, half-close, and the
+ * response's metadata, message and status. */
+static void unary_ops(grpc_op ops[6], grpc_metadata *md, grpc_byte_buffer *req,
+                      grpc_metadata_array *md_in, grpc_byte_buffer **resp,
+                      grpc_metadata_array *trailers, grpc_status_code *status, grpc_slice *details)
+{
+    memset(ops, 0, 6 * sizeof *ops);
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[0].data.send_initial_metadata.count = 1;
+    ops[0].data.send_initial_metadata.metadata = md;
+    ops[1].op = GRPC_OP_SEND_MESSAGE;
+    ops[1].data.send_message.send_message = req;
+    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = md_in;
+    ops[4].op = GRPC_OP_RECV_MESSAGE;
+    ops[4].data.recv_message.recv_message = resp;
+    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    ops[5].data.recv_status_on_client.trailing_metadata = trailers;
+    ops[5].data.recv_status_on_client.status = status;
+    ops[5].data.recv_status_on_client.status_details = details;
+}
+
 static void fetch_descriptor(nw *w, desc *d)
 {
     unary *u = calloc(1, sizeof *u);
@@ -449,21 +472,7 @@ static void fetch_descriptor(nw *w, desc *d)
     static grpc_metadata md;
     md = worker_md(w);
     grpc_op ops[6];
-    memset(ops, 0, sizeof ops);
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[0].data.send_initial_metadata.count = 1;
-    ops[0].data.send_initial_metadata.metadata = &md;
-    ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = bb;
-    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &u->md_in;
-    ops[4].op = GRPC_OP_RECV_MESSAGE;
-    ops[4].data.recv_message.recv_message = &u->recv_bb;
-    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    ops[5].data.recv_status_on_client.trailing_metadata = &u->trailers;
-    ops[5].data.recv_status_on_client.status = &u->status;
-    ops[5].data.recv_status_on_client.status_details = &u->details;
+    unary_ops(ops, &md, bb, &u->md_in, &u->recv_bb, &u->trailers, &u->status, &u->details);
     d->fetching = 1;
     if (grpc_call_start_batch(u->call, ops, 6, &u->t, NULL) == GRPC_CALL_OK)
         w->outstanding_unary++;
@@ -616,21 +625,7 @@ static int provision(nw *w, const char *endpoint, char **control_url)
         grpc_byte_buffer *req = grpc_raw_byte_buffer_create(&empty, 1);
         grpc_metadata md = worker_md(w);
         grpc_op ops[6];
-        memset(ops, 0, sizeof ops);
-        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-        ops[0].data.send_initial_metadata.count = 1;
-        ops[0].data.send_initial_metadata.metadata = &md;
-        ops[1].op = GRPC_OP_SEND_MESSAGE;
-        ops[1].data.send_message.send_message = req;
-        ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-        ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-        ops[3].data.recv_initial_metadata.recv_initial_metadata = &md_in;
-        ops[4].op = GRPC_OP_RECV_MESSAGE;
-        ops[4].data.recv_message.recv_message = &resp;
-        ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-        ops[5].data.recv_status_on_client.trailing_metadata = &trailers;
-        ops[5].data.recv_status_on_client.status = &status;
-        ops[5].data.recv_status_on_client.status_details = &details;
+        unary_ops(ops, &md, req, &md_in, &resp, &trailers, &status, &details);
         static int t;
         grpc_call_start_batch(call, ops, 6, &t, NULL);
         grpc_completion_queue_next(w->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);

@@ -7,6 +7,7 @@
 #include <check.h>
 
 #include "tests/unit/check_run.h"
+#include "tests/unit/type_build.h"
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,12 +49,6 @@ static char *tohex(const uint8_t *p, size_t n)
     return buf;
 }
 
-static fnw_type *T(fnw_kind k)
-{
-    fnw_type *t = fnw_type_new(k);
-    ck_assert_ptr_nonnull(t);
-    return t;
-}
 
 static fnw_type *T1(fnw_kind k, fnw_type *c)
 {
@@ -71,21 +66,6 @@ static fnw_type *T2(fnw_kind k, fnw_type *a, fnw_type *b)
     return t;
 }
 
-/* ROW or TUPLE of n children (ROW fields are named f0, f1, ...). */
-static fnw_type *TN(fnw_kind k, int n, ...)
-{
-    fnw_type *t = T(k);
-    va_list ap;
-    va_start(ap, n);
-    for (int i = 0; i < n; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "f%d", i);
-        fnw_error err;
-        ck_assert_int_eq(fnw_type_add_child(t, va_arg(ap, fnw_type *), name, &err), 0);
-    }
-    va_end(ap);
-    return t;
-}
 
 static fnw_arena arena;
 static fnw_buf out;
