@@ -13,7 +13,7 @@
 #define IN_DATA_NULL 0x08
 #define OUT_DATA_NULL 0x10
 
-int fnw_row_split_input(const fnw_type *data_type, const uint8_t *p, size_t n,
+int fnw_row_split_input(const fnw_skip_plan *data_skip, const uint8_t *p, size_t n,
                         fnw_input_row *out, fnw_error *err)
 {
     if (n < 1)
@@ -41,7 +41,7 @@ int fnw_row_split_input(const fnw_type *data_type, const uint8_t *p, size_t n,
         out->len = 0;
     } else {
         size_t used;
-        if (fnw_ser_skip(data_type, p + off, n - off, &used, err) < 0)
+        if (fnw_ser_skip(data_skip, p + off, n - off, &used, err) < 0)
             return fnw_error_prefix(err, "input row data (record byte %zu on)", off);
         out->data = p + off;
         out->len = used;

@@ -11,6 +11,7 @@
 
 #include "codecs/buf.h"
 #include "codecs/error.h"
+#include "codecs/serializer.h"
 #include "codecs/type.h"
 
 typedef struct fnw_input_row {
@@ -22,8 +23,9 @@ typedef struct fnw_input_row {
 
 /* Splits one input record payload (exactly n bytes, without the varint
  * prefix): reads the mask and the two LONGs, validates the data field with
- * fnw_ser_skip, and fails if bytes are missing or left over. */
-int fnw_row_split_input(const fnw_type *data_type, const uint8_t *p, size_t n,
+ * fnw_ser_skip and data_skip (compiled from the data type), and fails if
+ * bytes are missing or left over. */
+int fnw_row_split_input(const fnw_skip_plan *data_skip, const uint8_t *p, size_t n,
                         fnw_input_row *out, fnw_error *err);
 
 /* Appends an output record payload (no varint prefix): mask, timestamp,

@@ -10,10 +10,10 @@
  * messages name the type and the byte offset from the start of the value.
  *
  * Skip, once per record on the pass-through path, first runs a program
- * compiled from the type on its first skip and cached on it ("skip plans"
- * below), and the walk only when that fails, so the walk's answer and
- * message always stand. Skip allocates nothing but that plan; decode
- * allocates item arrays only from its arena.
+ * compiled from the type beforehand ("skip plans" below, built with
+ * fnw_skip_plan_new and passed in), and the walk only when that fails, so
+ * the walk's answer and message always stand. Skip allocates nothing;
+ * decode allocates item arrays only from its arena.
  */
 #include "codecs/serializer.h"
 
@@ -391,8 +391,9 @@ int fnw_ser_skip_generic(const fnw_type *t, const uint8_t *p, size_t n, size_t *
 }
 
 /* ---- skip plans --------------------------------------------------------------
- * The pass-through path skips the same type once per record, so fnw_ser_skip
- * compiles the type once (cached on the fnw_type) into two programs:
+ * The pass-through path skips the same type once per record, so the type is
+ * compiled once (fnw_skip_plan_new, when its descriptor is planned) into two
+ * programs:
  *
  *  - a tree of ops, one per value followed by the ops of its parts, each
  *    ROW field's op naming its null bit (span steps over a null field).
@@ -447,17 +448,18 @@ typedef struct sk_lin {
 #define SK_PATTERN_FIELDS 6     /* the fields one mask byte holds */
 #define SK_PATTERN_MAX_OPS 2048 /* beyond this, one program (wide nested rows) */
 
-/* One malloc block (fnw_type_free frees it): this, the tree ops, then the
- * straight ops. nops == 0: no better than the generic walk; nlin == 0: no
- * straight programs. The program for a record starts at
+/* One malloc block (fnw_skip_plan_free frees it): this, the tree ops, then
+ * the straight ops. nops == 0: no better than the generic walk; nlin == 0:
+ * no straight programs. The program for a record starts at
  * lin[start[(mask byte >> pat_shift) & pat_mask]]. */
-typedef struct sk_plan {
+typedef struct fnw_skip_plan {
     uint32_t nops, nlin;
     const sk_lin *lin;
     uint8_t pat_shift, pat_mask;
     uint32_t start[1u << SK_PATTERN_FIELDS];
+    const fnw_type *t;   /* borrowed: what the generic walk falls back to */
     sk_op ops[];
-} sk_plan;
+} sk_plan;   /* serializer.h's fnw_skip_plan */
 
 typedef struct sk_builder {
     sk_op *ops;
@@ -691,7 +693,7 @@ static int lin_programs(sk_builder *b, sk_plan *pl)
     return lin_value(b, 0) < 0 || lin_end(b) < 0 ? -1 : 0;
 }
 
-/* NULL if out of memory (the caller then walks generically). */
+/* NULL if out of memory. */
 static sk_plan *plan_compile(const fnw_type *t)
 {
     sk_builder b = { 0 };
@@ -707,6 +709,7 @@ static sk_plan *plan_compile(const fnw_type *t)
     if (!pl)
         goto out;
     *pl = head;
+    pl->t = t;
     pl->nops = b.nops;
     pl->nlin = b.nlin;
     if (b.nops)
@@ -721,19 +724,21 @@ out:
     return pl;
 }
 
-__attribute__((cold, noinline))
-static const sk_plan *plan_build(const fnw_type *t)
+fnw_skip_plan *fnw_skip_plan_new(const fnw_type *t, fnw_error *err)
 {
+    if (!t) {
+        fnw_error_set(err, "no type to compile a skip program for");
+        return NULL;
+    }
     sk_plan *pl = plan_compile(t);
     if (!pl)
-        return NULL;
-    void *expected = NULL;
-    void **slot = (void **)&((fnw_type *)t)->skip_plan;
-    if (!__atomic_compare_exchange_n(slot, &expected, pl, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        free(pl);   /* another thread compiled it first */
-        return expected;
-    }
+        fnw_error_set(err, "out of memory compiling the skip program of a %s type", fnw_kind_name(t->kind));
     return pl;
+}
+
+void fnw_skip_plan_free(fnw_skip_plan *pl)
+{
+    free(pl);
 }
 
 /* End of a BIG_INT at p (read_bigint's checks), NULL if it fails them. */
@@ -871,12 +876,11 @@ static const uint8_t *lin_full(const sk_plan *pl, const sk_lin *o, const uint8_t
 /* fnw_ser_skip when its inline loop failed (an unexpected null, or an
  * error): the tree, else the generic walk, whose answer and message stand. */
 __attribute__((noinline))
-static int skip_tree(const fnw_type *t, const uint8_t *p, size_t n, size_t *used, fnw_error *err,
-                     const sk_plan *pl)
+static int skip_tree(const uint8_t *p, size_t n, size_t *used, fnw_error *err, const sk_plan *pl)
 {
     const uint8_t *q = tree_run(pl->ops, p, p + n);
     if (!q)
-        return fnw_ser_skip_generic(t, p, n, used, err);
+        return fnw_ser_skip_generic(pl->t, p, n, used, err);
     *used = (size_t)(q - p);
     return 0;
 }
@@ -884,40 +888,29 @@ static int skip_tree(const fnw_type *t, const uint8_t *p, size_t n, size_t *used
 /* ... or stopped at an op's BIG_INT or skip_v part: the program again with
  * those, else as skip_tree. */
 __attribute__((noinline))
-static int skip_stopped(const fnw_type *t, const uint8_t *p, size_t n, size_t *used, fnw_error *err,
-                        const sk_plan *pl)
+static int skip_stopped(const uint8_t *p, size_t n, size_t *used, fnw_error *err, const sk_plan *pl)
 {
     const uint8_t *q = lin_full(pl, lin_start(pl, p, n), p, p + n);
     if (!q)
-        return skip_tree(t, p, n, used, err, pl);
+        return skip_tree(p, n, used, err, pl);
     *used = (size_t)(q - p);
     return 0;
 }
 
-/* The first skip of t: compile its plan, then skip with it. */
-__attribute__((cold, noinline))
-static int skip_first(const fnw_type *t, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
+int fnw_ser_skip(const fnw_skip_plan *pl, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
 {
-    if (!plan_build(t))
-        return fnw_ser_skip_generic(t, p, n, used, err);   /* out of memory: next time again */
-    return fnw_ser_skip(t, p, n, used, err);
-}
-
-int fnw_ser_skip(const fnw_type *t, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
-{
-    if (!t || !p)
-        return fnw_ser_skip_generic(t, p, n, used, err);
-    const sk_plan *pl = __atomic_load_n((void *const *)&t->skip_plan, __ATOMIC_ACQUIRE);
     if (!pl)
-        return skip_first(t, p, n, used, err);
+        return fnw_error_set(err, "no skip program to validate a value with");
+    if (!p)
+        return fnw_ser_skip_generic(pl->t, p, n, used, err);
     if (!pl->nlin)
-        return pl->nops ? skip_tree(t, p, n, used, err, pl) : fnw_ser_skip_generic(t, p, n, used, err);
+        return pl->nops ? skip_tree(p, n, used, err, pl) : fnw_ser_skip_generic(pl->t, p, n, used, err);
     const sk_lin *stop = NULL;
     const uint8_t *q = lin_run(lin_start(pl, p, n), p, p + n, &stop);
     if (!q)
-        return skip_tree(t, p, n, used, err, pl);
+        return skip_tree(p, n, used, err, pl);
     if (stop)
-        return skip_stopped(t, p, n, used, err, pl);
+        return skip_stopped(p, n, used, err, pl);
     *used = (size_t)(q - p);
     return 0;
 }

@@ -21,11 +21,18 @@
  * (e.g. an empty TUPLE): the input cannot bound those, so this does. */
 #define FNW_SER_MAX_EMPTY_ELEMENTS (1u << 20)
 
-/* Validates one encoded value at p[0..n) and sets *used to its length,
- * without building it (the fast path for pass-through operations). The
- * first call compiles t into a skip program cached on t (so t must not
- * change afterwards); callers need not do anything about it. */
-int fnw_ser_skip(const fnw_type *t, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
+/* A type's skip program, compiled once from a finished type tree (when a
+ * descriptor is planned, not on the data path) and read-only afterwards,
+ * so any number of bundles may share it. It borrows t: free the plan
+ * before the type. fnw_skip_plan_new returns NULL with a message if t is
+ * NULL or memory runs out. */
+typedef struct fnw_skip_plan fnw_skip_plan;
+fnw_skip_plan *fnw_skip_plan_new(const fnw_type *t, fnw_error *err);
+void fnw_skip_plan_free(fnw_skip_plan *pl);
+
+/* Validates one encoded value of pl's type at p[0..n) and sets *used to its
+ * length, without building it (the fast path for pass-through operations). */
+int fnw_ser_skip(const fnw_skip_plan *pl, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
 
 /* The same answer, messages and *used from the recursive walk alone, without
  * the compiled program. For tests that check the two agree; use fnw_ser_skip. */

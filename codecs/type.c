@@ -79,8 +79,6 @@ int fnw_type_add_child(fnw_type *t, fnw_type *child, const char *name, fnw_error
     }
     kids[n - 1] = child;
     t->nchildren = n;
-    free(t->skip_plan);   /* compiled for the old shape (only if skipped mid-build) */
-    t->skip_plan = NULL;
     return 0;
 }
 
@@ -136,7 +134,6 @@ void fnw_type_free(fnw_type *t)
     free(t->children);
     free(t->names);
     avro_release(t);
-    free(t->skip_plan);
     free(t);
 }
 

@@ -4,8 +4,9 @@
  * Kinds use the TypeInfo.TypeName numbers, so a proto value maps 1:1.
  * Ownership: a type tree is built once per descriptor (not on the data path)
  * with malloc, owned by whoever built it, and released with fnw_type_free().
- * Once a tree is in use by the serializers it must not change: fnw_ser_skip
- * caches a program compiled from the whole tree on the node it starts from.
+ * Once built, a tree is immutable: the serializers only read it, and skip
+ * programs compiled from it (serializer.h) borrow it, so bundles on any
+ * thread may share it.
  */
 #ifndef FNW_TYPE_H
 #define FNW_TYPE_H
@@ -37,9 +38,6 @@ struct fnw_type {
     char *avro_schema_json;   /* AVRO: the schema text from AvroTypeInfo */
     void *avro_schema;        /* AVRO: parsed schema (avro_schema_t) */
     void *avro_plan;          /* AVRO: compiled datum walker (avro_datum.h) */
-    /* serializer.c's skip program for this tree, compiled on first use (one
-     * malloc block; set atomically, freed here, never copied by clone). */
-    void *skip_plan;
 };
 
 /* Deepest type tree fnw_type_from_proto accepts (and the serializers walk). */

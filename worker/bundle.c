@@ -332,7 +332,7 @@ static void pump_once(fnw_bundle *b)
                 return;
             }
             fnw_input_row row;
-            if (fnw_row_split_input(b->plan->input_type, p, n, &row, &err) < 0) {
+            if (fnw_row_split_input(b->plan->input_skip, p, n, &row, &err) < 0) {
                 char t[256];
                 fnw_type_format(b->plan->input_type, t, sizeof t);
                 bundle_fail(b, "transform '%s': cannot decode element %" PRId64 " as %s: %s",

@@ -267,6 +267,7 @@ START_TEST(flink_layout_becomes_a_plan)
     ck_assert(fnw_type_equal(p->input_type, p->output_type));
     ck_assert_ptr_eq(p->steps[0].input_type, p->input_type);
     ck_assert_ptr_eq(p->steps[1].output_type, p->output_type);
+    ck_assert_ptr_nonnull(p->input_skip);   /* compiled with the plan, not on first use */
     fnw_plan_free(p);
     builder_free(&b);
 }

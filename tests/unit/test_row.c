@@ -65,6 +65,16 @@ static const char *EX46_INNER_NULL = "16 | 00 | 00 00 00 00 00 00 03 E8 | 80 00 
                                      "00 00 00 05";
 static const char *EX46_OUTER_NULL = "11 | 08 | 00 00 00 00 00 00 03 E8 | 80 00 00 00 00 00 00 00";
 
+/* fnw_row_split_input with d's skip program compiled for the one call. */
+static int split_input(const fnw_type *d, const uint8_t *p, size_t n, fnw_input_row *row, fnw_error *err)
+{
+    fnw_skip_plan *pl = fnw_skip_plan_new(d, err);
+    ck_assert_ptr_nonnull(pl);
+    int rc = fnw_row_split_input(pl, p, n, row, err);
+    fnw_skip_plan_free(pl);
+    return rc;
+}
+
 /* Reads the varint prefix and splits the payload. */
 static void split_wire(const fnw_type *d, const char *hx, uint8_t *b, size_t *plen, fnw_input_row *row)
 {
@@ -74,7 +84,7 @@ static void split_wire(const fnw_type *d, const char *hx, uint8_t *b, size_t *pl
     ck_assert_int_eq(k, 1);
     ck_assert_uint_eq(len, n - 1);
     fnw_error err = { "" };
-    ck_assert_msg(fnw_row_split_input(d, b + 1, (size_t)len, row, &err) == 0, "split: %s", err.msg);
+    ck_assert_msg(split_input(d, b + 1, (size_t)len, row, &err) == 0, "split: %s", err.msg);
     *plen = (size_t)len;
 }
 
@@ -172,18 +182,18 @@ START_TEST(input_null_timestamp_and_watermark_bits)
     fnw_error err;
     /* ts null (0x20): no ts bytes */
     size_t n = hex("20 | 00 00 00 00 00 00 00 07 | 00 00 00 09", b);
-    ck_assert_int_eq(fnw_row_split_input(d, b, n, &row, &err), 0);
+    ck_assert_int_eq(split_input(d, b, n, &row, &err), 0);
     ck_assert_int_eq(row.timestamp, INT64_MIN);
     ck_assert_int_eq(row.watermark, 7);
     ck_assert_uint_eq(row.len, 4);
     /* wm null (0x10) */
     n = hex("10 | 00 00 00 00 00 00 00 06 | 00 00 00 09", b);
-    ck_assert_int_eq(fnw_row_split_input(d, b, n, &row, &err), 0);
+    ck_assert_int_eq(split_input(d, b, n, &row, &err), 0);
     ck_assert_int_eq(row.timestamp, 6);
     ck_assert_int_eq(row.watermark, INT64_MIN);
     /* all three null */
     n = hex("38", b);
-    ck_assert_int_eq(fnw_row_split_input(d, b, n, &row, &err), 0);
+    ck_assert_int_eq(split_input(d, b, n, &row, &err), 0);
     ck_assert_int_eq(row.timestamp, INT64_MIN);
     ck_assert_int_eq(row.watermark, INT64_MIN);
     ck_assert_ptr_null(row.data);
@@ -200,16 +210,16 @@ START_TEST(input_truncated_and_left_over)
     fnw_input_row row;
     for (size_t k = 0; k < n; k++) {
         fnw_error err = { "" };
-        ck_assert_msg(fnw_row_split_input(d, p, k, &row, &err) == -1, "prefix %zu accepted", k);
+        ck_assert_msg(split_input(d, p, k, &row, &err) == -1, "prefix %zu accepted", k);
         ck_assert(err.msg[0] != '\0');
     }
     b[1 + n] = 0x00;
     fnw_error err;
-    ck_assert_int_eq(fnw_row_split_input(d, p, n + 1, &row, &err), -1);
+    ck_assert_int_eq(split_input(d, p, n + 1, &row, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "1 bytes left over"));
     /* an error inside the data names the record offset and the inner offset */
     b[1 + 18] = 0x7f;   /* STRING length 0x7f000002 */
-    ck_assert_int_eq(fnw_row_split_input(d, p, n, &row, &err), -1);
+    ck_assert_int_eq(split_input(d, p, n, &row, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "input row data (record byte 17 on): STRING at offset 1"));
     fnw_type_free(d);
 }

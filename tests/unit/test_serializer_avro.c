@@ -7,6 +7,7 @@
 #include <check.h>
 
 #include "tests/unit/check_run.h"
+#include "tests/unit/skip_once.h"
 #include <string.h>
 
 #include "codecs/avro_datum.h"
@@ -67,7 +68,7 @@ static void expect_fail(const fnw_type *t, const uint8_t *p, size_t n, const cha
 {
     fnw_error err = { "" };
     size_t used;
-    ck_assert_msg(fnw_ser_skip(t, p, n, &used, &err) == -1, "accepted %zu bytes", n);
+    ck_assert_msg(skip_once(t, p, n, &used, &err) == -1, "accepted %zu bytes", n);
     if (want)
         ck_assert_msg(strstr(err.msg, want), "message '%s' lacks '%s'", err.msg, want);
     else
@@ -91,7 +92,7 @@ START_TEST(record_written_by_libavro)
     memset(in + n, 0x55, 8);   /* whatever follows is not part of the datum */
     size_t used = 0;
     fnw_error err = { "" };
-    ck_assert_msg(fnw_ser_skip(t, in, n + 8, &used, &err) == 0, "%s", err.msg);
+    ck_assert_msg(skip_once(t, in, n + 8, &used, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(used, n);
 
     fnw_arena a;
@@ -145,7 +146,7 @@ START_TEST(many_datums_measured_like_libavro)
         size_t n = write_ev(&e, buf, sizeof buf);
         size_t used;
         fnw_error err;
-        ck_assert_int_eq(fnw_ser_skip(t, (const uint8_t *)buf, n, &used, &err), 0);
+        ck_assert_int_eq(skip_once(t, (const uint8_t *)buf, n, &used, &err), 0);
         ck_assert_uint_eq(used, n);
         s[i] = (char)('a' + i % 26);
     }
@@ -163,7 +164,7 @@ START_TEST(null_branch_and_empty_array)
     ck_assert_mem_eq(buf, "\0\0\0\0", 4);
     size_t used;
     fnw_error err;
-    ck_assert_int_eq(fnw_ser_skip(t, (const uint8_t *)buf, n, &used, &err), 0);
+    ck_assert_int_eq(skip_once(t, (const uint8_t *)buf, n, &used, &err), 0);
     ck_assert_uint_eq(used, 4);
     fnw_type_free(t);
 }
@@ -200,7 +201,7 @@ START_TEST(array_blocks_with_sizes)
     const uint8_t ok[] = { 0x03, 0x04, 0x02, 0x04, 0x02, 0x06, 0x00 };
     size_t used;
     fnw_error err;
-    ck_assert_int_eq(fnw_ser_skip(t, ok, sizeof ok, &used, &err), 0);
+    ck_assert_int_eq(skip_once(t, ok, sizeof ok, &used, &err), 0);
     ck_assert_uint_eq(used, sizeof ok);
     const uint8_t wrong[] = { 0x03, 0x06, 0x02, 0x04, 0x00, 0x00 };
     expect_fail(t, wrong, sizeof wrong, "does not match");
@@ -254,7 +255,7 @@ START_TEST(every_avro_type)
     avro_writer_free(w);
     size_t used;
     fnw_error err = { "" };
-    ck_assert_msg(fnw_ser_skip(t, (const uint8_t *)buf, n, &used, &err) == 0, "%s", err.msg);
+    ck_assert_msg(skip_once(t, (const uint8_t *)buf, n, &used, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(used, n);
     for (size_t k = 0; k < n; k++)
         expect_fail(t, (const uint8_t *)buf, k, NULL);
@@ -280,7 +281,7 @@ START_TEST(recursive_schema)
     const uint8_t three[] = { 0x02, 0x02, 0x04, 0x02, 0x06, 0x00 };
     size_t used;
     fnw_error err;
-    ck_assert_int_eq(fnw_ser_skip(t, three, sizeof three, &used, &err), 0);
+    ck_assert_int_eq(skip_once(t, three, sizeof three, &used, &err), 0);
     ck_assert_uint_eq(used, sizeof three);
     /* a chain deeper than the walk allows fails instead of exhausting the stack */
     uint8_t deep[2 * 1000 + 2];
@@ -303,7 +304,7 @@ START_TEST(recursive_schema)
         "{\"type\":\"record\",\"name\":\"A\",\"fields\":[{\"name\":\"u\",\"type\":[\"null\","
         "{\"type\":\"record\",\"name\":\"B\",\"fields\":[{\"name\":\"a\",\"type\":\"A\"}]}]}]}", &err), 0);
     const uint8_t ab[] = { 0x02, 0x02, 0x00 };   /* A{u: B{a: A{u: null}}} */
-    ck_assert_int_eq(fnw_ser_skip(r, ab, sizeof ab, &used, &err), 0);
+    ck_assert_int_eq(skip_once(r, ab, sizeof ab, &used, &err), 0);
     ck_assert_uint_eq(used, 3);
     fnw_type_free(r);
 }
@@ -314,12 +315,12 @@ START_TEST(zero_width_datums)
     fnw_type *t = avro_type("\"null\"");
     size_t used = 9;
     fnw_error err;
-    ck_assert_int_eq(fnw_ser_skip(t, NULL, 0, &used, &err), 0);
+    ck_assert_int_eq(skip_once(t, NULL, 0, &used, &err), 0);
     ck_assert_uint_eq(used, 0);
     fnw_type_free(t);
     t = avro_type("{\"type\":\"array\",\"items\":\"null\"}");
     const uint8_t five[] = { 0x0a, 0x00 };
-    ck_assert_int_eq(fnw_ser_skip(t, five, 2, &used, &err), 0);
+    ck_assert_int_eq(skip_once(t, five, 2, &used, &err), 0);
     ck_assert_uint_eq(used, 2);
     const uint8_t huge[] = { 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x00 };
     expect_fail(t, huge, sizeof huge, "zero-width");
@@ -342,7 +343,7 @@ START_TEST(avro_inside_a_row)
     ck_assert_int_eq(fnw_type_add_child(row, fnw_type_new(FNW_INT), "n", &err), 0);
     const uint8_t rec[] = { 0x00, 0x54, 0x04, 'h', 'i', 0x00, 0x00, 0x00, 0x00, 0x00, 0x07 };
     size_t used;
-    ck_assert_int_eq(fnw_ser_skip(row, rec, sizeof rec, &used, &err), 0);
+    ck_assert_int_eq(skip_once(row, rec, sizeof rec, &used, &err), 0);
     ck_assert_uint_eq(used, sizeof rec);
     fnw_arena a;
     fnw_arena_init(&a, 256, 0);
@@ -353,7 +354,7 @@ START_TEST(avro_inside_a_row)
     ck_assert_int_eq(v.u.items[1].u.i, 7);
     /* null AVRO field (bit 0x20) */
     const uint8_t nul[] = { 0x20, 0x00, 0x00, 0x00, 0x07 };
-    ck_assert_int_eq(fnw_ser_skip(row, nul, sizeof nul, &used, &err), 0);
+    ck_assert_int_eq(skip_once(row, nul, sizeof nul, &used, &err), 0);
     ck_assert_uint_eq(used, sizeof nul);
     fnw_buf out;
     fnw_buf_init(&out, 0);

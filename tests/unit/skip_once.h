@@ -1,0 +1,20 @@
+/* tests/unit/skip_once.h — fnw_ser_skip for tests that skip a value or two
+ * of a type: compiles the type's skip program, skips with it, frees it.
+ * Tests that skip many values compile the program once themselves. */
+#ifndef FNW_SKIP_ONCE_H
+#define FNW_SKIP_ONCE_H
+
+#include <check.h>
+
+#include "codecs/serializer.h"
+
+static inline int skip_once(const fnw_type *t, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
+{
+    fnw_skip_plan *pl = fnw_skip_plan_new(t, err);
+    ck_assert_msg(pl != NULL, "no skip program: %s", err->msg);
+    int rc = fnw_ser_skip(pl, p, n, used, err);
+    fnw_skip_plan_free(pl);
+    return rc;
+}
+
+#endif
