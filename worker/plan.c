@@ -319,8 +319,11 @@ static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll,
             return fnw_error_set(err, "transform '%s' has URN '%s'; fnworker runs %s transforms whose "
                                  "do_fn is %s", id, urn, URN_PARDO, URN_STATELESS);
         pb_ParDoPayload *pd = PBP(par_do_payload__unpack)(NULL, t->spec->payload.len, t->spec->payload.data);
-        if (!pd || !pd->do_fn)
+        if (!pd || !pd->do_fn) {
+            if (pd)
+                PBP(par_do_payload__free_unpacked)(pd, NULL);
             return fnw_error_set(err, "transform '%s': payload is not a ParDoPayload with a do_fn", id);
+        }
         int rc = 0;
         pb_UDSF *f = NULL;
         if (!strcmp(pd->do_fn->urn, URN_STATEFUL))

@@ -363,6 +363,22 @@ START_TEST(side_output_sinks_are_collected)
 }
 END_TEST
 
+/* A ParDo whose payload has no do_fn fails, and frees what it unpacked
+ * (ASan and valgrind report the ParDoPayload otherwise). */
+START_TEST(pardo_without_do_fn_fails_without_leaking)
+{
+    builder b;
+    fnw_plan *p = NULL;
+    fnw_error err;
+    flink_shape(&b, 1, "beam:coder:param_windowed_value:v1");
+    transform(&b, "transform-0")->spec = fspec(&b, "beam:transform:pardo:v1", none());
+    ck_assert_int_eq(build(&b, &p, &err), -1);
+    ck_assert_msg(strstr(err.msg, "transform 'transform-0': payload is not a ParDoPayload with a do_fn"), "%s",
+                  err.msg);
+    builder_free(&b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plan");
@@ -371,6 +387,7 @@ int main(void)
     tcase_add_test(tc, unsupported_shapes_say_what);
     tcase_add_test(tc, pickled_payload_points_to_the_readme);
     tcase_add_test(tc, side_output_sinks_are_collected);
+    tcase_add_test(tc, pardo_without_do_fn_fails_without_leaking);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }
