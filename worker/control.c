@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/pb_nesting.h"
+
 struct fnw_control {
     fnw_rpc *rpc;
     grpc_channel *ch;
@@ -21,6 +23,15 @@ typedef struct fetch_ctx {
 static void control_on_message(void *user, grpc_slice msg)
 {
     fnw_control *c = user;
+    fnw_error err;
+    /* a register request carries descriptors, whose Triggers nest without a
+     * limit of their own; protobuf-c would recurse through all of them */
+    if (fnw_pb_check_nesting(&PB(instruction_request__descriptor), GRPC_SLICE_START_PTR(msg),
+                             GRPC_SLICE_LENGTH(msg), &err) < 0) {
+        fprintf(stderr, "fnworker: dropped a Control message of %zu bytes: %s\n",
+                (size_t)GRPC_SLICE_LENGTH(msg), err.msg);
+        return;
+    }
     pb_InstructionRequest *req = PB(instruction_request__unpack)(NULL, GRPC_SLICE_LENGTH(msg),
                                                                 GRPC_SLICE_START_PTR(msg));
     if (!req) {
@@ -71,10 +82,17 @@ void fnw_control_respond_error(fnw_control *c, const char *instruction_id, const
 static void fetch_done(void *user, grpc_status_code code, const char *details, grpc_slice resp)
 {
     fetch_ctx *f = user;
+    fnw_error err;
     if (code != GRPC_STATUS_OK) {
         char why[512];
         snprintf(why, sizeof why, "GetProcessBundleDescriptor('%s') failed with status %d: %s", f->id,
                  (int)code, details);
+        f->cb(f->user, NULL, why);
+    } else if (fnw_pb_check_nesting(&PB(process_bundle_descriptor__descriptor), GRPC_SLICE_START_PTR(resp),
+                                    GRPC_SLICE_LENGTH(resp), &err) < 0) {
+        char why[FNW_ERROR_MAX + 128];
+        snprintf(why, sizeof why, "GetProcessBundleDescriptor('%s') returned bytes the worker cannot read: %s",
+                 f->id, err.msg);
         f->cb(f->user, NULL, why);
     } else {
         pb_ProcessBundleDescriptor *d = PB(process_bundle_descriptor__unpack)(

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/pb_nesting.h"
 #include "runtime/operation.h"
 #include "worker/bundle.h"
 #include "worker/control.h"
@@ -391,6 +392,12 @@ static void provision_retry_cb(struct ev_loop *loop, ev_timer *t, int revents)
 
 static int take_provision(fnw_worker *w, grpc_slice resp)
 {
+    fnw_error err;   /* pipeline_options is a Struct, which nests without a limit */
+    if (fnw_pb_check_nesting(&PB(get_provision_info_response__descriptor), GRPC_SLICE_START_PTR(resp),
+                             GRPC_SLICE_LENGTH(resp), &err) < 0) {
+        fnw_err(&w->log, "GetProvisionInfo: %s", err.msg);
+        return -1;
+    }
     pb_GetProvisionInfoResponse *r = PB(get_provision_info_response__unpack)(
         NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
     if (!r)

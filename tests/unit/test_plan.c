@@ -4,6 +4,7 @@
 #include <check.h>
 
 #include "tests/unit/check_run.h"
+#include "tests/unit/wire_build.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,8 +194,7 @@ static pb_FunctionSpec *pardo(builder *b, const char *do_fn_urn, int function_ty
 
 #define STATELESS "flink:transform:ds:stateless_function:v1"
 
-/* Flink's layout: read -> transform-0.. -> transform-revise -> write. */
-static void flink_shape(builder *b, int nfuncs, const char *wire_urn)
+static void builder_init(builder *b)
 {
     pb_ProcessBundleDescriptor init = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__PROCESS_BUNDLE_DESCRIPTOR__INIT;
     memset(b, 0, sizeof *b);
@@ -202,8 +202,16 @@ static void flink_shape(builder *b, int nfuncs, const char *wire_urn)
     b->d.id = "1-2";
     b->d.transforms = b->t;
     b->d.coders = b->c;
-    pb_TypeInfo *data_fields[2] = {ti(b, 1), ti(b, 5)};
-    pb_TypeInfo *data = row_ti(b, 2, data_fields);
+}
+
+/* Flink's layout: read -> transform-0.. -> transform-revise -> write, for
+ * records of type data (NULL: ROW<STRING, INT>), into an initialised b. */
+static void flink_shape_of(builder *b, int nfuncs, const char *wire_urn, pb_TypeInfo *data)
+{
+    if (!data) {
+        pb_TypeInfo *data_fields[2] = {ti(b, 1), ti(b, 5)};
+        data = row_ti(b, 2, data_fields);
+    }
     pb_TypeInfo *in_fields[3] = {ti(b, 6), ti(b, 6), data};
     pb_TypeInfo *out_fields[2] = {ti(b, 6), data};
     add_flink_coder(b, "input_coder", row_ti(b, 3, in_fields));
@@ -224,6 +232,12 @@ static void flink_shape(builder *b, int nfuncs, const char *wire_urn)
                   "output", NULL);
 }
 
+static void flink_shape(builder *b, int nfuncs, const char *wire_urn)
+{
+    builder_init(b);
+    flink_shape_of(b, nfuncs, wire_urn, NULL);
+}
+
 static void builder_free(builder *b)
 {
     for (int i = 0; i < b->nmem; i++)
@@ -235,6 +249,14 @@ static pb_PTransform *transform(builder *b, const char *id)
     for (size_t i = 0; i < b->d.n_transforms; i++)
         if (!strcmp(b->t[i]->key, id))
             return b->t[i]->value;
+    return NULL;
+}
+
+static pb_Coder *coder(builder *b, const char *id)
+{
+    for (size_t i = 0; i < b->d.n_coders; i++)
+        if (!strcmp(b->c[i]->key, id))
+            return b->c[i]->value;
     return NULL;
 }
 
@@ -379,6 +401,93 @@ START_TEST(pardo_without_do_fn_fails_without_leaking)
 }
 END_TEST
 
+/* LIST<LIST<...<INT>>> of levels TypeInfo messages, as protobuf-c structs. */
+static pb_TypeInfo *list_ti(builder *b, int levels)
+{
+    pb_TypeInfo *t = ti(b, 5);
+    for (int i = 1; i < levels; i++) {
+        pb_TypeInfo *l = ti(b, 18);
+        l->type_info_case = ORG__APACHE__FLINK__FN_EXECUTION__V1__TYPE_INFO__TYPE_INFO_COLLECTION_ELEMENT_TYPE;
+        l->collection_element_type = t;
+        t = l;
+    }
+    return t;
+}
+
+/* The deepest type a coder may carry plans, and its skip program works:
+ * ROW<LONG, LONG, T> with T 63 levels deep is 64 TypeInfo levels. */
+START_TEST(types_at_the_nesting_limit_plan)
+{
+    builder b;
+    fnw_plan *p = NULL;
+    fnw_error err;
+    builder_init(&b);
+    flink_shape_of(&b, 1, "beam:coder:param_windowed_value:v1", list_ti(&b, FNW_TYPE_MAX_DEPTH - 1));
+    ck_assert_msg(build(&b, &p, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(fnw_type_depth(p->input_raw), FNW_TYPE_MAX_DEPTH);
+    uint8_t rec[4 * FNW_TYPE_MAX_DEPTH];
+    for (int i = 0; i < FNW_TYPE_MAX_DEPTH - 2; i++)
+        memcpy(rec + 4 * i, "\0\0\0\1", 4);   /* one element per LIST */
+    memcpy(rec + 4 * (FNW_TYPE_MAX_DEPTH - 2), "\0\0\0\7", 4);
+    size_t used = 0;
+    ck_assert_msg(fnw_ser_skip(p->input_skip, rec, sizeof rec, &used, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(used, 4 * (FNW_TYPE_MAX_DEPTH - 1));
+    fnw_plan_free(p);
+    builder_free(&b);
+}
+END_TEST
+
+/* A coder TypeInfo 10,000 levels deep: protobuf-c would recurse through
+ * all of them; the plan fails naming the coder and the limit instead. */
+START_TEST(a_coder_type_nested_10000_deep_fails_cleanly)
+{
+    builder b;
+    fnw_plan *p = NULL;
+    fnw_error err;
+    flink_shape(&b, 1, "beam:coder:param_windowed_value:v1");
+    wire w = wire_new(1 << 20);
+    deep_list(&w, 10000);
+    wrap(&w, 1);   /* RawType.type_info */
+    wrap(&w, 5);   /* CoderInfoDescriptor.raw_type */
+    ProtobufCBinaryData payload = { len(&w), (uint8_t *)bytes(&w) };
+    coder(&b, "input_coder")->spec = fspec(&b, "flink:coder:v1", payload);
+    ck_assert_int_eq(build(&b, &p, &err), -1);
+    ck_assert_msg(strstr(err.msg, "descriptor '1-2': source 'fn/read/input:0': coder 'input_coder': "
+                                  "TypeInfo nests deeper than 64 levels (byte "), "%s", err.msg);
+    free(w.buf);
+    builder_free(&b);
+}
+END_TEST
+
+/* The same in a function's key_type_info. */
+START_TEST(a_key_type_nested_10000_deep_fails_cleanly)
+{
+    builder b;
+    fnw_plan *p = NULL;
+    fnw_error err;
+    flink_shape(&b, 1, "beam:coder:param_windowed_value:v1");
+    wire w = wire_new(1 << 20);
+    deep_list(&w, 10000);
+    wrap(&w, 5);             /* UserDefinedDataStreamFunction.key_type_info */
+    pb_OperationSpec os = FNWORKER__V1__OPERATION_SPEC__INIT;
+    os.operation = "identity";
+    ProtobufCBinaryData spec = pack(&b, &os.base);
+    front(&w, spec.data, spec.len);
+    front_varint(&w, spec.len);
+    front_tag(&w, 3, WT_LEN);   /* payload */
+    ProtobufCBinaryData udsf = { len(&w), (uint8_t *)bytes(&w) };
+    pb_ParDoPayload pd = ORG__APACHE__BEAM__MODEL__PIPELINE__V1__PAR_DO_PAYLOAD__INIT;
+    pd.do_fn = fspec(&b, STATELESS, udsf);
+    transform(&b, "transform-0")->spec = fspec(&b, "beam:transform:pardo:v1", pack(&b, &pd.base));
+    ck_assert_int_eq(build(&b, &p, &err), -1);
+    ck_assert_msg(strstr(err.msg, "transform 'transform-0': do_fn payload: TypeInfo nests deeper than 64 "
+                                  "levels (byte "), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "of the UserDefinedDataStreamFunction)"), "%s", err.msg);
+    free(w.buf);
+    builder_free(&b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plan");
@@ -388,6 +497,9 @@ int main(void)
     tcase_add_test(tc, pickled_payload_points_to_the_readme);
     tcase_add_test(tc, side_output_sinks_are_collected);
     tcase_add_test(tc, pardo_without_do_fn_fails_without_leaking);
+    tcase_add_test(tc, types_at_the_nesting_limit_plan);
+    tcase_add_test(tc, a_coder_type_nested_10000_deep_fails_cleanly);
+    tcase_add_test(tc, a_key_type_nested_10000_deep_fails_cleanly);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }

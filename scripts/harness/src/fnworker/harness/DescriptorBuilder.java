@@ -40,6 +40,8 @@ public final class DescriptorBuilder {
   public static final class Fn {
     public final FunctionType type;
     public final byte[] payload;
+    /** Test hook: TypeInfo wire bytes sent as key_type_info, appended as given (see WireBytes). */
+    public byte[] keyTypeInfo;
 
     public Fn(FunctionType type, byte[] payload) {
       this.type = type;
@@ -59,6 +61,8 @@ public final class DescriptorBuilder {
   public String taskName = "harness operator";
   public boolean metricEnabled = true;
   public final Map<String, String> jobParameters = new LinkedHashMap<>();
+  /** Test hook: the input coder's CoderInfoDescriptor bytes, sent as given instead of built from inputType. */
+  public byte[] inputCoderPayload;
 
   /** Sink transform id for a PCollection ("output" or a side output tag). */
   public static String sinkId(String pcollection) {
@@ -150,7 +154,8 @@ public final class DescriptorBuilder {
     }
     BeamFnApi.ProcessBundleDescriptor.Builder d = BeamFnApi.ProcessBundleDescriptor.newBuilder().setId(id);
     TypeInfo inRaw = TypeInfo.runnerInput(inputType);
-    RunnerApi.Coder inputCoder = flinkCoder(inRaw);
+    RunnerApi.Coder inputCoder = inputCoderPayload != null
+        ? coder(FLINK_CODER_URN, inputCoderPayload) : flinkCoder(inRaw);
     d.putCoders(INPUT_CODER, inputCoder);
     d.putCoders(OUTPUT_CODER, flinkCoder(TypeInfo.runnerOutput(outputType)));
     d.putCoders(WINDOW_CODER, coder("beam:coder:global_window:v1", null));
@@ -179,8 +184,12 @@ public final class DescriptorBuilder {
         }
       }
       String id = "transform-" + i;
-      d.putTransforms(id, pardo(id, udf(functions.get(i), last).toByteString(),
-          Map.of("input", i == 0 ? "input" : "collection-" + (i - 1)), outs));
+      Fn fn = functions.get(i);
+      ByteString udf = udf(fn, last).toByteString();
+      if (fn.keyTypeInfo != null) {
+        udf = udf.concat(ByteString.copyFrom(WireBytes.field(5, fn.keyTypeInfo)));
+      }
+      d.putTransforms(id, pardo(id, udf, Map.of("input", i == 0 ? "input" : "collection-" + (i - 1)), outs));
       d.putCoders("coder-" + i, inputCoder);
       d.putPcollections("collection-" + i, pcoll("coder-" + i));
     }

@@ -58,6 +58,8 @@ public final class FunctionRunner implements AutoCloseable {
     public boolean requestAfterData;
     /** Wait this long for the worker's Data stream (Beam: 3 min). */
     public long dataConnectTimeoutMs = 180_000;
+    /** Test hook: the input coder's CoderInfoDescriptor bytes as sent (see WireBytes). */
+    public byte[] inputCoderPayload;
   }
 
   /** What one finished bundle left behind, for tests and summaries. */
@@ -231,6 +233,7 @@ public final class FunctionRunner implements AutoCloseable {
     b.taskName = cfg.taskName;
     b.metricEnabled = cfg.metricEnabled;
     b.jobParameters.putAll(cfg.jobParameters);
+    b.inputCoderPayload = cfg.inputCoderPayload;
     descriptor = b.build();
     worker.registerDescriptor(descriptor, cfg.flushTimeoutMs);
   }

@@ -78,6 +78,7 @@ public final class IntegrationTests {
     s.add(new Scenario("data_before_process_bundle", IntegrationTests::dataBeforeRequest));
     s.add(new Scenario("large_records", IntegrationTests::largeRecords));
     s.add(new Scenario("many_bundles", IntegrationTests::manyBundles));
+    s.add(new Scenario("hostile_type_nesting", IntegrationTests::hostileTypeNesting));
     s.addAll(AsyncScenarios.scenarios());
     return s;
   }
@@ -450,6 +451,36 @@ public final class IntegrationTests {
     r.flush();
     check(r.bundles().size() == 20, "expected 20 bundles of 1000, got " + r.bundles().size());
     Ctx.expectSame(ty, in, Ctx.drain(r));
+  }
+
+  /**
+   * A TypeInfo nested 10,000 levels deep, in the input coder and then in a function's key_type_info:
+   * each descriptor's bundle fails naming the 64-level limit (instead of the worker overflowing its
+   * stack in protobuf-c), and the same worker then runs a healthy bundle.
+   */
+  static void hostileTypeNesting(Ctx c) throws Exception {
+    Worker w = c.worker();
+    TypeInfo ty = t("INT");
+    byte[] deep = WireBytes.deepListTypeInfo(10_000);
+    byte[] spec = Ctx.spec("identity").toByteArray();
+    for (String where : new String[]{"input coder", "key_type_info"}) {
+      FunctionRunner bad = c.runner(w, ty, ty, FunctionType.PROCESS, spec, cfg -> {
+        if (where.equals("input coder")) {
+          cfg.inputCoderPayload = WireBytes.runnerInputCoder(deep);
+        } else {
+          cfg.functions.get(0).keyTypeInfo = deep;
+        }
+      });
+      Ctx.send(bad, ty, values(ty, 3, 1));
+      String err = Ctx.expectBundleError(bad);
+      check(err.contains("TypeInfo nests deeper than 64 levels"), where + ": the error should name the limit: " + err);
+      String names = where.equals("input coder") ? "coder 'input_coder'" : "transform 'transform-0'";
+      check(err.contains(names), where + ": the error should name " + names + ": " + err);
+      check(w.process().isAlive(), where + ": the worker died; output: " + tail(w.process().output()));
+      FunctionRunner ok = c.runner(w, ty, ty, Ctx.spec("identity"));
+      List<In> in = values(ty, 20, 2);
+      Ctx.expectSame(ty, in, Ctx.bundle(ok, ty, in));
+    }
   }
 
   // ------------------------------------------------------------ driver
