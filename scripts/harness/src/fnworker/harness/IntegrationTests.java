@@ -78,6 +78,7 @@ public final class IntegrationTests {
     s.add(new Scenario("data_before_process_bundle", IntegrationTests::dataBeforeRequest));
     s.add(new Scenario("large_records", IntegrationTests::largeRecords));
     s.add(new Scenario("many_bundles", IntegrationTests::manyBundles));
+    s.addAll(AvroScenarios.scenarios());
     s.addAll(AsyncScenarios.scenarios());
     return s;
   }
