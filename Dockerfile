@@ -4,7 +4,7 @@
 FROM debian:bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
       gcc make pkg-config libc6-dev libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
-      libev-dev libavro-dev protobuf-compiler check \
+      libev-dev libavro-dev libjansson-dev protobuf-compiler check \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
@@ -17,7 +17,7 @@ RUN make build/fnworker
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      libgrpc29 libprotobuf-c1 libev4 libavro23 \
+      libgrpc29 libprotobuf-c1 libev4 libavro23 libjansson4 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/fnworker /opt/fnworker/fnworker
 COPY --from=build /src/scripts/pyflink-udf-runner.sh /opt/fnworker/pyflink-udf-runner.sh

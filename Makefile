@@ -18,7 +18,7 @@ PKGS      = grpc libprotobuf-c check
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS := -I. -I$(BUILD)/gen -D_GNU_SOURCE
 CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
-LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -lpthread -lm
+LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson -lpthread -lm
 ifneq ($(SANITIZE),)
 CFLAGS   += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined

@@ -1,14 +1,18 @@
-/* codecs/avro_datum.c — schema-compiled walker for Avro binary datums (see
- * avro_datum.h). Compilation turns libavro's schema tree (with its named
- * links) into an array of nodes indexed by number; the walk is a small
- * recursive interpreter over that array. */
+/* codecs/avro_datum.c — schema-compiled walker for AVRO values in Flink's
+ * encoding (see avro_datum.h for the byte layout). Compilation turns
+ * libavro's schema tree (with its named links) into an array of nodes
+ * indexed by number; the walk is a small recursive interpreter over that
+ * array. */
 #include "codecs/avro_datum.h"
 
 #include <avro.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "codecs/bytes.h"
 
 enum av_op {
     AV_NULL, AV_BOOL, AV_INT, AV_LONG, AV_FLOAT, AV_DOUBLE, AV_BYTES, AV_STRING,
@@ -203,8 +207,8 @@ static int compile(av_compiler *c, avro_schema_t s, int depth, uint32_t *out)
 
 /* Fewest bytes per node. Only records add up children (union branches and
  * array/map items are computed by the caller's loop over all nodes, since a
- * union index or a count already costs a byte); a record reached again
- * while its own minimum is being computed can never end. */
+ * union index and a closing count already cost bytes); a record reached
+ * again while its own minimum is being computed can never end. */
 static int compute_min(fnw_avro_plan *pl, uint32_t idx, fnw_error *err, int depth)
 {
     av_node *nd = &pl->nodes[idx];
@@ -217,9 +221,10 @@ static int compute_min(fnw_avro_plan *pl, uint32_t idx, fnw_error *err, int dept
     uint32_t min = 0;
     switch (nd->op) {
     case AV_NULL: min = 0; break;
-    case AV_FLOAT: min = 4; break;
-    case AV_DOUBLE: min = 8; break;
+    case AV_BOOL: min = 1; break;
+    case AV_LONG: case AV_DOUBLE: min = 8; break;
     case AV_FIXED: min = nd->a; break;
+    case AV_ARRAY: case AV_MAP: min = 1; break;   /* the closing count 0 */
     case AV_RECORD:
         for (uint32_t i = 0; i < nd->b; i++) {
             uint32_t ci = pl->edges[nd->a + i];
@@ -230,7 +235,7 @@ static int compute_min(fnw_avro_plan *pl, uint32_t idx, fnw_error *err, int dept
             min = m > UINT32_MAX - min ? UINT32_MAX : min + m;
         }
         break;
-    default: min = 1; break;   /* a varint, a length or a count */
+    default: min = 4; break;   /* int, float, enum or union index, bytes or string length */
     }
     nd = &pl->nodes[idx];
     nd->min = min;
@@ -287,7 +292,7 @@ typedef struct av_rd {
     fnw_error *err;
 } av_rd;
 
-__attribute__((format(printf, 4, 5)))
+__attribute__((format(printf, 4, 5), cold, noinline))
 static const uint8_t *av_fail(const av_rd *r, const uint8_t *at, uint8_t op, const char *fmt, ...)
 {
     if (!r->err)
@@ -301,77 +306,119 @@ static const uint8_t *av_fail(const av_rd *r, const uint8_t *at, uint8_t op, con
     return NULL;
 }
 
-/* Zigzag varint of at most maxbytes bytes. */
-static inline const uint8_t *av_varint(const uint8_t *p, const av_rd *r, uint8_t op, int maxbytes,
-                                       int64_t *out)
+static inline size_t av_left(const av_rd *r, const uint8_t *p)
 {
-    const uint8_t *start = p;
+    return (size_t)(r->end - p);
+}
+
+/* n raw bytes. */
+static inline const uint8_t *av_take(const uint8_t *p, const av_rd *r, uint8_t op, size_t n)
+{
+    if (av_left(r, p) < n)
+        return av_fail(r, p, op, "needs %zu bytes, %zu left (input truncated)", n, av_left(r, p));
+    return p + n;
+}
+
+/* A 4-byte big-endian int (an index or a length). */
+static inline const uint8_t *av_int32(const uint8_t *p, const av_rd *r, uint8_t op, const char *what,
+                                      int32_t *out)
+{
+    if (av_left(r, p) < 4)
+        return av_fail(r, p, op, "needs 4 bytes for the %s, %zu left (input truncated)", what, av_left(r, p));
+    *out = (int32_t)fnw_load_be32(p);
+    return p + 4;
+}
+
+/* A bytes or string body: 4-byte length, then the bytes. */
+static const uint8_t *av_sized(const uint8_t *p, const av_rd *r, uint8_t op, const char *what)
+{
+    const uint8_t *at = p;
+    int32_t len = 0;
+    if (!(p = av_int32(p, r, op, what, &len)))
+        return NULL;
+    if (len < 0)
+        return av_fail(r, at, op, "negative %s %" PRId32, what, len);
+    if ((size_t)len > av_left(r, p))
+        return av_fail(r, at, op, "%s %" PRId32 " exceeds the %zu bytes left", what, len, av_left(r, p));
+    return p + len;
+}
+
+/* An array or map item count: unsigned base-128, low group first, at most
+ * 10 bytes, and it must fit in a Java long. */
+static const uint8_t *av_count(const uint8_t *p, const av_rd *r, uint8_t op, uint64_t *out)
+{
+    const uint8_t *at = p;
     uint64_t v = 0;
-    for (int i = 0; i < maxbytes; i++) {
+    for (int i = 0; i < 10; i++) {
         if (p == r->end)
-            return av_fail(r, start, op, "input ends inside a varint");
+            return av_fail(r, at, op, "input ends inside an item count");
         uint8_t b = *p++;
+        if (i == 9 && b > 1)
+            return av_fail(r, at, op, "item count does not fit in 64 bits");
         v |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) {
-            *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+            if (v > (uint64_t)INT64_MAX)
+                return av_fail(r, at, op, "item count %" PRIu64 " does not fit in a Java long", v);
+            *out = v;
             return p;
         }
     }
-    return av_fail(r, start, op, "varint longer than %d bytes", maxbytes);
+    return av_fail(r, at, op, "item count longer than 10 bytes");   /* unreachable: a tenth byte ends it */
 }
 
 static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, int depth);
 
+/* The items of one block (count already read and bounded). */
+static const uint8_t *av_items(const av_node *nd, uint64_t count, const uint8_t *p, const av_rd *r,
+                               int depth)
+{
+    int is_map = nd->op == AV_MAP;
+    for (uint64_t i = 0; i < count && p; i++) {
+        if (is_map && !(p = av_sized(p, r, AV_MAP, "map key length")))
+            return NULL;
+        p = av_walk(nd->a, p, r, depth + 1);
+    }
+    return p;
+}
+
+/* Blocks until the closing count 0. Every item costs at least per_item
+ * bytes, so a count is checked against the bytes left before any item is
+ * walked; zero-width items are only counted (capped per block). */
 static const uint8_t *av_blocks(const av_node *nd, const uint8_t *p, const av_rd *r, int depth)
 {
     const av_node *item = &r->pl->nodes[nd->a];
-    int is_map = nd->op == AV_MAP;
-    uint64_t per_item = (uint64_t)item->min + (is_map ? 1 : 0);
+    uint64_t per_item = (uint64_t)item->min + (nd->op == AV_MAP ? 4 : 0);
     for (;;) {
         const uint8_t *at = p;
-        int64_t count = 0, size = -1;
-        if (!(p = av_varint(p, r, nd->op, 10, &count)))
+        uint64_t count = 0;
+        if (!(p = av_count(p, r, nd->op, &count)))
             return NULL;
         if (count == 0)
             return p;
-        if (count < 0) {
-            if (count == INT64_MIN)
-                return av_fail(r, at, nd->op, "block count out of range");
-            count = -count;
-            if (!(p = av_varint(p, r, nd->op, 10, &size)))
-                return NULL;
-            if (size < 0 || (uint64_t)size > (uint64_t)(r->end - p))
-                return av_fail(r, at, nd->op, "block size %lld exceeds the %td bytes left",
-                               (long long)size, r->end - p);
-        }
-        const uint8_t *block_start = p;
         if (per_item == 0) {
-            if ((uint64_t)count > FNW_AVRO_MAX_EMPTY_ITEMS)
-                return av_fail(r, at, nd->op, "%lld zero-width items in one block (limit %u)",
-                               (long long)count, FNW_AVRO_MAX_EMPTY_ITEMS);
-        } else {
-            if ((uint64_t)count > (uint64_t)(r->end - p) / per_item)
-                return av_fail(r, at, nd->op, "block count %lld exceeds what the %td bytes left can hold",
-                               (long long)count, r->end - p);
-            for (int64_t i = 0; i < count; i++) {
-                if (is_map) {
-                    const uint8_t *kat = p;
-                    int64_t klen = 0;
-                    if (!(p = av_varint(p, r, AV_STRING, 10, &klen)))
-                        return NULL;
-                    if (klen < 0 || (uint64_t)klen > (uint64_t)(r->end - p))
-                        return av_fail(r, kat, AV_STRING, "map key length %lld exceeds the %td bytes left",
-                                       (long long)klen, r->end - p);
-                    p += klen;
-                }
-                if (!(p = av_walk(nd->a, p, r, depth + 1)))
-                    return NULL;
-            }
+            if (count > FNW_AVRO_MAX_EMPTY_ITEMS)
+                return av_fail(r, at, nd->op, "%" PRIu64 " zero-width items in one block (limit %u)",
+                               count, FNW_AVRO_MAX_EMPTY_ITEMS);
+            continue;
         }
-        if (size >= 0 && p - block_start != size)
-            return av_fail(r, at, nd->op, "block size %lld does not match its %td bytes of items",
-                           (long long)size, p - block_start);
+        if (count > av_left(r, p) / per_item)
+            return av_fail(r, at, nd->op, "item count %" PRIu64 " exceeds what the %zu bytes left can hold",
+                           count, av_left(r, p));
+        if (!(p = av_items(nd, count, p, r, depth)))
+            return NULL;
     }
+}
+
+/* An enum symbol or a union branch: a 4-byte index below n. */
+static const uint8_t *av_index(const uint8_t *p, const av_rd *r, uint8_t op, uint32_t n, int32_t *out)
+{
+    const uint8_t *at = p;
+    const char *what = op == AV_ENUM ? "symbol index" : "branch index";
+    if (!(p = av_int32(p, r, op, what, out)))
+        return NULL;
+    if (*out < 0 || (uint32_t)*out >= n)
+        return av_fail(r, at, op, "%s %" PRId32 " not in [0, %u)", what, *out, n);
+    return p;
 }
 
 static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, int depth)
@@ -379,47 +426,28 @@ static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, in
     const av_node *nd = &r->pl->nodes[idx];
     if (depth > FNW_AVRO_MAX_DEPTH)
         return av_fail(r, p, nd->op, "datum nests deeper than %d levels", FNW_AVRO_MAX_DEPTH);
-    int64_t v = 0;
-    const uint8_t *at = p;
+    int32_t v = 0;
     switch (nd->op) {
     case AV_NULL:
         return p;
     case AV_BOOL:
-        if (p == r->end)
-            return av_fail(r, at, nd->op, "input ends");
-        return p + 1;
+        return av_take(p, r, nd->op, 1);
     case AV_INT:
-        return av_varint(p, r, nd->op, 5, &v);
-    case AV_LONG:
-        return av_varint(p, r, nd->op, 10, &v);
     case AV_FLOAT:
+        return av_take(p, r, nd->op, 4);
+    case AV_LONG:
     case AV_DOUBLE:
-    case AV_FIXED: {
-        size_t need = nd->op == AV_FLOAT ? 4 : nd->op == AV_DOUBLE ? 8 : nd->a;
-        if ((size_t)(r->end - p) < need)
-            return av_fail(r, at, nd->op, "needs %zu bytes, %td left", need, r->end - p);
-        return p + need;
-    }
+        return av_take(p, r, nd->op, 8);
+    case AV_FIXED:
+        return av_take(p, r, nd->op, nd->a);
     case AV_BYTES:
     case AV_STRING:
-        if (!(p = av_varint(p, r, nd->op, 10, &v)))
-            return NULL;
-        if (v < 0)
-            return av_fail(r, at, nd->op, "negative length %lld", (long long)v);
-        if ((uint64_t)v > (uint64_t)(r->end - p))
-            return av_fail(r, at, nd->op, "length %lld exceeds the %td bytes left", (long long)v, r->end - p);
-        return p + v;
+        return av_sized(p, r, nd->op, "length");
     case AV_ENUM:
-        if (!(p = av_varint(p, r, nd->op, 5, &v)))
-            return NULL;
-        if (v < 0 || (uint64_t)v >= nd->a)
-            return av_fail(r, at, nd->op, "symbol index %lld not in [0, %u)", (long long)v, nd->a);
-        return p;
+        return av_index(p, r, nd->op, nd->a, &v);
     case AV_UNION:
-        if (!(p = av_varint(p, r, nd->op, 5, &v)))
+        if (!(p = av_index(p, r, nd->op, nd->b, &v)))
             return NULL;
-        if (v < 0 || (uint64_t)v >= nd->b)
-            return av_fail(r, at, nd->op, "branch index %lld not in [0, %u)", (long long)v, nd->b);
         return av_walk(r->pl->edges[nd->a + (uint32_t)v], p, r, depth + 1);
     case AV_RECORD:
         for (uint32_t i = 0; i < nd->b && p; i++)
@@ -429,7 +457,7 @@ static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, in
     case AV_MAP:
         return av_blocks(nd, p, r, depth);
     default:
-        return av_fail(r, at, AV_NULL, "corrupt plan");
+        return av_fail(r, p, AV_NULL, "corrupt plan");
     }
 }
 

@@ -1,5 +1,24 @@
-/* codecs/avro_datum.h — delimits one Avro binary datum (which Flink writes
- * without a length prefix) by walking it with its schema.
+/* codecs/avro_datum.h — delimits one AVRO value by walking it with its
+ * schema. Flink's AvroSerializer writes a GenericRecord field with no length
+ * prefix, in Flink's own encoding (its DataOutputEncoder), which is not Avro
+ * binary: no zigzag varints anywhere.
+ *
+ *   null                  nothing
+ *   boolean               1 byte
+ *   int                   4 bytes, big-endian two's complement
+ *   long                  8 bytes, big-endian
+ *   float, double         IEEE 754, big-endian, 4 and 8 bytes
+ *   enum, union           the symbol or branch index as a 4-byte big-endian int
+ *   bytes, string         4-byte big-endian length, then that many bytes
+ *   fixed                 its size in raw bytes
+ *   record                its fields in schema order
+ *   array, map            blocks: an item count as an unsigned base-128
+ *                         varint (7 bits a byte, low group first, high bit
+ *                         set on every byte but the last; not zigzag), that
+ *                         many items (a map item is a string key, then the
+ *                         value), and a count of 0 (one 0x00 byte) at the end.
+ *                         Flink writes one block, or none when empty (so an
+ *                         empty one is the single 0x00); readers accept more.
  *
  * The schema (parsed by libavro) is compiled once into a flat plan of nodes
  * so the walk makes no libavro calls and never allocates. The walk checks

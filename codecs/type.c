@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "codecs/avro_datum.h"
+#include "codecs/avro_names.h"
 
 static const char *const kind_names[FNW_KIND_COUNT] = {
     "ROW", "STRING", "BYTE", "BOOLEAN", "SHORT", "INT", "LONG", "FLOAT", "DOUBLE",
@@ -99,6 +100,8 @@ int fnw_type_set_avro_schema(fnw_type *t, const char *json, fnw_error *err)
         return fnw_error_set(err, "an Avro schema belongs only to an AVRO type");
     if (!json || !*json)
         return fnw_error_set(err, "AVRO type without a schema (AvroTypeInfo.schema is empty)");
+    if (fnw_avro_check_names(json, strlen(json), err) < 0)
+        return -1;
     avro_schema_t schema = NULL;
     if (avro_schema_from_json_length(json, strlen(json), &schema) != 0 || !schema) {
         const char *why = avro_strerror();

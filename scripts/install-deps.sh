@@ -4,7 +4,7 @@
 # package list and stops, so `make demo` and `make check` never half-build.
 set -eu
 PKGS="gcc make pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libev-dev check
-protobuf-compiler libavro-dev default-jdk-headless libgrpc-java libprotobuf-java
+protobuf-compiler libavro-dev libjansson-dev default-jdk-headless libgrpc-java libprotobuf-java
 protobuf-compiler-grpc-java-plugin libnetty-java libperfmark-java libgoogle-gson-java
 libgoogle-common-protos-java libgeronimo-annotation-1.3-spec-java libopencensus-java
 libguava-java libjsr305-java liberror-prone-java valgrind gnuplot-nox"

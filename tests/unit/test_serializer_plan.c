@@ -262,7 +262,7 @@ static void gen(const fnw_type *t, wbuf *w)
         put_time(w);
         return;
     case FNW_AVRO:
-        put(w, (uint8_t)(below(64) << 1));   /* one-byte zigzag long */
+        put_bytes(w, 8);   /* an Avro "long" in Flink's encoding: 8 bytes big-endian */
         return;
     default:
         ck_abort_msg("no generator for kind %d", (int)t->kind);

@@ -79,6 +79,7 @@ public final class IntegrationTests {
     s.add(new Scenario("large_records", IntegrationTests::largeRecords));
     s.add(new Scenario("many_bundles", IntegrationTests::manyBundles));
     s.add(new Scenario("hostile_type_nesting", IntegrationTests::hostileTypeNesting));
+    s.addAll(AvroScenarios.scenarios());
     s.addAll(AsyncScenarios.scenarios());
     return s;
   }

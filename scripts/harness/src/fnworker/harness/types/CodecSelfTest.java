@@ -30,7 +30,7 @@ public final class CodecSelfTest {
       "LIST<STRING>", "LIST<LIST<INT>>", "MAP<STRING,INT>", "MAP<INT,LIST<STRING>>", "TUPLE<INT,DOUBLE,STRING>",
       "TUPLE<>", "ROW<>", "ROW<a:INT,b:ROW<c:STRING,d:LIST<LONG>>,e:MAP<STRING,DOUBLE>>",
       "ROW<f0:INT,f1:INT,f2:INT,f3:INT,f4:INT,f5:INT,f6:INT,f7:INT,f8:INT,f9:INT>",
-      "AVRO<" + avroSchema() + ">",
+      "AVRO<" + avroSchema() + ">", "AVRO<" + richAvroSchema() + ">",
   };
 
   public static String avroSchema() {
@@ -38,6 +38,53 @@ public final class CodecSelfTest {
         + "{\"name\":\"name\",\"type\":\"string\"},{\"name\":\"age\",\"type\":[\"null\",\"int\"]},"
         + "{\"name\":\"ok\",\"type\":\"boolean\"},{\"name\":\"score\",\"type\":\"double\"}]}";
   }
+
+  /** Every Avro kind, names used again by reference, a recursive field. */
+  public static String richAvroSchema() {
+    return "{\"type\":\"record\",\"name\":\"Event\",\"namespace\":\"fnw.test\",\"fields\":["
+        + "{\"name\":\"i\",\"type\":\"int\"},{\"name\":\"l\",\"type\":\"long\"},"
+        + "{\"name\":\"f\",\"type\":\"float\"},{\"name\":\"d\",\"type\":\"double\"},"
+        + "{\"name\":\"ok\",\"type\":\"boolean\"},{\"name\":\"s\",\"type\":\"string\"},"
+        + "{\"name\":\"raw\",\"type\":\"bytes\"},"
+        + "{\"name\":\"color\",\"type\":{\"type\":\"enum\",\"name\":\"Color\",\"symbols\":[\"RED\",\"GREEN\",\"BLUE\"]}},"
+        + "{\"name\":\"id\",\"type\":{\"type\":\"fixed\",\"name\":\"Id\",\"size\":4}},"
+        + "{\"name\":\"opt\",\"type\":[\"null\",\"Color\",\"string\"]},"
+        + "{\"name\":\"grid\",\"type\":{\"type\":\"array\",\"items\":{\"type\":\"array\",\"items\":\"int\"}}},"
+        + "{\"name\":\"tags\",\"type\":{\"type\":\"map\",\"values\":{\"type\":\"record\",\"name\":\"Tag\","
+        + "\"fields\":[{\"name\":\"w\",\"type\":\"double\"},{\"name\":\"c\",\"type\":\"fnw.test.Color\"}]}}},"
+        + "{\"name\":\"next\",\"type\":[\"null\",\"Event\"]}]}";
+  }
+
+  /** The hand-worked record of tests/unit/test_serializer_avro.c (every primitive). */
+  public static final String ALL_SCHEMA = "{\"type\":\"record\",\"name\":\"All\",\"fields\":["
+      + "{\"name\":\"b\",\"type\":\"boolean\"},{\"name\":\"i\",\"type\":\"int\"},"
+      + "{\"name\":\"l\",\"type\":\"long\"},{\"name\":\"f\",\"type\":\"float\"},"
+      + "{\"name\":\"d\",\"type\":\"double\"},{\"name\":\"s\",\"type\":\"string\"},"
+      + "{\"name\":\"y\",\"type\":\"bytes\"},"
+      + "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"Color\",\"symbols\":[\"R\",\"G\",\"B\"]}},"
+      + "{\"name\":\"x\",\"type\":{\"type\":\"fixed\",\"name\":\"F3\",\"size\":3}},"
+      + "{\"name\":\"n\",\"type\":\"null\"},{\"name\":\"c\",\"type\":\"Color\"}]}";
+
+  /** All{b=true, i=-2, l=-3, f=1.5, d=-2.25, s="hé", y=[1,2], e=B, x="abc", n=null, c=R}. */
+  public static java.util.Map<String, Object> allValue() {
+    java.util.Map<String, Object> v = new java.util.LinkedHashMap<>();
+    v.put("b", true);
+    v.put("i", -2);
+    v.put("l", -3L);
+    v.put("f", 1.5f);
+    v.put("d", -2.25d);
+    v.put("s", "hé");
+    v.put("y", new byte[]{1, 2});
+    v.put("e", new Avro.EnumSymbol("B"));
+    v.put("x", new byte[]{'a', 'b', 'c'});
+    v.put("n", null);
+    v.put("c", new Avro.EnumSymbol("R"));
+    return v;
+  }
+
+  /** allValue() in Flink's encoding, worked out by hand. */
+  public static final String ALL_BYTES = "01 | FFFFFFFE | FFFFFFFFFFFFFFFD | 3FC00000 | C002000000000000"
+      + " | 00000003 68C3A9 | 00000002 0102 | 00000002 | 616263 | 00000000";
 
   public static void main(String[] args) {
     CodecSelfTest t = new CodecSelfTest();
@@ -72,6 +119,19 @@ public final class CodecSelfTest {
     Object back;
     try {
       back = TypeCodec.decode(t, want);
+    } catch (RuntimeException e) {
+      check(name, false, "decode threw " + e);
+      return;
+    }
+    String d = Values.firstDifference(t, v, back, "");
+    check(name, d == null, "decode differs: " + d);
+  }
+
+  /** hex decodes to v (for inputs the encoder never writes, e.g. several blocks). */
+  private void decodes(String name, TypeInfo t, String hex, Object v) {
+    Object back;
+    try {
+      back = TypeCodec.decode(t, Hex.parse(hex));
     } catch (RuntimeException e) {
       check(name, false, "decode threw " + e);
       return;
@@ -169,7 +229,9 @@ public final class CodecSelfTest {
     user.put("age", null);
     user.put("ok", true);
     user.put("score", 1.5d);
-    bytes("AVRO record", avro, user, "02 04 6162 00 01 000000000000F83F");
+    // AVRO: Flink's encoding (no zigzag varints, no length prefix).
+    bytes("AVRO record", avro, user, "0000000000000001 | 00000002 6162 | 00000000 | 01 | 3FF8000000000000");
+    avroExamples();
     rejects("STRING truncated", t("STRING"), "00000005 6162");
     rejects("STRING bad utf-8", t("STRING"), "00000001 FF");
     rejects("trailing byte", t("INT"), "00000001 00");
@@ -210,6 +272,73 @@ public final class CodecSelfTest {
         }
       }
       check("round trip " + ts, problem == null, problem);
+    }
+  }
+
+  /** The hand-worked bytes of tests/unit/test_serializer_avro.c, checked by this codec too. */
+  private void avroExamples() {
+    bytes("AVRO every primitive", TypeInfo.avro(ALL_SCHEMA), allValue(), ALL_BYTES);
+    bytes("AVRO int -1", TypeInfo.avro("\"int\""), -1, "FFFFFFFF");
+    bytes("AVRO long MIN", TypeInfo.avro("\"long\""), Long.MIN_VALUE, "8000000000000000");
+    TypeInfo str = TypeInfo.avro("\"string\"");
+    String x200 = "x".repeat(200);
+    bytes("AVRO string of 200 bytes", str, x200, "000000C8" + Hex.of(x200.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    TypeInfo union = TypeInfo.avro("[\"null\",\"string\",\"long\"]");
+    TypeInfo holder = TypeInfo.avro("{\"type\":\"record\",\"name\":\"U\",\"fields\":[{\"name\":\"u\","
+        + "\"type\":[\"null\",\"string\",\"long\"]}]}");
+    java.util.Map<String, Object> none = new java.util.LinkedHashMap<>();
+    none.put("u", null);
+    bytes("AVRO union null", holder, none, "00000000");
+    bytes("AVRO union string", union, "ab", "00000001 00000002 6162");
+    bytes("AVRO union long", union, -5L, "00000002 FFFFFFFFFFFFFFFB");
+    rejects("AVRO union index 3 of 3", union, "00000003");
+    TypeInfo ints = TypeInfo.avro("{\"type\":\"array\",\"items\":\"int\"}");
+    bytes("AVRO empty array", ints, List.of(), "00");
+    bytes("AVRO array [1,-1]", ints, List.of(1, -1), "02 00000001 FFFFFFFF 00");
+    decodes("AVRO array in two blocks", ints, "01 00000001 | 02 00000002 00000003 | 00", List.of(1, 2, 3));
+    List<Integer> many = new ArrayList<>();
+    StringBuilder manyHex = new StringBuilder("C801");
+    for (int i = 0; i < 200; i++) {
+      many.add(-10);
+      manyHex.append("FFFFFFF6");
+    }
+    bytes("AVRO array of 200: count C8 01", ints, many, manyHex.append("00").toString());
+    TypeInfo nested = TypeInfo.avro("{\"type\":\"map\",\"values\":{\"type\":\"array\",\"items\":\"long\"}}");
+    java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+    m.put("k", List.of(7L));
+    m.put("", List.of());
+    bytes("AVRO map of arrays", nested, m, "02 | 00000001 6B | 01 0000000000000007 00 | 00000000 | 00 | 00");
+    bytes("AVRO array of arrays", TypeInfo.avro("{\"type\":\"array\",\"items\":{\"type\":\"array\",\"items\":\"boolean\"}}"),
+        List.of(List.of(true), List.of()), "02 | 01 01 00 | 00 | 00");
+    TypeInfo color = TypeInfo.avro("{\"type\":\"enum\",\"name\":\"Color\",\"symbols\":[\"R\",\"G\",\"B\"]}");
+    bytes("AVRO enum", color, new Avro.EnumSymbol("B"), "00000002");
+    rejects("AVRO enum index 3 of 3", color, "00000003");
+    rejects("AVRO enum index -1", color, "FFFFFFFF");
+    TypeInfo list = TypeInfo.avro("{\"type\":\"record\",\"name\":\"Node\",\"fields\":[{\"name\":\"v\",\"type\":\"int\"},"
+        + "{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}]}");
+    java.util.Map<String, Object> n2 = new java.util.LinkedHashMap<>();
+    n2.put("v", 2);
+    n2.put("next", null);
+    java.util.Map<String, Object> n1 = new java.util.LinkedHashMap<>();
+    n1.put("v", 1);
+    n1.put("next", n2);
+    bytes("AVRO recursive record", list, n1, "00000001 00000001 | 00000002 00000000");
+    // Avro binary of Ev{a=42, s="hi", u=-3, arr=[1,2,3]} is not Flink's encoding.
+    TypeInfo ev = TypeInfo.avro("{\"type\":\"record\",\"name\":\"Ev\",\"fields\":[{\"name\":\"a\",\"type\":\"int\"},"
+        + "{\"name\":\"s\",\"type\":\"string\"},{\"name\":\"u\",\"type\":[\"null\",\"long\"]},"
+        + "{\"name\":\"arr\",\"type\":{\"type\":\"array\",\"items\":\"int\"}}]}");
+    rejects("AVRO: Avro binary is refused", ev, "54 04 6869 02 05 06 02 04 06 00");
+    rejects("AVRO bytes length beyond the input", TypeInfo.avro("\"bytes\""), "7FFFFFFF 6162");
+    rejects("AVRO bytes negative length", TypeInfo.avro("\"bytes\""), "FFFFFFFF");
+    rejects("AVRO array count 2^62", ints, "80 80 80 80 80 80 80 80 40 00000001");
+    rejects("AVRO array without its closing 0", ints, "01 00000001");
+    rejects("AVRO truncated record", TypeInfo.avro(ALL_SCHEMA), ALL_BYTES.substring(0, ALL_BYTES.length() - 2));
+    try {
+      TypeInfo.avro("{\"type\":\"record\",\"name\":\"N\",\"fields\":[{\"name\":\"f\","
+          + "\"type\":{\"type\":\"fixed\",\"name\":\"N\",\"size\":2}}]}");
+      check("AVRO name defined twice refused", false, "accepted");
+    } catch (IllegalArgumentException e) {
+      check("AVRO name defined twice refused", e.getMessage().contains("defined twice"), e.getMessage());
     }
   }
 

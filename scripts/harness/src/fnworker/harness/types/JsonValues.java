@@ -8,7 +8,8 @@
 //   string; dates/times: ISO-8601 strings (SQL_DATE/LOCAL_DATE "2024-01-31",
 //   SQL_TIME/LOCAL_TIME "12:30:00.5", SQL_TIMESTAMP/LOCAL_DATETIME
 //   "2024-01-31T12:30:00", INSTANT "2024-01-31T12:30:00.123456789Z");
-//   AVRO: object per the schema. JSON null is null.
+//   AVRO: object per the schema (bytes and fixed: base64 strings; enums: the
+//   symbol). JSON null is null.
 package fnworker.harness.types;
 
 import com.google.gson.JsonArray;
@@ -258,6 +259,20 @@ public final class JsonValues {
       case DOUBLE: return e.getAsDouble();
       case STRING: return e.getAsString();
       case BYTES: return Base64.getDecoder().decode(e.getAsString());
+      case FIXED: {
+        byte[] b = Base64.getDecoder().decode(e.getAsString());
+        if (b.length != s.size) {
+          throw new IllegalArgumentException(path + ": Avro fixed " + s.name + " takes " + s.size + " bytes, got "
+              + b.length);
+        }
+        return b;
+      }
+      case ENUM: {
+        if (!s.symbols.contains(e.getAsString())) {
+          throw new IllegalArgumentException(path + ": " + e + " is not a symbol of Avro enum " + s.name);
+        }
+        return new Avro.EnumSymbol(e.getAsString());
+      }
       case RECORD: {
         Map<String, Object> rec = new LinkedHashMap<>();
         JsonObject o = e.getAsJsonObject();

@@ -124,7 +124,7 @@ public final class ValueGenerator {
         }
         return m;
       }
-      case AVRO: return avro(t.avroSchema);
+      case AVRO: return avro(t.avroSchema, 0);
       default:
         throw new IllegalArgumentException("cannot generate " + t.name);
     }
@@ -136,7 +136,10 @@ public final class ValueGenerator {
     return b;
   }
 
-  private Object avro(Avro.Schema s) {
+  /** Past this depth a union takes its null branch when it has one (recursive schemas end). */
+  private static final int AVRO_DEEP = 6;
+
+  private Object avro(Avro.Schema s, int depth) {
     switch (s.kind) {
       case NULL: return null;
       case BOOLEAN: return rnd.nextBoolean();
@@ -145,26 +148,41 @@ public final class ValueGenerator {
       case FLOAT: return rnd.nextFloat();
       case DOUBLE: return rnd.nextDouble();
       case BYTES: return randomBytes();
+      case FIXED: {
+        byte[] b = new byte[s.size];
+        rnd.nextBytes(b);
+        return b;
+      }
+      case ENUM: return new Avro.EnumSymbol(s.symbols.get(rnd.nextInt(s.symbols.size())));
       case STRING: return pick(WORDS);
       case RECORD: {
         Map<String, Object> rec = new LinkedHashMap<>();
         for (int i = 0; i < s.fieldNames.size(); i++) {
-          rec.put(s.fieldNames.get(i), avro(s.types.get(i)));
+          rec.put(s.fieldNames.get(i), avro(s.types.get(i), depth + 1));
         }
         return rec;
       }
-      case UNION: return avro(s.types.get(rnd.nextInt(s.types.size())));
+      case UNION: {
+        if (depth > AVRO_DEEP) {
+          for (Avro.Schema b : s.types) {
+            if (b.kind == Avro.Kind.NULL) {
+              return null;
+            }
+          }
+        }
+        return avro(s.types.get(rnd.nextInt(s.types.size())), depth + 1);
+      }
       case ARRAY: {
         List<Object> l = new ArrayList<>();
-        for (int i = len(); i > 0; i--) {
-          l.add(avro(s.types.get(0)));
+        for (int i = depth > AVRO_DEEP ? 0 : len(); i > 0; i--) {
+          l.add(avro(s.types.get(0), depth + 1));
         }
         return l;
       }
       case MAP: {
         Map<String, Object> m = new LinkedHashMap<>();
-        for (int i = len(); i > 0; i--) {
-          m.put("k" + rnd.nextInt(1000), avro(s.types.get(0)));
+        for (int i = depth > AVRO_DEEP ? 0 : len(); i > 0; i--) {
+          m.put("k" + rnd.nextInt(1000), avro(s.types.get(0), depth + 1));
         }
         return m;
       }
