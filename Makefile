@@ -47,7 +47,7 @@ $(BUILD)/gen/.stamp: $(PROTOS)
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen -Iproto $(PROTOS)
 	@touch $@
-$(PB_C) $(PB_H): $(BUILD)/gen/.stamp
+$(PB_C) $(PB_H): $(BUILD)/gen/.stamp ;
 $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(CC) $(CPPFLAGS) -std=c11 $(OPT) $(filter -fsanitize%,$(CFLAGS)) -c $< -o $@
 

@@ -239,6 +239,7 @@ static int echo_on_timeout(void *state, fnw_call *call, fnw_error *err)
 const fnw_operation fnw_op_echo = {
     .name = "echo",
     .summary = "emits its inputs, optionally late, repeated, short or failing (for tests)",
+    .output_rule = FNW_OUTPUT_SAME_AS_INPUT,
     .sync = 0,
     .open = echo_open,
     .close = echo_close,

@@ -41,6 +41,7 @@ static void identity_invoke(void *state, fnw_call *call)
 const fnw_operation fnw_op_identity = {
     .name = "identity",
     .summary = "emits every input unchanged (output type = input type)",
+    .output_rule = FNW_OUTPUT_SAME_AS_INPUT,
     .sync = 1,
     .open = identity_open,
     .close = NULL,

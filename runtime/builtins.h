@@ -7,6 +7,7 @@
 
 extern const fnw_operation fnw_op_identity;   /* builtin_identity.c */
 extern const fnw_operation fnw_op_echo;       /* builtin_echo.c */
+extern const fnw_operation fnw_op_project;    /* builtin_project.c */
 
 /* Shared by identity and echo: fails unless the output type equals the
  * input type, naming both. */

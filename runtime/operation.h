@@ -5,8 +5,8 @@
  * (open), reuses it across that descriptor's bundles, and closes it when the
  * worker stops or the instance is discarded after a failure (close).
  *
- * Work arrives as calls. A call carries one input (per-element mode, Flink
- * PROCESS) or up to batch_size inputs (batch mode, Flink ASYNC_BATCH). The
+ * Work arrives as calls. A call carries one input (per-element mode) or up
+ * to batch_size inputs (batch mode, OperationSpec mode BATCH). The
  * operation starts the work in invoke() and returns at once; later, from any
  * libev callback on the same loop, it emits outputs with fnw_call_emit*() and
  * ends the attempt with exactly one of fnw_call_complete() or fnw_call_fail().
@@ -73,12 +73,26 @@ typedef struct fnw_op_env {
     const fnw_type *input_type;    /* type of the data field of each input */
     const fnw_type *output_type;   /* type the outputs must be encoded in */
     const char *transform_id;
-    int batched;                   /* 1 in batch mode (ASYNC_BATCH) */
+    int batched;                   /* 1 in batch mode */
 } fnw_op_env;
+
+/* The type of an operation's outputs. Flink describes only an operator's
+ * input and output types, not the types between the functions it fuses into
+ * it, so a step that is not the last one of its chain is typed by this rule. */
+typedef enum fnw_output_rule {
+    /* Given by the OperationSpec's output_type (for the last step of a chain,
+     * the operator's output type, which output_type must then equal). A step
+     * whose type cannot be known that way fails with a message asking for
+     * output_type. The default for any operation that does not say. */
+    FNW_OUTPUT_DECLARED = 0,
+    /* Always the input type (identity, echo). */
+    FNW_OUTPUT_SAME_AS_INPUT = 1,
+} fnw_output_rule;
 
 typedef struct fnw_operation {
     const char *name;
     const char *summary;           /* one line for error messages and --help */
+    fnw_output_rule output_rule;
     /* Synchronous operations (identity) always complete inside invoke; the
      * engine then skips copying inputs and queueing. */
     int sync;

@@ -68,9 +68,23 @@ static int validate_retry(const fnw_spec *s, fnw_error *err)
     return 0;
 }
 
+/* Batch settings on a per-element spec are a mistake, not something to ignore. */
+static int validate_per_element(const fnw_spec *s, fnw_error *err)
+{
+    static const char tail[] = "but the operation runs per element: set mode BATCH to run it in batches, "
+                               "or remove";
+    if (s->batch_size != 0)
+        return fnw_error_set(err, "batch_size (%" PRId32 ") is a batch-mode setting %s batch_size",
+                             s->batch_size, tail);
+    if (s->batch_timeout_ms != 0)
+        return fnw_error_set(err, "batch_timeout_ms (%" PRId64 ") is a batch-mode setting %s batch_timeout_ms",
+                             s->batch_timeout_ms, tail);
+    return 0;
+}
+
 int fnw_spec_validate(fnw_spec *s, fnw_error *err)
 {
-    if (s->batched && validate_batch(s, err) != 0)
+    if (s->batched ? validate_batch(s, err) != 0 : validate_per_element(s, err) != 0)
         return -1;
     if (s->timeout_ms < 0)
         return fnw_error_set(err, "Timeout cannot be negative, got: %" PRId64 " ms", s->timeout_ms);

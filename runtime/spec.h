@@ -1,10 +1,11 @@
 /* runtime/spec.h — how an operation runs: the plain-C form of
- * fnworker.v1.OperationSpec (proto/fnworker/v1/operation.proto) plus the
- * Flink function type, and its validation.
+ * fnworker.v1.OperationSpec (proto/fnworker/v1/operation.proto), with the
+ * run mode already resolved (batched), and its validation.
  *
  * The worker fills fnw_spec from the protobuf payload; the runtime never sees
  * protobuf objects. fnw_spec_validate() produces the exact messages users
- * know from PyFlink's job-build checks.
+ * know from PyFlink's job-build checks, and rejects batch-only settings in
+ * per-element mode naming the field.
  */
 #ifndef FNW_SPEC_H
 #define FNW_SPEC_H
@@ -36,7 +37,7 @@ typedef enum fnw_timeout_action {
 } fnw_timeout_action;
 
 typedef struct fnw_spec {
-    int batched;              /* function_type ASYNC_BATCH */
+    int batched;              /* batch mode: OperationSpec mode BATCH (or function type ASYNC_BATCH) */
     int unordered;            /* OutputMode UNORDERED */
     int32_t capacity;         /* as given; 0 means 100 */
     int64_t timeout_ms;

@@ -220,66 +220,6 @@ static const char *function_type_name(int ft)
     return "unknown";
 }
 
-static void spec_from_proto(const pb_OperationSpec *os, int batched, fnw_spec *s)
-{
-    memset(s, 0, sizeof *s);
-    s->batched = batched;
-    s->unordered = os->output_mode == FNWORKER__V1__OUTPUT_MODE__UNORDERED;
-    s->capacity = os->capacity;
-    s->timeout_ms = os->timeout_ms;
-    s->batch_size = os->batch_size;
-    s->batch_timeout_ms = os->batch_timeout_ms;
-    s->on_timeout = (fnw_timeout_action)os->on_timeout;
-    if (os->retry) {
-        s->retry.kind = (fnw_retry_kind)os->retry->kind;
-        s->retry.max_attempts = os->retry->max_attempts;
-        s->retry.delay_ms = os->retry->delay_ms;
-        s->retry.max_delay_ms = os->retry->max_delay_ms;
-        s->retry.multiplier = os->retry->multiplier;
-        s->retry.on_error = os->retry->retry_on_error;
-        s->retry.on_empty = os->retry->retry_on_empty_result;
-    }
-}
-
-/* A PROCESS / ASYNC_BATCH function's payload -> a step. */
-static int build_step(const pb_UDSF *f, const char *id, const fnw_registry *reg,
-                      fnw_plan_step *st, fnw_error *err)
-{
-    st->transform_id = strdup(id);
-    if (f->payload.len == 0)
-        return fnw_error_set(err, "transform '%s': the function payload is empty; fnworker expects a "
-                             "fnworker.v1.OperationSpec there (see README, \"The OperationSpec payload\")", id);
-    if (f->payload.data[0] == 0x80)
-        return fnw_error_set(err, "transform '%s': the function payload is a Python pickle (a PyFlink "
-                             "function). fnworker runs native operations: the payload must be a "
-                             "fnworker.v1.OperationSpec naming one (see README, \"The OperationSpec payload\")", id);
-    pb_OperationSpec *os = fnworker__v1__operation_spec__unpack(NULL, f->payload.len, f->payload.data);
-    if (!os)
-        return fnw_error_set(err, "transform '%s': the function payload is not a valid "
-                             "fnworker.v1.OperationSpec (see README, \"The OperationSpec payload\")", id);
-    int rc = 0;
-    st->op = fnw_registry_find(reg, os->operation, err);
-    if (!st->op) {
-        rc = fnw_error_prefix(err, "transform '%s'", id);
-        goto out;
-    }
-    spec_from_proto(os, (int)f->function_type == FT_ASYNC_BATCH, &st->spec);
-    if (fnw_spec_validate(&st->spec, err) < 0) {
-        rc = fnw_error_prefix(err, "transform '%s' (operation '%s')", id, os->operation);
-        goto out;
-    }
-    st->options = calloc(os->n_options ? os->n_options : 1, sizeof *st->options);
-    for (size_t i = 0; st->options && i < os->n_options; i++) {
-        st->options[i].key = strdup(os->options[i]->key);
-        st->options[i].value = strdup(os->options[i]->value);
-    }
-    st->opts.count = st->options ? os->n_options : 0;
-    st->opts.items = st->options;
-out:
-    fnworker__v1__operation_spec__free_unpacked(os, NULL);
-    return rc;
-}
-
 static int add_step(fnw_plan *p, fnw_plan_step **st)
 {
     fnw_plan_step *s = realloc(p->steps, (p->n_steps + 1) * sizeof *s);
@@ -362,7 +302,7 @@ static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll,
         else if (add_step(p, &st) < 0)
             rc = fnw_error_set(err, "out of memory");
         else
-            rc = build_step(f, id, reg, st, err);
+            rc = fnw_step_build(f, id, reg, st, err);
         PBF(user_defined_data_stream_function__free_unpacked)(f, NULL);
         if (rc < 0)
             return -1;
@@ -398,17 +338,6 @@ static int find_source(const pb_ProcessBundleDescriptor *d, const char **id, con
     return 0;
 }
 
-static void link_step_types(fnw_plan *p)
-{
-    for (size_t i = 0; i < p->n_steps; i++) {
-        fnw_plan_step *st = &p->steps[i];
-        st->input_type = i == 0 ? p->input_type : p->steps[i - 1].output_type;
-        /* operations keep their input type, except that the last one is
-         * checked against what the sink carries */
-        st->output_type = i + 1 == p->n_steps ? p->output_type : st->input_type;
-    }
-}
-
 int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
                    fnw_plan **out, fnw_error *err)
 {
@@ -441,7 +370,8 @@ int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
         fnw_error_set(err, "the descriptor has no function between source '%s' and its sink", sid);
         goto fail;
     }
-    link_step_types(p);
+    if (fnw_steps_link(p->steps, p->n_steps, p->input_type, p->output_type, err) < 0)
+        goto fail;
     *out = p;
     return 0;
 fail:
@@ -455,15 +385,8 @@ void fnw_plan_free(fnw_plan *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->n_steps; i++) {
-        fnw_plan_step *st = &p->steps[i];
-        free(st->transform_id);
-        for (size_t j = 0; j < st->opts.count; j++) {
-            free((char *)st->options[j].key);
-            free((char *)st->options[j].value);
-        }
-        free(st->options);
-    }
+    for (size_t i = 0; i < p->n_steps; i++)
+        fnw_step_free(&p->steps[i]);
     free(p->steps);
     for (size_t i = 0; i < p->n_sinks; i++)
         free(p->sink_ids[i]);

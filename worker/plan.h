@@ -8,7 +8,8 @@
  * flink:transform:ds:stateless_function:v1 up to the REVISE_OUTPUT transform
  * and the beam:runner:sink:v1 after it. Side-output sinks are collected so
  * that each gets is_last. Anything else (keyed functions, timers, fan-out)
- * fails with a message saying what is not supported.
+ * fails with a message saying what is not supported. Each function becomes
+ * a step (worker/step.h: run mode, types between fused functions).
  *
  * Ownership: a plan owns copies of everything it keeps; the descriptor can
  * be freed after fnw_plan_build().
@@ -22,18 +23,8 @@
 #include "codecs/serializer.h"
 #include "codecs/type.h"
 #include "runtime/operation.h"
-#include "runtime/spec.h"
 #include "worker/pb.h"
-
-typedef struct fnw_plan_step {
-    char *transform_id;
-    const fnw_operation *op;
-    fnw_spec spec;
-    fnw_option *options;         /* owned keys and values */
-    fnw_options opts;            /* view of options */
-    const fnw_type *input_type;  /* borrowed from the plan */
-    const fnw_type *output_type;
-} fnw_plan_step;
+#include "worker/step.h"
 
 typedef struct fnw_plan {
     char *descriptor_id;

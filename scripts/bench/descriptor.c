@@ -15,8 +15,8 @@
 #define TYPE_INT 5
 #define TYPE_LONG 6
 #define FN_PROCESS 0
-#define FN_ASYNC_BATCH 7
 #define FN_REVISE_OUTPUT 100
+#define MODE_BATCH 2            /* OperationSpec.Mode BATCH */
 
 /* Encoded empty value in the global window (§2.3). */
 static const uint8_t param_wv_payload[] = {0x7f, 0xdf, 0x3b, 0x64, 0x5a, 0x1c, 0xac, 0x09,
@@ -185,6 +185,8 @@ static int operation_spec(fnw_buf *out, const bench_op *op)
         rc |= bench_pb_varint(out, 6, (uint64_t)op->batch_size);
     if (op->batch_timeout_ms)
         rc |= bench_pb_varint(out, 7, (uint64_t)op->batch_timeout_ms);
+    if (op->batched)
+        rc |= bench_pb_varint(out, 10, MODE_BATCH);
     return rc;
 }
 
@@ -219,7 +221,7 @@ static int add_transforms(fnw_buf *d, const char *url, const bench_op *op)
     int rc = grpc_port_spec(&src, "beam:runner:source:v1", url, "fn/wire/input:0-length_prefix0") |
              grpc_port_spec(&sink, "beam:runner:sink:v1", url, "fn/wire/output:0-length_prefix0") |
              operation_spec(&ops, op) |
-             pardo_spec(&fn, op->batched ? FN_ASYNC_BATCH : FN_PROCESS, &ops) |
+             pardo_spec(&fn, FN_PROCESS, &ops) |
              pardo_spec(&rev, FN_REVISE_OUTPUT, NULL);
     rc |= add_transform(d, BENCH_SOURCE_ID, &src, NULL, NULL, "local_output", "input");
     rc |= add_transform(d, "transform-0", &fn, "input", "input", "output", "collection-0");

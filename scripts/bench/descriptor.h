@@ -1,6 +1,6 @@
 /* scripts/bench/descriptor.h — the ProcessBundleDescriptor the benchmark
  * registers, shaped as Flink builds it for a one-input DataStream operator
- * with one function (flink-protocol.md §2.2-2.4): source `fn/read/input:0`
+ * with one function: source `fn/read/input:0`
  * -> `transform-0` (the operation) -> `transform-revise` (REVISE_OUTPUT) ->
  * sink `fn/write/output:0`, Flink coders with raw types ROW(LONG, LONG,
  * ROW<STRING, INT>) in and ROW(LONG, ROW<STRING, INT>) out, the
@@ -21,7 +21,7 @@
 /* What runs in transform-0 (README, "The OperationSpec payload"). */
 typedef struct bench_op {
     const char *operation;          /* "identity", "echo" */
-    int batched;                    /* function_type ASYNC_BATCH (7), else PROCESS (0) */
+    int batched;                    /* mode BATCH (function type stays PROCESS, as Flink sends) */
     int unordered;                  /* output_mode UNORDERED (1), else ORDERED (0) */
     int capacity;
     int64_t timeout_ms;

@@ -69,7 +69,7 @@ static bench_op op_identity(void)
     return op;
 }
 
-/* W2's operation: echo ASYNC_BATCH, batch 256, capacity 10,000, no delay. */
+/* W2's operation: echo batch, batch 256, capacity 10,000, no delay. */
 static bench_op op_batch(int ordered, int capacity)
 {
     bench_op op = {0};
@@ -82,7 +82,7 @@ static bench_op op_batch(int ordered, int capacity)
     return op;
 }
 
-/* Per element echo (PROCESS), UNORDERED. */
+/* Per-element echo, UNORDERED. */
 static bench_op op_element(int capacity, const char *delay_ms)
 {
     bench_op op = {0};
@@ -297,7 +297,7 @@ static void w2(bench_suite *s)
     bench_op op = op_batch(0, 10000);
     progress("running %s\n", "W2");
     series(s, "W2", &op, &s->s_batch, &r, err, sizeof err);
-    bench_row *row = rate_row(s, "W2", "echo ASYNC_BATCH UNORDERED b256 c10k, 10M", &r, s->ceiling[0], err);
+    bench_row *row = rate_row(s, "W2", "echo batch UNORDERED b256 c10k, 10M", &r, s->ceiling[0], err);
     if (!row)
         return;
     s->w2_rate = rate_of(&r);
@@ -314,7 +314,7 @@ static void w3(bench_suite *s)
     uint64_t n = scaled(s, 10 * MILLION);
     progress("running %s\n", "W3");
     measure(s, 0, "W3", &op, SMALL, &n, 1, s->bundle, &r, err, sizeof err);
-    bench_row *row = rate_row(s, "W3", "echo ASYNC_BATCH ORDERED b256 c10k, 10M", &r, s->ceiling[0], err);
+    bench_row *row = rate_row(s, "W3", "echo batch ORDERED b256 c10k, 10M", &r, s->ceiling[0], err);
     if (!row)
         return;
     double rate = rate_of(&r);
@@ -335,7 +335,7 @@ static void w4(bench_suite *s)
     uint64_t n = scaled(s, 2 * MILLION);
     progress("running %s\n", "W4");
     measure(s, 0, "W4", &op, SMALL, &n, 1, s->bundle, &r, err, sizeof err);
-    bench_row *row = rate_row(s, "W4", "echo PROCESS UNORDERED c1000, 2M", &r, s->ceiling[0], err);
+    bench_row *row = rate_row(s, "W4", "echo per-element UNORDERED c1000, 2M", &r, s->ceiling[0], err);
     if (!row)
         return;
     snprintf(row->target, sizeof row->target, ">= 1M rec/s");
@@ -353,7 +353,7 @@ static void w5(bench_suite *s)
     uint64_t n = scaled(s, 500000);
     progress("running %s\n", "W5");
     measure(s, 0, "W5", &op, SMALL, &n, 1, 100000, &r, err, sizeof err);
-    bench_row *row = rate_row(s, "W5", "echo PROCESS delay 10 ms c1000, 100k bundles", &r, 0, err);
+    bench_row *row = rate_row(s, "W5", "echo per-element delay 10 ms c1000, 100k bundles", &r, 0, err);
     if (!row)
         return;
     snprintf(row->target, sizeof row->target, ">= 90k rec/s (limit 100k)");
@@ -361,7 +361,7 @@ static void w5(bench_suite *s)
     plot_point(s, "W5 10ms c1000", rate_of(&r), 100000);
 }
 
-/* echo ASYNC_BATCH UNORDERED, 5 ms + 20 us per item per call. */
+/* echo batch UNORDERED, 5 ms + 20 us per item per call. */
 static bench_op op_model(int batch, int capacity)
 {
     bench_op op = {0};
@@ -903,7 +903,7 @@ static void w11(bench_suite *s)
         w11_sizes(s, "W11a", "identity cost at 100k / 1M / 10M records", &s->s_identity);
     if (s->s_batch.have || find_row(s, "W2"))
         w11_sizes(s, "W11b", "W2's op cost at 100k / 1M / 10M records", &s->s_batch);
-    w11_capacity(s, "W11c", "echo PROCESS cost at capacity 100 vs 100k", 0);
+    w11_capacity(s, "W11c", "echo per-element cost at capacity 100 vs 100k", 0);
     w11_capacity(s, "W11d", "W2's op cost at capacity 100 vs 100k", 1);
     w11_per_bundle(s);
 }
@@ -1069,9 +1069,9 @@ void bench_suite_smoke(bench_suite *s)
     struct { const char *id, *what; bench_op op; int is_null; } w[] = {
         {"C0", "null worker", op_identity(), 1},
         {"W1", "identity", op_identity(), 0},
-        {"W2", "echo ASYNC_BATCH UNORDERED b256 c10k", op_batch(0, 10000), 0},
-        {"W3", "echo ASYNC_BATCH ORDERED b256 c10k", op_batch(1, 10000), 0},
-        {"W4", "echo PROCESS UNORDERED c1000", op_element(1000, NULL), 0},
+        {"W2", "echo batch UNORDERED b256 c10k", op_batch(0, 10000), 0},
+        {"W3", "echo batch ORDERED b256 c10k", op_batch(1, 10000), 0},
+        {"W4", "echo per-element UNORDERED c1000", op_element(1000, NULL), 0},
     };
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
         char err[1200], what[128];

@@ -105,7 +105,13 @@ START_TEST(test_registry)
     ck_assert_ptr_nonnull(echo->cancel);
     ck_assert_ptr_nonnull(echo->on_timeout);
     ck_assert_ptr_null(fnw_registry_find(&r, "ecko", &err));
-    ck_assert_str_eq(err.msg, "unknown operation 'ecko'; registered operations: identity, echo");
+    ck_assert_str_eq(err.msg, "unknown operation 'ecko'; registered operations: identity, echo, project");
+    /* how each built-in types its outputs (worker/step.h) */
+    ck_assert_int_eq(id->output_rule, FNW_OUTPUT_SAME_AS_INPUT);
+    ck_assert_int_eq(echo->output_rule, FNW_OUTPUT_SAME_AS_INPUT);
+    const fnw_operation *project = fnw_registry_find(&r, "project", &err);
+    ck_assert_ptr_nonnull(project);
+    ck_assert_int_eq(project->output_rule, FNW_OUTPUT_DECLARED);
 
     static const fnw_operation mine = { .name = "mine", .sync = 1, .invoke = nop_invoke };
     ck_assert_int_eq(fnw_registry_add(&r, &mine, &err), 0);

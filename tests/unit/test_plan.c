@@ -1,10 +1,13 @@
 /* tests/unit/test_plan.c — reading Flink-shaped ProcessBundleDescriptors:
  * the shape Flink builds works (chains, side outputs, any ids), and every
- * unsupported shape fails with a message saying what is not supported. */
+ * unsupported shape fails with a message saying what is not supported; how
+ * a function's spec selects batch mode, and the types between the steps of
+ * a chain (kept, given by output_type, checked against the sink, missing). */
 #include <check.h>
 
 #include "tests/unit/check_run.h"
 #include "tests/unit/wire_build.h"
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,7 +132,8 @@ static pb_TypeInfo *row_ti(builder *b, int n, pb_TypeInfo **fields)
         FieldTI *f = keep(b, malloc(sizeof *f));
         FieldTI finit = ORG__APACHE__FLINK__FN_EXECUTION__V1__TYPE_INFO__ROW_TYPE_INFO__FIELD__INIT;
         *f = finit;
-        f->field_name = "f";
+        static const char *const names[] = {"f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7"};
+        f->field_name = (char *)names[i % 8];
         f->field_type = fields[i];
         r->fields[i] = f;
     }
@@ -166,16 +170,13 @@ static pb_FunctionSpec *grpc_port(builder *b, const char *urn, const char *coder
     return fspec(b, urn, pack(b, &port.base));
 }
 
-static pb_FunctionSpec *pardo(builder *b, const char *do_fn_urn, int function_type,
-                              const char *operation, int with_timer)
+static pb_FunctionSpec *pardo_spec(builder *b, const char *do_fn_urn, int function_type,
+                                   const pb_OperationSpec *os, int with_timer)
 {
     pb_UDSF f = ORG__APACHE__FLINK__FN_EXECUTION__V1__USER_DEFINED_DATA_STREAM_FUNCTION__INIT;
     f.function_type = function_type;
-    if (operation) {
-        pb_OperationSpec os = FNWORKER__V1__OPERATION_SPEC__INIT;
-        os.operation = (char *)operation;
-        f.payload = pack(b, &os.base);
-    }
+    if (os)
+        f.payload = pack(b, &os->base);
     pb_ParDoPayload pd = ORG__APACHE__BEAM__MODEL__PIPELINE__V1__PAR_DO_PAYLOAD__INIT;
     pd.do_fn = fspec(b, do_fn_urn, pack(b, &f.base));
     Org__Apache__Beam__Model__Pipeline__V1__ParDoPayload__TimerFamilySpecsEntry te =
@@ -192,9 +193,17 @@ static pb_FunctionSpec *pardo(builder *b, const char *do_fn_urn, int function_ty
     return fspec(b, "beam:transform:pardo:v1", pack(b, &pd.base));
 }
 
+static pb_FunctionSpec *pardo(builder *b, const char *do_fn_urn, int function_type,
+                              const char *operation, int with_timer)
+{
+    pb_OperationSpec os = FNWORKER__V1__OPERATION_SPEC__INIT;
+    os.operation = (char *)operation;
+    return pardo_spec(b, do_fn_urn, function_type, operation ? &os : NULL, with_timer);
+}
+
 #define STATELESS "flink:transform:ds:stateless_function:v1"
 
-static void builder_init(builder *b)
+static void shape_init(builder *b)
 {
     pb_ProcessBundleDescriptor init = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__PROCESS_BUNDLE_DESCRIPTOR__INIT;
     memset(b, 0, sizeof *b);
@@ -204,16 +213,28 @@ static void builder_init(builder *b)
     b->d.coders = b->c;
 }
 
-/* Flink's layout: read -> transform-0.. -> transform-revise -> write, for
- * records of type data (NULL: ROW<STRING, INT>), into an initialised b. */
-static void flink_shape_of(builder *b, int nfuncs, const char *wire_urn, pb_TypeInfo *data)
+/* ROW<f0 STRING, f1 INT>, the data type of flink_shape */
+static pb_TypeInfo *str_int(builder *b)
 {
-    if (!data) {
-        pb_TypeInfo *data_fields[2] = {ti(b, 1), ti(b, 5)};
-        data = row_ti(b, 2, data_fields);
-    }
-    pb_TypeInfo *in_fields[3] = {ti(b, 6), ti(b, 6), data};
-    pb_TypeInfo *out_fields[2] = {ti(b, 6), data};
+    pb_TypeInfo *fields[2] = {ti(b, 1), ti(b, 5)};
+    return row_ti(b, 2, fields);
+}
+
+/* ROW<f0 kind> */
+static pb_TypeInfo *row_of(builder *b, int kind)
+{
+    pb_TypeInfo *fields[1] = {ti(b, kind)};
+    return row_ti(b, 1, fields);
+}
+
+/* Flink's layout: read -> transform-0.. -> transform-revise -> write, every
+ * function identity; the operator's data types are in (input) and out
+ * (output). Like Flink, every collection between functions has the input
+ * coder. */
+static void shape_typed(builder *b, int nfuncs, const char *wire_urn, pb_TypeInfo *in, pb_TypeInfo *out)
+{
+    pb_TypeInfo *in_fields[3] = {ti(b, 6), ti(b, 6), in};
+    pb_TypeInfo *out_fields[2] = {ti(b, 6), out};
     add_flink_coder(b, "input_coder", row_ti(b, 3, in_fields));
     add_flink_coder(b, "output_coder", row_ti(b, 2, out_fields));
     add_coder(b, "window_coder", fspec(b, "beam:coder:global_window:v1", none()), NULL);
@@ -232,24 +253,27 @@ static void flink_shape_of(builder *b, int nfuncs, const char *wire_urn, pb_Type
                   "output", NULL);
 }
 
+/* Flink's layout for records of type data (NULL: ROW<STRING, INT>) in and
+ * out, into an initialised b. */
+static void flink_shape_of(builder *b, int nfuncs, const char *wire_urn, pb_TypeInfo *data)
+{
+    if (!data)
+        data = str_int(b);
+    shape_typed(b, nfuncs, wire_urn, data, data);
+}
+
+/* Flink's layout with data type ROW<f0 STRING, f1 INT> in and out. */
 static void flink_shape(builder *b, int nfuncs, const char *wire_urn)
 {
-    builder_init(b);
-    flink_shape_of(b, nfuncs, wire_urn, NULL);
+    shape_init(b);
+    pb_TypeInfo *data = str_int(b);
+    shape_typed(b, nfuncs, wire_urn, data, data);
 }
 
 static void builder_free(builder *b)
 {
     for (int i = 0; i < b->nmem; i++)
         free(b->mem[i]);
-}
-
-static pb_PTransform *transform(builder *b, const char *id)
-{
-    for (size_t i = 0; i < b->d.n_transforms; i++)
-        if (!strcmp(b->t[i]->key, id))
-            return b->t[i]->value;
-    return NULL;
 }
 
 static pb_Coder *coder(builder *b, const char *id)
@@ -260,12 +284,87 @@ static pb_Coder *coder(builder *b, const char *id)
     return NULL;
 }
 
+static pb_PTransform *transform(builder *b, const char *id)
+{
+    for (size_t i = 0; i < b->d.n_transforms; i++)
+        if (!strcmp(b->t[i]->key, id))
+            return b->t[i]->value;
+    return NULL;
+}
+
 static int build(builder *b, fnw_plan **p, fnw_error *err)
 {
     fnw_registry reg;
     fnw_registry_init(&reg);
     fnw_registry_add_builtins(&reg);
     return fnw_plan_build(&b->d, &reg, p, err);
+}
+
+
+/* ---- specs for one function ---------------------------------------------------- */
+
+#define WIRE "beam:coder:param_windowed_value:v1"
+#define FT_PROCESS 0
+#define FT_ASYNC_BATCH 7
+#define MODE(x) FNWORKER__V1__OPERATION_SPEC__MODE__##x
+
+typedef Fnworker__V1__OperationSpec__OptionsEntry OptEntry;
+
+static pb_OperationSpec op_spec(const char *operation)
+{
+    pb_OperationSpec os = FNWORKER__V1__OPERATION_SPEC__INIT;
+    os.operation = (char *)operation;
+    return os;
+}
+
+/* os with the one option key=value (memory kept by b). */
+static void one_option(builder *b, pb_OperationSpec *os, const char *key, const char *value)
+{
+    OptEntry *e = keep(b, malloc(sizeof *e));
+    OptEntry init = FNWORKER__V1__OPERATION_SPEC__OPTIONS_ENTRY__INIT;
+    *e = init;
+    e->key = (char *)key;
+    e->value = (char *)value;
+    OptEntry **v = keep(b, malloc(sizeof *v));
+    v[0] = e;
+    os->n_options = 1;
+    os->options = v;
+}
+
+/* Transform id now runs os under function_type. */
+static void set_fn(builder *b, const char *id, int function_type, const pb_OperationSpec *os)
+{
+    transform(b, id)->spec = pardo_spec(b, STATELESS, function_type, os, 0);
+}
+
+/* The build fails with a message holding every part (NULL-terminated). */
+static void expect_fail(builder *b, ...)
+{
+    fnw_plan *p = NULL;
+    fnw_error err;
+    err.msg[0] = '\0';
+    ck_assert_int_eq(build(b, &p, &err), -1);
+    ck_assert_ptr_null(p);
+    va_list ap;
+    va_start(ap, b);
+    for (const char *part = va_arg(ap, const char *); part; part = va_arg(ap, const char *))
+        ck_assert_msg(strstr(err.msg, part) != NULL, "'%s' is not in: %s", part, err.msg);
+    va_end(ap);
+}
+
+/* The one-function plan's batched flag for (function_type, os). */
+static int batched_for(int function_type, const pb_OperationSpec *os)
+{
+    builder b;
+    flink_shape(&b, 1, WIRE);
+    set_fn(&b, "transform-0", function_type, os);
+    fnw_plan *p = NULL;
+    fnw_error err;
+    ck_assert_msg(build(&b, &p, &err) == 0, "%s", err.msg);
+    int batched = p->steps[0].spec.batched;
+    fnw_plan_free(p);
+    builder_free(&b);
+    return batched;
 }
 
 /* ---- tests -------------------------------------------------------------------- */
@@ -290,6 +389,10 @@ START_TEST(flink_layout_becomes_a_plan)
     ck_assert_ptr_eq(p->steps[0].input_type, p->input_type);
     ck_assert_ptr_eq(p->steps[1].output_type, p->output_type);
     ck_assert_ptr_nonnull(p->input_skip);   /* compiled with the plan, not on first use */
+    /* identity keeps its type: the step between has the operator's input type */
+    ck_assert_ptr_eq(p->steps[0].output_type, p->input_type);
+    ck_assert_ptr_eq(p->steps[1].input_type, p->input_type);
+    ck_assert_int_eq(p->steps[0].spec.batched, 0);
     fnw_plan_free(p);
     builder_free(&b);
 }
@@ -385,6 +488,166 @@ START_TEST(side_output_sinks_are_collected)
 }
 END_TEST
 
+
+/* Batch mode comes from the spec (mode BATCH under function type PROCESS, what
+ * stock Flink sends) or from function type ASYNC_BATCH; never implicitly. */
+START_TEST(mode_selects_batching)
+{
+    pb_OperationSpec os = op_spec("echo");
+    ck_assert_int_eq(batched_for(FT_PROCESS, &os), 0);
+    os.mode = MODE(PER_ELEMENT);
+    ck_assert_int_eq(batched_for(FT_PROCESS, &os), 0);
+    os.mode = MODE(BATCH);
+    os.batch_size = 4;
+    os.timeout_ms = 1000;
+    ck_assert_int_eq(batched_for(FT_PROCESS, &os), 1);
+    ck_assert_int_eq(batched_for(FT_ASYNC_BATCH, &os), 1);
+    os.mode = MODE(MODE_UNSPECIFIED);
+    ck_assert_int_eq(batched_for(FT_ASYNC_BATCH, &os), 1);   /* type 7 alone still batches */
+}
+END_TEST
+
+START_TEST(mode_contradictions_and_stray_batch_fields_fail)
+{
+    builder b;
+    pb_OperationSpec os = op_spec("echo");
+    os.batch_size = 4;
+    os.timeout_ms = 1000;
+
+    /* type 7 with an explicit per-element spec */
+    os.mode = MODE(PER_ELEMENT);
+    flink_shape(&b, 1, WIRE);
+    set_fn(&b, "transform-0", FT_ASYNC_BATCH, &os);
+    expect_fail(&b, "transform 'transform-0' (operation 'echo')", "function type ASYNC_BATCH (7)",
+                "mode PER_ELEMENT", "set mode BATCH", NULL);
+    builder_free(&b);
+
+    /* batch settings in per-element mode name the field */
+    flink_shape(&b, 1, WIRE);
+    set_fn(&b, "transform-0", FT_PROCESS, &os);
+    expect_fail(&b, "transform 'transform-0' (operation 'echo'): batch_size (4) is a batch-mode setting",
+                "set mode BATCH", NULL);
+    builder_free(&b);
+    os.mode = MODE(MODE_UNSPECIFIED);
+    os.batch_size = 0;
+    os.batch_timeout_ms = 5;
+    flink_shape(&b, 1, WIRE);
+    set_fn(&b, "transform-0", FT_PROCESS, &os);
+    expect_fail(&b, "batch_timeout_ms (5) is a batch-mode setting", NULL);
+    builder_free(&b);
+
+    /* batch mode is validated as PyFlink does */
+    os = op_spec("echo");
+    os.mode = MODE(BATCH);
+    flink_shape(&b, 1, WIRE);
+    set_fn(&b, "transform-0", FT_PROCESS, &os);
+    expect_fail(&b, "Batch size must be positive, got: 0", NULL);
+    builder_free(&b);
+
+    /* a mode this worker does not know */
+    os = op_spec("echo");
+    os.mode = (Fnworker__V1__OperationSpec__Mode)9;
+    flink_shape(&b, 1, WIRE);
+    set_fn(&b, "transform-0", FT_PROCESS, &os);
+    expect_fail(&b, "unknown OperationSpec mode 9", NULL);
+    builder_free(&b);
+}
+END_TEST
+
+/* project (type given by the spec) -> echo (keeps it) -> identity (last):
+ * ROW<f0 STRING, f1 INT> becomes ROW<f0 INT> after the first step. */
+START_TEST(chain_types_given_by_the_spec)
+{
+    builder b;
+    shape_init(&b);
+    shape_typed(&b, 3, WIRE, str_int(&b), row_of(&b, 5));
+    pb_OperationSpec project = op_spec("project");
+    one_option(&b, &project, "fields", "f1");
+    project.output_type = row_of(&b, 5);
+    set_fn(&b, "transform-0", FT_PROCESS, &project);
+    pb_OperationSpec echo = op_spec("echo");
+    set_fn(&b, "transform-1", FT_PROCESS, &echo);
+    fnw_plan *p = NULL;
+    fnw_error err;
+    ck_assert_msg(build(&b, &p, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq((int)p->n_steps, 3);
+    const fnw_plan_step *s = p->steps;
+    ck_assert_str_eq(s[0].op->name, "project");
+    ck_assert_ptr_eq(s[0].input_type, p->input_type);
+    ck_assert_ptr_nonnull(s[0].declared_type);
+    ck_assert_ptr_eq(s[0].output_type, s[0].declared_type);
+    ck_assert(fnw_type_equal(s[0].output_type, p->output_type));
+    ck_assert(!fnw_type_equal(s[0].output_type, p->input_type));
+    ck_assert_ptr_eq(s[1].input_type, s[0].output_type);
+    ck_assert_ptr_eq(s[1].output_type, s[1].input_type);      /* echo keeps its type */
+    ck_assert_ptr_eq(s[2].input_type, s[1].output_type);
+    ck_assert_ptr_eq(s[2].output_type, p->output_type);
+    fnw_plan_free(p);
+
+    /* the last step may declare its type when it equals the operator's */
+    echo.output_type = row_of(&b, 5);
+    set_fn(&b, "transform-2", FT_PROCESS, &echo);
+    ck_assert_msg(build(&b, &p, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_eq(p->steps[2].output_type, p->output_type);
+    fnw_plan_free(p);
+    builder_free(&b);
+}
+END_TEST
+
+START_TEST(last_step_type_must_match_the_sink)
+{
+    builder b;
+    flink_shape(&b, 1, WIRE);
+    pb_OperationSpec os = op_spec("identity");
+    os.output_type = row_of(&b, 6);
+    set_fn(&b, "transform-0", FT_PROCESS, &os);
+    expect_fail(&b, "descriptor '1-2': transform 'transform-0' (operation 'identity') is the last function of "
+                "its operator, so its output type is the operator's: the OperationSpec's output_type is "
+                "ROW<f0 LONG> but the operator's output type is ROW<f0 STRING, f1 INT>", NULL);
+    builder_free(&b);
+}
+END_TEST
+
+START_TEST(type_changing_step_without_output_type_fails)
+{
+    builder b;
+    shape_init(&b);
+    shape_typed(&b, 2, WIRE, str_int(&b), row_of(&b, 5));
+    pb_OperationSpec project = op_spec("project");
+    one_option(&b, &project, "fields", "f1");
+    set_fn(&b, "transform-0", FT_PROCESS, &project);
+    expect_fail(&b, "transform 'transform-0' (operation 'project') feeds 'transform-1' in the same operator",
+                "does not keep its input type", "Set output_type in its OperationSpec", NULL);
+    builder_free(&b);
+
+    /* as the last step it takes the operator's output type */
+    shape_init(&b);
+    shape_typed(&b, 1, WIRE, str_int(&b), row_of(&b, 5));
+    project = op_spec("project");
+    one_option(&b, &project, "fields", "f1");
+    set_fn(&b, "transform-0", FT_PROCESS, &project);
+    fnw_plan *p = NULL;
+    fnw_error err;
+    ck_assert_msg(build(&b, &p, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_eq(p->steps[0].output_type, p->output_type);
+    fnw_plan_free(p);
+    builder_free(&b);
+}
+END_TEST
+
+START_TEST(bad_output_type_is_named)
+{
+    builder b;
+    flink_shape(&b, 2, WIRE);
+    pb_OperationSpec os = op_spec("echo");
+    os.output_type = ti(&b, 99);
+    set_fn(&b, "transform-0", FT_PROCESS, &os);
+    expect_fail(&b, "transform 'transform-0' (operation 'echo'): output_type: unknown TypeInfo.type_name 99",
+                NULL);
+    builder_free(&b);
+}
+END_TEST
+
 /* A ParDo whose payload has no do_fn fails, and frees what it unpacked
  * (ASan and valgrind report the ParDoPayload otherwise). */
 START_TEST(pardo_without_do_fn_fails_without_leaking)
@@ -421,7 +684,7 @@ START_TEST(types_at_the_nesting_limit_plan)
     builder b;
     fnw_plan *p = NULL;
     fnw_error err;
-    builder_init(&b);
+    shape_init(&b);
     flink_shape_of(&b, 1, "beam:coder:param_windowed_value:v1", list_ti(&b, FNW_TYPE_MAX_DEPTH - 1));
     ck_assert_msg(build(&b, &p, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(fnw_type_depth(p->input_raw), FNW_TYPE_MAX_DEPTH);
@@ -500,6 +763,12 @@ int main(void)
     tcase_add_test(tc, types_at_the_nesting_limit_plan);
     tcase_add_test(tc, a_coder_type_nested_10000_deep_fails_cleanly);
     tcase_add_test(tc, a_key_type_nested_10000_deep_fails_cleanly);
+    tcase_add_test(tc, mode_selects_batching);
+    tcase_add_test(tc, mode_contradictions_and_stray_batch_fields_fail);
+    tcase_add_test(tc, chain_types_given_by_the_spec);
+    tcase_add_test(tc, last_step_type_must_match_the_sink);
+    tcase_add_test(tc, type_changing_step_without_output_type_fails);
+    tcase_add_test(tc, bad_output_type_is_named);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }

@@ -1,5 +1,6 @@
 /* tests/unit/test_spec.c — fnw_spec_validate: the exact messages of
- * PyFlink's job-build checks (and ours for the retry fields), defaults. */
+ * PyFlink's job-build checks (and ours for the retry fields and for batch
+ * settings in per-element mode), defaults. */
 #include <check.h>
 
 #include "tests/unit/check_run.h"
@@ -75,10 +76,28 @@ START_TEST(test_batch_messages)
     expect(batch(0, 0, -1), "Batch size must be positive, got: 0");
     fnw_spec ok = batch(4, 1000, 0);
     expect_ok(&ok);
-    /* batch fields do not matter in per-element mode */
-    fnw_spec pe = batch(0, 0, -1);
+}
+END_TEST
+
+START_TEST(test_batch_fields_in_per_element_mode)
+{
+    /* unset batch fields are fine per element */
+    fnw_spec pe = batch(0, 0, 0);
     pe.batched = 0;
     expect_ok(&pe);
+    /* set ones are a mistake, named */
+    pe = batch(8, 1000, 0);
+    pe.batched = 0;
+    expect(pe, "batch_size (8) is a batch-mode setting but the operation runs per element: set mode BATCH "
+               "to run it in batches, or remove batch_size");
+    pe = batch(0, 1000, 50);
+    pe.batched = 0;
+    expect(pe, "batch_timeout_ms (50) is a batch-mode setting but the operation runs per element: set mode "
+               "BATCH to run it in batches, or remove batch_timeout_ms");
+    pe = batch(-1, 0, 0);
+    pe.batched = 0;
+    expect(pe, "batch_size (-1) is a batch-mode setting but the operation runs per element: set mode BATCH "
+               "to run it in batches, or remove batch_size");
 }
 END_TEST
 
@@ -167,6 +186,7 @@ static Suite *spec_suite(void)
     TCase *tc = tcase_create("spec");
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_batch_messages);
+    tcase_add_test(tc, test_batch_fields_in_per_element_mode);
     tcase_add_test(tc, test_retry_needs_timeout);
     tcase_add_test(tc, test_retry_predicate_missing);
     tcase_add_test(tc, test_retry_fields_positive);

@@ -1,8 +1,11 @@
 // Integration scenarios for the async engine (README "Async semantics"),
 // driven through the real worker with the built-in `echo` operation: PyFlink's
-// own async and async-batch test lists (flink-protocol.md §5.7) translated to
-// echo knobs, plus ordering, watermark segments, capacity, batch timers,
-// timeouts, retries, late completions, validation messages and metrics.
+// own async and async-batch test lists (test_async_function.py,
+// test_async_batch_function.py) translated to echo knobs, plus ordering,
+// watermark segments, capacity, batch timers, timeouts, retries, late
+// completions, validation messages and metrics. Batch mode is selected the
+// way a released Flink can: function type PROCESS with OperationSpec mode
+// BATCH; two scenarios cover function type ASYNC_BATCH (7).
 // Names start with "async_" (run them alone with the filter async_). Timing
 // lower bounds are never scaled (a slow run only makes things later); upper
 // bounds and waits go through Ctx.ms() so valgrind runs pass.
@@ -56,6 +59,10 @@ public final class AsyncScenarios {
     s.add(new Scenario("async_batch_end_of_input_flush", AsyncScenarios::batchEndOfInput));
     s.add(new Scenario("async_batch_large_batch", AsyncScenarios::batchLarge));
     s.add(new Scenario("async_batch_short_result", AsyncScenarios::batchShortResult));
+    // function type ASYNC_BATCH (7), from an unreleased PyFlink
+    s.add(new Scenario("async_batch_function_type_7", AsyncScenarios::batchFunctionType7));
+    s.add(new Scenario("async_batch_function_type_7_per_element_contradiction",
+        AsyncScenarios::batchFunctionType7Contradiction));
     // fnworker's own
     s.add(new Scenario("async_stale_batch_timer", AsyncScenarios::staleBatchTimer));
     s.add(new Scenario("async_watermark_segments_unordered_jitter", AsyncScenarios::watermarkSegments));
@@ -118,8 +125,9 @@ public final class AsyncScenarios {
     return runner(c, w, t, FunctionType.PROCESS, spec);
   }
 
+  /** Batch mode as stock Flink can send it: function type PROCESS, OperationSpec mode BATCH. */
   static FunctionRunner batch(Ctx c, Worker w, TypeInfo t, OperationSpec spec) {
-    return runner(c, w, t, FunctionType.ASYNC_BATCH, spec);
+    return runner(c, w, t, FunctionType.PROCESS, RunnerRows.batchMode(spec));
   }
 
   /**
@@ -563,6 +571,37 @@ public final class AsyncScenarios {
     expectMetric(r, "recordsOut", 4);
     expectMetric(r, "batches", 2);
   }
+  /**
+   * Function type ASYNC_BATCH (7) still batches: with mode unset and with mode BATCH, 10 inputs in
+   * batches of 4 -> 3 batches, every input once. The same spec under PROCESS without a mode is
+   * per element and rejects batch_size.
+   */
+  static void batchFunctionType7(Ctx c) throws Exception {
+    Worker w = c.worker();
+    OperationSpec spec = echo(opts("delay_ms", "10"), batchJson(4, "\"outputMode\":\"UNORDERED\""));
+    for (OperationSpec s : List.of(spec, RunnerRows.batchMode(spec))) {
+      FunctionRunner r = runner(c, w, LONG, FunctionType.ASYNC_BATCH, s);
+      expectAllOnce(10, longValues(Ctx.bundle(r, LONG, longs(10))));
+      expectMetric(r, "batches", 3);
+      expectMetric(r, "asyncCalls", 3);
+    }
+    FunctionRunner p = proc(c, w, LONG, spec);
+    Ctx.send(p, LONG, longs(2));
+    contains(Ctx.expectBundleError(p), "batch_size (4) is a batch-mode setting", T0);
+    stillServes(c, w);
+  }
+
+  /** ASYNC_BATCH with an explicit PER_ELEMENT spec is a contradiction, reported naming both. */
+  static void batchFunctionType7Contradiction(Ctx c) throws Exception {
+    Worker w = c.worker();
+    OperationSpec spec = echo(opts(), "{\"mode\":\"PER_ELEMENT\",\"timeoutMs\":1000}");
+    FunctionRunner r = runner(c, w, LONG, FunctionType.ASYNC_BATCH, spec);
+    Ctx.send(r, LONG, longs(2));
+    contains(Ctx.expectBundleError(r), "'" + T0 + "'", "function type ASYNC_BATCH (7)", "mode PER_ELEMENT",
+        "set mode BATCH");
+    stillServes(c, w);
+  }
+
 
   // ------------------------------------------------------------ fnworker's own
 
@@ -768,12 +807,18 @@ public final class AsyncScenarios {
     Worker w = c.worker();
     String fixed = "\"kind\":\"FIXED_DELAY\",\"maxAttempts\":3,\"delayMs\":10";
     Object[][] cases = {
-        {FunctionType.ASYNC_BATCH, opts(), "{\"batchSize\":0,\"timeoutMs\":1000}",
+        {FunctionType.PROCESS, opts(), "{\"mode\":\"BATCH\",\"batchSize\":0,\"timeoutMs\":1000}",
             new String[]{"Batch size must be positive, got: 0"}},
+        {FunctionType.PROCESS, opts(), "{\"mode\":\"BATCH\",\"batchSize\":2}",
+            new String[]{"Timeout must be positive for async batch operations."}},
         {FunctionType.ASYNC_BATCH, opts(), "{\"batchSize\":2}",
             new String[]{"Timeout must be positive for async batch operations."}},
-        {FunctionType.ASYNC_BATCH, opts(), "{\"batchSize\":2,\"timeoutMs\":1000,\"batchTimeoutMs\":-5}",
-            new String[]{"Batch timeout cannot be negative, got: -5 ms"}},
+        {FunctionType.PROCESS, opts(), "{\"mode\":\"BATCH\",\"batchSize\":2,\"timeoutMs\":1000,"
+            + "\"batchTimeoutMs\":-5}", new String[]{"Batch timeout cannot be negative, got: -5 ms"}},
+        {FunctionType.PROCESS, opts(), "{\"batchSize\":8,\"timeoutMs\":1000}",
+            new String[]{"batch_size (8) is a batch-mode setting", "set mode BATCH"}},
+        {FunctionType.PROCESS, opts(), "{\"mode\":\"PER_ELEMENT\",\"batchTimeoutMs\":20}",
+            new String[]{"batch_timeout_ms (20) is a batch-mode setting", "set mode BATCH"}},
         {FunctionType.PROCESS, opts(), "{\"retry\":{" + fixed + ",\"retryOnError\":true}}",
             new String[]{"Timeout should be configured when do async with retry."}},
         {FunctionType.PROCESS, opts(), "{\"timeoutMs\":1000,\"retry\":{" + fixed + "}}",
@@ -875,8 +920,9 @@ public final class AsyncScenarios {
     Metrics.Metric out1 = metric(r, "transform-1", "recordsOut");
     check(in1.value == 30 && out1.value == 30, "transform-1 (identity) should see 30 in and 30 out: " + in1 + ", "
         + out1);
-    FunctionRunner r3 = c.runner(w, LONG, LONG, FunctionType.ASYNC_BATCH,
-        echo(opts("delay_ms", "15"), batchJson(4, "\"outputMode\":\"UNORDERED\"")).toByteArray(),
+    FunctionRunner r3 = c.runner(w, LONG, LONG, FunctionType.PROCESS,
+        RunnerRows.batchMode(echo(opts("delay_ms", "15"), batchJson(4, "\"outputMode\":\"UNORDERED\"")))
+            .toByteArray(),
         cfg -> {
           cfg.functions.add(RunnerRows.fn(FunctionType.PROCESS, echo(opts("jitter_ms", "30", "repeat", "2"),
               "{\"outputMode\":\"UNORDERED\",\"capacity\":5}")));

@@ -1,9 +1,12 @@
 // Builds the ProcessBundleDescriptor for one DataStream operator with the
 // shape and ids Flink's BeamDataStreamPythonFunctionRunner + Beam's
-// ProcessBundleDescriptors produce (flink-protocol.md §2.2-2.4): chained
-// pardo transforms transform-0..N-1, transform-revise (+ one per side
-// output), the gRPC read fn/read/input:0 and writes fn/write/<pcoll>:0,
-// flink:coder:v1 coders wrapped in length_prefix and param_windowed_value.
+// ProcessBundleDescriptors produce: chained (fused) pardo transforms
+// transform-0..N-1, transform-revise (+ one per side output), the gRPC read
+// fn/read/input:0 and writes fn/write/<pcoll>:0, flink:coder:v1 coders
+// wrapped in length_prefix and param_windowed_value. As in Flink, only the
+// operator's input and output types are described: every collection between
+// fused functions gets the input coder, so a function that changes the type
+// must say so in its OperationSpec (output_type).
 package fnworker.harness;
 
 import com.google.protobuf.ByteString;

@@ -12,9 +12,11 @@ import static fnworker.harness.Scenario.Ctx.check;
 import fnworker.harness.Scenario.Ctx;
 import fnworker.harness.Scenario.In;
 import fnworker.harness.types.CodecSelfTest;
+import fnworker.harness.types.Hex;
 import fnworker.harness.types.Row;
 import fnworker.harness.types.TypeInfo;
 import fnworker.harness.types.ValueGenerator;
+import fnworker.proto.v1.OperationProto;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,6 +73,7 @@ public final class IntegrationTests {
     s.add(new Scenario("control_closed_cleanly", IntegrationTests::controlClosed));
     s.add(new Scenario("pickle_payload", IntegrationTests::picklePayload));
     s.add(new Scenario("identity_type_mismatch", IntegrationTests::typeMismatch));
+    s.add(new Scenario("chain_step_types_declared", IntegrationTests::chainStepTypes));
     s.add(new Scenario("logging", IntegrationTests::logging));
     s.add(new Scenario("register_request", IntegrationTests::registerRequest));
     s.add(new Scenario("worker_id_headers", IntegrationTests::headers));
@@ -352,6 +355,66 @@ public final class IntegrationTests {
     String err = Ctx.expectBundleError(r);
     String low = err.toLowerCase(Locale.ROOT);
     check(low.contains("identity") && low.contains("type"), "the error should say identity needs equal types: " + err);
+  }
+
+  /** in's ROW value with fields at the given positions, same row kind (null stays null). */
+  static Row projected(Object value, int... fields) {
+    if (value == null) {
+      return null;
+    }
+    Row r = (Row) value;
+    Object[] f = new Object[fields.length];
+    for (int i = 0; i < fields.length; i++) {
+      f[i] = r.get(fields[i]);
+    }
+    return new Row(r.kind, f);
+  }
+
+  /**
+   * A fused chain whose first function changes the type, described as Flink describes it (only the
+   * operator's input and output types; every collection between functions has the input coder):
+   * `project` ROW<id,name,score> -> ROW<name,id> with output_type in its OperationSpec, then `echo`,
+   * which keeps the type. Each output is the projected input with its timestamp. Without output_type,
+   * or with one the operator does not output, the bundle fails naming the step and saying what to set.
+   */
+  static void chainStepTypes(Ctx c) throws Exception {
+    Worker w = c.worker();
+    TypeInfo in = t("ROW<id:LONG,name:STRING,score:DOUBLE>");
+    TypeInfo out = t("ROW<name:STRING,id:LONG>");
+    OperationProto.OperationSpec project = RunnerRows.spec("project", Map.of("fields", "name, id"), null);
+    OperationProto.OperationSpec echo = RunnerRows.spec("echo", Map.of("delay_ms", "2"),
+        "{\"capacity\":10,\"outputMode\":\"ORDERED\"}");
+    FunctionRunner r = c.runner(w, in, out, FunctionType.PROCESS, RunnerRows.withOutputType(project, out).toByteArray(),
+        cfg -> cfg.functions.add(RunnerRows.fn(echo)));
+    List<In> inputs = values(in, 60, 17);
+    List<FunctionRunner.Result> res = Ctx.bundle(r, in, inputs);
+    check(res.size() == inputs.size(), "sent " + inputs.size() + " records, got " + res.size() + " back");
+    for (int i = 0; i < inputs.size(); i++) {
+      In x = inputs.get(i);
+      byte[] want = RunnerRows.expectedOutput(out, x.ts, projected(x.value, 1, 0));
+      check(res.get(i).tag.equals("output") && java.util.Arrays.equals(want, res.get(i).bytes), "record " + i
+          + " (" + x.value + ") should come back as " + out + " " + projected(x.value, 1, 0) + ": got "
+          + Hex.of(res.get(i).bytes) + ", expected " + Hex.of(want));
+    }
+    check(AsyncScenarios.metric(r, "transform-1", "recordsIn").value == inputs.size(),
+        "transform-1 (echo) should see every projected record");
+
+    // No output_type on the type-changing first function: its type cannot be known.
+    FunctionRunner missing = c.runner(w, in, out, FunctionType.PROCESS, project.toByteArray(),
+        cfg -> cfg.functions.add(RunnerRows.fn(echo)));
+    Ctx.send(missing, in, inputs.subList(0, 2));
+    String err = Ctx.expectBundleError(missing);
+    for (String part : List.of("transform 'transform-0' (operation 'project')", "'transform-1'", "output_type")) {
+      check(err.contains(part), "the error should contain \"" + part + "\": " + err);
+    }
+    // The last function declares a type the operator does not output.
+    FunctionRunner wrong = c.runner(w, in, out, FunctionType.PROCESS,
+        RunnerRows.withOutputType(project, t("ROW<id:LONG,name:STRING>")).toByteArray(), cfg -> { });
+    Ctx.send(wrong, in, inputs.subList(0, 2));
+    err = Ctx.expectBundleError(wrong);
+    for (String part : List.of("transform 'transform-0'", "ROW<id LONG, name STRING>", "ROW<name STRING, id LONG>")) {
+      check(err.contains(part), "the error should contain \"" + part + "\": " + err);
+    }
   }
 
   /** Log entries reach the Logging service: a startup INFO line and a failed bundle's ERROR. */

@@ -9,7 +9,9 @@
 // Each input line is one data value (JSON, typed by --type); its timestamp is
 // the line index unless the line is {"ts":..,"value":..}. Results go to
 // stdout (or --output) as {"ts":..,"value":..} lines ("tag" added for side
-// outputs); a summary goes to stderr.
+// outputs); a summary goes to stderr. --spec-json is the OperationSpec in
+// proto3 JSON; batch mode is '{"mode":"BATCH","batchSize":64,"timeoutMs":5000}'
+// under the default function type PROCESS (what a released Flink sends).
 package fnworker.harness;
 
 import com.google.gson.JsonElement;
@@ -66,6 +68,10 @@ public final class Main {
         + "         [--option k=v]... [--function-type PROCESS|ASYNC_BATCH] [--spec-json JSON]\n"
         + "         [--bundle-size N] [--bundle-time-ms N] [--output FILE.jsonl] [--quiet]\n"
         + "         [--verify identity] [--timeout-ms N] [--data-connect-timeout-ms N] [--verbose]\n"
+        + "  --spec-json: the OperationSpec in proto3 JSON, e.g. batch mode:\n"
+        + "    '{\"mode\":\"BATCH\",\"batchSize\":64,\"timeoutMs\":5000}'\n"
+        + "  --function-type: PROCESS (default; all a released Flink sends) or ASYNC_BATCH (batch mode\n"
+        + "    through function type 7, from an unreleased PyFlink)\n"
         + "  --timeout-ms: max wait for a bundle's response and outputs (default 120000)\n"
         + "  --data-connect-timeout-ms: max wait for the worker's Data stream per bundle (default 10000;\n"
         + "    Flink's runner waits 3 minutes)");

@@ -7,6 +7,7 @@ import com.google.protobuf.util.JsonFormat;
 import fnworker.harness.types.Row;
 import fnworker.harness.types.TypeCodec;
 import fnworker.harness.types.TypeInfo;
+import fnworker.harness.types.TypeInfoProtos;
 import fnworker.proto.v1.OperationProto;
 import java.util.Map;
 import org.apache.flink.fnexecution.v1.FlinkFnApi.UserDefinedDataStreamFunction.FunctionType;
@@ -68,11 +69,27 @@ public final class RunnerRows {
     return new DescriptorBuilder.Fn(type, spec.toByteArray());
   }
 
+  /** A PROCESS function, what every released Flink can send; batch mode comes from the spec. */
+  public static DescriptorBuilder.Fn fn(OperationProto.OperationSpec spec) {
+    return fn(FunctionType.PROCESS, spec);
+  }
+
+  /** spec in batch mode (mode BATCH), the way to batch under function type PROCESS. */
+  public static OperationProto.OperationSpec batchMode(OperationProto.OperationSpec spec) {
+    return spec.toBuilder().setMode(OperationProto.OperationSpec.Mode.BATCH).build();
+  }
+
+  /** spec declaring the type of its outputs (needed on a type-changing function that is not the last). */
+  public static OperationProto.OperationSpec withOutputType(OperationProto.OperationSpec spec, TypeInfo t) {
+    return spec.toBuilder().setOutputType(TypeInfoProtos.toProto(t)).build();
+  }
+
   public static FunctionType functionType(String name) {
     try {
       return FunctionType.valueOf(name.toUpperCase());
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("unknown function type " + name + " (PROCESS or ASYNC_BATCH)");
+      throw new IllegalArgumentException("unknown function type " + name + " (PROCESS, or ASYNC_BATCH which "
+          + "only an unreleased PyFlink sends; batch with PROCESS and \"mode\":\"BATCH\" in --spec-json)");
     }
   }
 }

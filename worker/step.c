@@ -1,0 +1,180 @@
+/* worker/step.c — a plan step from its function's OperationSpec, and the
+ * types along a chain of steps (see step.h). */
+#include "worker/step.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FT_ASYNC_BATCH ORG__APACHE__FLINK__FN_EXECUTION__V1__USER_DEFINED_DATA_STREAM_FUNCTION__FUNCTION_TYPE__ASYNC_BATCH
+#define MODE(x) FNWORKER__V1__OPERATION_SPEC__MODE__##x
+#define SEE_README "(see README, \"The OperationSpec payload\")"
+
+/* ---- run mode -------------------------------------------------------------------- */
+
+/* Batch or per element, from OperationSpec.mode and the function type. */
+static int resolve_mode(int function_type, int mode, int *batched, fnw_error *err)
+{
+    int type_batches = function_type == FT_ASYNC_BATCH;
+    switch (mode) {
+    case MODE(MODE_UNSPECIFIED):
+        *batched = type_batches;
+        return 0;
+    case MODE(BATCH):
+        *batched = 1;
+        return 0;
+    case MODE(PER_ELEMENT):
+        if (type_batches)
+            return fnw_error_set(err, "function type ASYNC_BATCH (7) runs the operation in batches but its "
+                                 "OperationSpec sets mode PER_ELEMENT; set mode BATCH (or leave mode unset) "
+                                 "to batch, or use function type PROCESS to run per element");
+        *batched = 0;
+        return 0;
+    }
+    return fnw_error_set(err, "unknown OperationSpec mode %d; expected PER_ELEMENT (1) or BATCH (2), "
+                         "or unset", mode);
+}
+
+/* ---- the OperationSpec ------------------------------------------------------------ */
+
+static void spec_from_proto(const pb_OperationSpec *os, int batched, fnw_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->batched = batched;
+    s->unordered = os->output_mode == FNWORKER__V1__OUTPUT_MODE__UNORDERED;
+    s->capacity = os->capacity;
+    s->timeout_ms = os->timeout_ms;
+    s->batch_size = os->batch_size;
+    s->batch_timeout_ms = os->batch_timeout_ms;
+    s->on_timeout = (fnw_timeout_action)os->on_timeout;
+    if (os->retry) {
+        s->retry.kind = (fnw_retry_kind)os->retry->kind;
+        s->retry.max_attempts = os->retry->max_attempts;
+        s->retry.delay_ms = os->retry->delay_ms;
+        s->retry.max_delay_ms = os->retry->max_delay_ms;
+        s->retry.multiplier = os->retry->multiplier;
+        s->retry.on_error = os->retry->retry_on_error;
+        s->retry.on_empty = os->retry->retry_on_empty_result;
+    }
+}
+
+static int copy_options(const pb_OperationSpec *os, fnw_plan_step *st, fnw_error *err)
+{
+    st->options = calloc(os->n_options ? os->n_options : 1, sizeof *st->options);
+    if (!st->options)
+        return fnw_error_set(err, "out of memory");
+    for (size_t i = 0; i < os->n_options; i++) {
+        st->opts.count = i + 1;   /* what fnw_step_free releases */
+        st->options[i].key = strdup(os->options[i]->key);
+        st->options[i].value = strdup(os->options[i]->value);
+        if (!st->options[i].key || !st->options[i].value)
+            return fnw_error_set(err, "out of memory");
+    }
+    st->opts.count = os->n_options;
+    st->opts.items = st->options;
+    return 0;
+}
+
+/* The parts of a decoded OperationSpec a step keeps. */
+static int step_from_spec(const pb_OperationSpec *os, int function_type, const fnw_registry *reg,
+                          fnw_plan_step *st, fnw_error *err)
+{
+    st->op = fnw_registry_find(reg, os->operation, err);
+    if (!st->op)
+        return -1;
+    int batched = 0;
+    if (resolve_mode(function_type, (int)os->mode, &batched, err) < 0)
+        return -1;
+    spec_from_proto(os, batched, &st->spec);
+    if (fnw_spec_validate(&st->spec, err) < 0)
+        return -1;
+    if (os->output_type && fnw_type_from_proto(os->output_type, &st->declared_type, err) < 0)
+        return fnw_error_prefix(err, "output_type");
+    return copy_options(os, st, err);
+}
+
+int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
+                   fnw_plan_step *st, fnw_error *err)
+{
+    st->transform_id = strdup(id);
+    if (!st->transform_id)
+        return fnw_error_set(err, "out of memory");
+    if (f->payload.len == 0)
+        return fnw_error_set(err, "transform '%s': the function payload is empty; fnworker expects a "
+                             "fnworker.v1.OperationSpec there " SEE_README, id);
+    if (f->payload.data[0] == 0x80)
+        return fnw_error_set(err, "transform '%s': the function payload is a Python pickle (a PyFlink "
+                             "function). fnworker runs native operations: the payload must be a "
+                             "fnworker.v1.OperationSpec naming one " SEE_README, id);
+    pb_OperationSpec *os = fnworker__v1__operation_spec__unpack(NULL, f->payload.len, f->payload.data);
+    if (!os)
+        return fnw_error_set(err, "transform '%s': the function payload is not a valid "
+                             "fnworker.v1.OperationSpec " SEE_README, id);
+    int rc = step_from_spec(os, (int)f->function_type, reg, st, err);
+    fnworker__v1__operation_spec__free_unpacked(os, NULL);
+    if (rc < 0 && st->op)
+        return fnw_error_prefix(err, "transform '%s' (operation '%s')", id, st->op->name);
+    if (rc < 0)
+        return fnw_error_prefix(err, "transform '%s'", id);
+    return 0;
+}
+
+void fnw_step_free(fnw_plan_step *st)
+{
+    free(st->transform_id);
+    for (size_t j = 0; j < st->opts.count; j++) {
+        free((char *)st->options[j].key);
+        free((char *)st->options[j].value);
+    }
+    free(st->options);
+    fnw_type_free(st->declared_type);
+}
+
+/* ---- types along the chain -------------------------------------------------------- */
+
+static int last_step_mismatch(const fnw_plan_step *st, const fnw_type *sink, fnw_error *err)
+{
+    char a[384], b[384];
+    fnw_type_format(st->declared_type, a, sizeof a);
+    fnw_type_format(sink, b, sizeof b);
+    return fnw_error_set(err, "transform '%s' (operation '%s') is the last function of its operator, so its "
+                         "output type is the operator's: the OperationSpec's output_type is %s but the "
+                         "operator's output type is %s", st->transform_id, st->op->name, a, b);
+}
+
+static int unknown_output(const fnw_plan_step *st, const fnw_plan_step *next, fnw_error *err)
+{
+    return fnw_error_set(err, "transform '%s' (operation '%s') feeds '%s' in the same operator, and its "
+                         "output type cannot be known: Flink sends only the operator's input and output "
+                         "types, and operation '%s' does not keep its input type. Set output_type in its "
+                         "OperationSpec", st->transform_id, st->op->name, next->transform_id, st->op->name);
+}
+
+/* The output type of step i of n (its input type already set). */
+static int step_output(fnw_plan_step *steps, size_t i, size_t n, const fnw_type *sink, fnw_error *err)
+{
+    fnw_plan_step *st = &steps[i];
+    int last = i + 1 == n;
+    if (last) {
+        if (st->declared_type && !fnw_type_equal(st->declared_type, sink))
+            return last_step_mismatch(st, sink, err);
+        st->output_type = sink;
+    } else if (st->declared_type) {
+        st->output_type = st->declared_type;
+    } else if (st->op->output_rule == FNW_OUTPUT_SAME_AS_INPUT) {
+        st->output_type = st->input_type;
+    } else {
+        return unknown_output(st, &steps[i + 1], err);
+    }
+    return 0;
+}
+
+int fnw_steps_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink,
+                   fnw_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        steps[i].input_type = i == 0 ? input : steps[i - 1].output_type;
+        if (step_output(steps, i, n, sink, err) < 0)
+            return -1;
+    }
+    return 0;
+}
