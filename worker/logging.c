@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "worker/pb.h"
@@ -34,21 +33,6 @@ static const char *level_name(fnw_level l)
     case FNW_LOG_ERROR: return "ERROR";
     }
     return "?";
-}
-
-int fnw_log_parse_level(const char *s, fnw_level *out)
-{
-    if (!strcasecmp(s, "debug") || !strcasecmp(s, "trace"))
-        *out = FNW_LOG_DEBUG;
-    else if (!strcasecmp(s, "info"))
-        *out = FNW_LOG_INFO;
-    else if (!strcasecmp(s, "warn") || !strcasecmp(s, "warning"))
-        *out = FNW_LOG_WARN;
-    else if (!strcasecmp(s, "error"))
-        *out = FNW_LOG_ERROR;
-    else
-        return -1;
-    return 0;
 }
 
 static void log_item_free(fnw_log_item *it)

@@ -12,17 +12,14 @@
 #include <ev.h>
 #include <stddef.h>
 
+#include "worker/log_level.h"
 #include "worker/rpc.h"
-
-typedef enum fnw_level {
-    FNW_LOG_DEBUG = 2, FNW_LOG_INFO = 3, FNW_LOG_WARN = 5, FNW_LOG_ERROR = 6,
-} fnw_level;
 
 typedef struct fnw_log_item fnw_log_item;
 
 typedef struct fnw_logger {
     struct ev_loop *loop;
-    fnw_level level;
+    fnw_level level;            /* entries below it are dropped; may change at any time */
     fnw_rpc *rpc;
     grpc_channel *channel;      /* not owned */
     fnw_stream *stream;
@@ -35,8 +32,6 @@ typedef struct fnw_logger {
 } fnw_logger;
 
 void fnw_log_init(fnw_logger *lg, struct ev_loop *loop, fnw_level level);
-/* Parses "debug", "info", "warn"/"warning", "error"; -1 if unknown. */
-int fnw_log_parse_level(const char *s, fnw_level *out);
 /* Starts sending to the runner's Logging service over ch. */
 void fnw_log_connect(fnw_logger *lg, fnw_rpc *rpc, grpc_channel *ch);
 /* Logs one entry; ERROR entries are sent at once, so a failure's message

@@ -13,6 +13,7 @@
 #include "worker/bundle.h"
 #include "worker/control.h"
 #include "worker/data.h"
+#include "worker/log_options.h"
 #include "worker/logging.h"
 #include "worker/mailbox.h"
 #include "worker/pb.h"
@@ -396,6 +397,9 @@ static int take_provision(fnw_worker *w, grpc_slice resp)
     if (!r)
         return -1;
     pb_ProvisionInfo *info = r->info;
+    fnw_log_request lr;
+    fnw_log_request_read(info ? info->pipeline_options : NULL, &lr);
+    fnw_log_request_apply(&w->log, &lr, w->flags->log_level);
     if (info && info->control_endpoint && *info->control_endpoint->url && !w->control_url)
         w->control_url = strdup(info->control_endpoint->url);
     if (info && info->logging_endpoint && *info->logging_endpoint->url && !w->logging_url)
@@ -561,9 +565,6 @@ int fnw_worker_run(const fnw_flags *flags)
     fnw_worker *w = calloc(1, sizeof *w);
     if (!w)
         return 1;
-    fnw_level level = FNW_LOG_INFO;
-    if (fnw_log_parse_level(flags->log_level, &level) < 0)
-        fprintf(stderr, "fnworker: unknown --log-level '%s'; using info\n", flags->log_level);
     signal(SIGPIPE, SIG_IGN);
     /* gRPC's threads each get a malloc arena by default; two keep the
      * footprint small without contention that matters here */
@@ -571,7 +572,7 @@ int fnw_worker_run(const fnw_flags *flags)
     grpc_init();
     w->loop = ev_default_loop(EVFLAG_AUTO);
     w->flags = flags;
-    fnw_log_init(&w->log, w->loop, level);
+    fnw_log_init(&w->log, w->loop, flags->level);
     fnw_mailbox_init(&w->mailbox, w->loop);
     fnw_pump_start(&w->pump, &w->mailbox);
     w->rpc.cq = w->pump.cq;
