@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/logging.h"
+
 struct fnw_control {
     fnw_rpc *rpc;
     grpc_channel *ch;
@@ -24,8 +26,9 @@ static void control_on_message(void *user, grpc_slice msg)
     pb_InstructionRequest *req = PB(instruction_request__unpack)(NULL, GRPC_SLICE_LENGTH(msg),
                                                                 GRPC_SLICE_START_PTR(msg));
     if (!req) {
-        fprintf(stderr, "fnworker: dropped a Control message that is not an InstructionRequest (%zu bytes)\n",
-                (size_t)GRPC_SLICE_LENGTH(msg));
+        fnw_log(c->rpc->log, FNW_LOG_ERROR, NULL, NULL,
+                "dropped a Control message that is not an InstructionRequest (%zu bytes); the runner "
+                "will get no response to it", (size_t)GRPC_SLICE_LENGTH(msg));
         return;
     }
     c->h.on_request(c->h.user, req);

@@ -29,13 +29,16 @@ typedef struct fnw_logger {
     ev_timer flush_timer;
     ev_timer reopen_timer;
     int stopping;
+    int flushing;
 } fnw_logger;
 
 void fnw_log_init(fnw_logger *lg, struct ev_loop *loop, fnw_level level);
 /* Starts sending to the runner's Logging service over ch. */
 void fnw_log_connect(fnw_logger *lg, fnw_rpc *rpc, grpc_channel *ch);
 /* Logs one entry; ERROR entries are sent at once, so a failure's message
- * reaches the runner before the response that reports it. */
+ * reaches the runner before the response that reports it. With lg NULL
+ * (a module used without a worker) the entry goes to stderr only, from
+ * INFO up. */
 void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
                 const char *instruction_id, const char *transform_id, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));

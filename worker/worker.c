@@ -487,7 +487,7 @@ static void stop_poll_cb(struct ev_loop *loop, ev_timer *t, int revents)
         fnw_log_free(&w->log);           /* the runner did not close it: cancel */
     if (w->rpc.live_calls <= 0 || waited > 1.5) {
         if (w->rpc.live_calls > 0)
-            fprintf(stderr, "fnworker: stopping with %d gRPC call(s) still open\n", w->rpc.live_calls);
+            fnw_warn(&w->log, "stopping with %d gRPC call(s) still open", w->rpc.live_calls);
         ev_timer_stop(loop, t);
         ev_break(loop, EVBREAK_ALL);
     }
@@ -577,6 +577,7 @@ int fnw_worker_run(const fnw_flags *flags)
     fnw_pump_start(&w->pump, &w->mailbox);
     w->rpc.cq = w->pump.cq;
     w->rpc.worker_id = flags->id;
+    w->rpc.log = &w->log;
     fnw_registry_init(&w->registry);
     fnw_registry_add_builtins(&w->registry);
     fnw_data_config dc = {flags->flush_bytes, flags->flush_ms, 0, flags->connect_timeout_s};
