@@ -91,15 +91,27 @@ void fnw_processor_destroy(fnw_processor *p)
 
 /* ---- completion -------------------------------------------------------------------- */
 
+/* Each step's figures; a step whose metrics could not be built is logged
+ * and left out, the bundle still succeeds. */
+static void collect_metrics(fnw_bundle *b, fnw_metric_set *ms)
+{
+    for (size_t i = 0; i < b->proc->n; i++) {
+        const fnw_plan_step *st = &b->plan->steps[i];
+        if (fnw_metrics_add(ms, st->transform_id, st->op->name, i,
+                            fnw_engine_metrics_get(b->proc->engines[i])) < 0)
+            fnw_log(b->log, FNW_LOG_WARN, b->instruction_id, st->transform_id,
+                    "out of memory building the metrics of this step; some are missing from "
+                    "this bundle's response");
+    }
+}
+
 static void bundle_done_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     fnw_bundle *b = w->data;
     fnw_metric_set ms;
     fnw_metrics_init(&ms);
     if (!b->failed)
-        for (size_t i = 0; i < b->proc->n; i++)
-            fnw_metrics_add(&ms, b->plan->steps[i].transform_id,
-                            fnw_engine_metrics_get(b->proc->engines[i]));
+        collect_metrics(b, &ms);
     b->done(b->user, b, b->failed ? b->error : NULL, &ms);
     fnw_metrics_free(&ms);
 }
