@@ -137,12 +137,16 @@ void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
         return;
     }
     fnw_log_item *it = calloc(1, sizeof *it);
-    if (!it)
+    if (it)
+        it->message = strdup(msg);
+    if (!it || !it->message) {
+        free(it);
+        lg->dropped++;            /* reported with the next flush */
         return;
+    }
     it->level = level;
     it->sec = ts.tv_sec;
     it->nsec = (int32_t)ts.tv_nsec;
-    it->message = strdup(msg);
     snprintf(it->location, sizeof it->location, "%s:%d", file, line);
     it->instruction_id = dup_or_null(instruction_id);
     it->transform_id = dup_or_null(transform_id);
@@ -219,7 +223,7 @@ static void log_flush(fnw_logger *lg)
     if (lg->dropped && lg->stream) {
         size_t d = lg->dropped;
         lg->dropped = 0;
-        fnw_log(lg, FNW_LOG_WARN, NULL, NULL, "%zu log entries were dropped (queue full)", d);
+        fnw_log(lg, FNW_LOG_WARN, NULL, NULL, "%zu log entries were dropped (queue full or out of memory)", d);
     }
 }
 
