@@ -33,7 +33,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TEST_SUPPORT := $(wildcard tests/unit/support/*.c)
 
-.PHONY: all deps demo check unit integration sanitize valgrind bench bench-tools bench-smoke clean harness
+.PHONY: all deps demo check unit integration script-tests sanitize valgrind bench bench-tools bench-smoke clean harness
 all: $(BUILD)/fnworker
 
 deps: $(BUILD)/.deps
@@ -82,8 +82,12 @@ $(BUILD)/harness/harness.jar: $(PROTOS) $(shell find scripts/harness -name '*.ja
 integration: $(BUILD)/fnworker $(BUILD)/harness/harness.jar
 	sh tests/integration/run.sh $(BUILD)
 
+# The Flink launcher script (tests/shell/), with a stand-in worker.
+script-tests:
+	@set -e; for t in tests/shell/test_*.sh; do echo "== $$t"; sh $$t; done
+
 check: deps
-	@$(MAKE) --no-print-directory all unit integration bench-smoke
+	@$(MAKE) --no-print-directory all unit integration script-tests bench-smoke
 	@echo "make check: all tests passed"
 
 demo: deps

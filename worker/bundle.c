@@ -42,7 +42,8 @@ struct fnw_bundle {
     int64_t index;             /* records read */
     int state;
     int pumping, again;
-    char *error;
+    int failed;
+    char error[FNW_ERROR_MAX + 256];   /* kept inline: reporting a failure never allocates */
     ev_timer done_timer;       /* reports from a clean stack */
     send_token *last_send;     /* the is_last message in flight */
     fnw_bundle_done_cb done;
@@ -90,16 +91,28 @@ void fnw_processor_destroy(fnw_processor *p)
 
 /* ---- completion -------------------------------------------------------------------- */
 
+/* Each step's figures; a step whose metrics could not be built is logged
+ * and left out, the bundle still succeeds. */
+static void collect_metrics(fnw_bundle *b, fnw_metric_set *ms)
+{
+    for (size_t i = 0; i < b->proc->n; i++) {
+        const fnw_plan_step *st = &b->plan->steps[i];
+        if (fnw_metrics_add(ms, st->transform_id, st->op->name, i,
+                            fnw_engine_metrics_get(b->proc->engines[i])) < 0)
+            fnw_log(b->log, FNW_LOG_WARN, b->instruction_id, st->transform_id,
+                    "out of memory building the metrics of this step; some are missing from "
+                    "this bundle's response");
+    }
+}
+
 static void bundle_done_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     fnw_bundle *b = w->data;
     fnw_metric_set ms;
     fnw_metrics_init(&ms);
-    if (!b->error)
-        for (size_t i = 0; i < b->proc->n; i++)
-            fnw_metrics_add(&ms, b->plan->steps[i].transform_id,
-                            fnw_engine_metrics_get(b->proc->engines[i]));
-    b->done(b->user, b, b->error, &ms);
+    if (!b->failed)
+        collect_metrics(b, &ms);
+    b->done(b->user, b, b->failed ? b->error : NULL, &ms);
     fnw_metrics_free(&ms);
 }
 
@@ -116,12 +129,11 @@ static void bundle_fail(fnw_bundle *b, const char *fmt, ...)
 {
     if (b->state == B_DONE)
         return;
-    char msg[FNW_ERROR_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(b->error, sizeof b->error, fmt, ap);
     va_end(ap);
-    b->error = strdup(msg);
+    b->failed = 1;
     bundle_schedule_done(b);
 }
 
@@ -387,6 +399,10 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
     b->proc = proc;
     b->plan = plan;
     b->instruction_id = strdup(instruction_id);
+    if (!b->instruction_id) {
+        free(b);
+        return NULL;
+    }
     b->done = done;
     b->user = user;
     fnw_buf_init(&b->carry, MAX_RECORD_BYTES + FNW_VARINT_MAX);
@@ -449,7 +465,7 @@ void fnw_bundle_free(fnw_bundle *b)
     ev_timer_stop(b->loop, &b->done_timer);
     if (b->last_send)
         b->last_send->b = NULL;
-    if (b->error && b->proc)
+    if (b->failed && b->proc)
         for (size_t i = 0; i < b->proc->n; i++)
             fnw_engine_abort(b->proc->engines[i]);
     if (b->inbox)
@@ -459,7 +475,6 @@ void fnw_bundle_free(fnw_bundle *b)
     free(b->outboxes);
     free(b->links);
     fnw_buf_free(&b->carry);
-    free(b->error);
     free(b->instruction_id);
     free(b);
 }

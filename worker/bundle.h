@@ -40,10 +40,12 @@ int fnw_processor_create(struct ev_loop *loop, const fnw_plan *plan, fnw_process
 void fnw_processor_destroy(fnw_processor *p);
 
 typedef struct fnw_bundle fnw_bundle;
-/* error NULL on success; metrics valid during the call only. */
+/* error NULL on success; metrics valid during the call only. A failure is
+ * always reported as one (its message is kept without allocating). */
 typedef void (*fnw_bundle_done_cb)(void *user, fnw_bundle *b, const char *error,
                                    const fnw_metric_set *metrics);
 
+/* NULL when out of memory (then done is never called). */
 fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr *data,
                              fnw_processor *proc, const char *instruction_id,
                              fnw_bundle_done_cb done, void *user);

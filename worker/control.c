@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "codecs/pb_nesting.h"
+#include "codecs/varint.h"
+#include "worker/logging.h"
 
 struct fnw_control {
     fnw_rpc *rpc;
@@ -20,6 +22,53 @@ typedef struct fetch_ctx {
     char *id;
 } fetch_ctx;
 
+/* The instruction_id (field 1) of a request that will not be unpacked, read
+ * from its top-level fields only; 0 when there is none to be had. */
+static int top_level_instruction_id(const uint8_t *p, size_t n, char *out, size_t cap)
+{
+    size_t at = 0;
+    while (at < n) {
+        uint64_t tag, len = 0;
+        int k = fnw_varint_read(p + at, n - at, &tag);
+        if (k <= 0)
+            return 0;
+        at += (size_t)k;
+        switch (tag & 7) {
+        case 0: k = fnw_varint_read(p + at, n - at, &len); len = 0; break;
+        case 1: k = 0; len = 8; break;
+        case 2: k = fnw_varint_read(p + at, n - at, &len); break;
+        case 5: k = 0; len = 4; break;
+        default: return 0;
+        }
+        if (k < 0 || ((tag & 7) != 1 && (tag & 7) != 5 && k == 0))
+            return 0;
+        at += (size_t)k;
+        if (len > n - at)
+            return 0;
+        if (tag == ((1 << 3) | 2)) {
+            if (len == 0 || len >= cap)
+                return 0;
+            memcpy(out, p + at, len);
+            out[len] = '\0';
+            return 1;
+        }
+        at += len;
+    }
+    return 0;
+}
+
+/* A request the nesting check refused: answered with the reason when its
+ * instruction id can be read, so the runner does not wait for it. */
+static void refuse_request(fnw_control *c, const uint8_t *p, size_t n, const char *why)
+{
+    char id[256];
+    int have_id = top_level_instruction_id(p, n, id, sizeof id);
+    fnw_log(c->rpc->log, FNW_LOG_ERROR, have_id ? id : NULL, NULL,
+            "refused a Control message of %zu bytes: %s", n, why);
+    if (have_id)
+        fnw_control_respond_error(c, id, why);
+}
+
 static void control_on_message(void *user, grpc_slice msg)
 {
     fnw_control *c = user;
@@ -28,15 +77,15 @@ static void control_on_message(void *user, grpc_slice msg)
      * limit of their own; protobuf-c would recurse through all of them */
     if (fnw_pb_check_nesting(&PB(instruction_request__descriptor), GRPC_SLICE_START_PTR(msg),
                              GRPC_SLICE_LENGTH(msg), &err) < 0) {
-        fprintf(stderr, "fnworker: dropped a Control message of %zu bytes: %s\n",
-                (size_t)GRPC_SLICE_LENGTH(msg), err.msg);
+        refuse_request(c, GRPC_SLICE_START_PTR(msg), GRPC_SLICE_LENGTH(msg), err.msg);
         return;
     }
     pb_InstructionRequest *req = PB(instruction_request__unpack)(NULL, GRPC_SLICE_LENGTH(msg),
                                                                 GRPC_SLICE_START_PTR(msg));
     if (!req) {
-        fprintf(stderr, "fnworker: dropped a Control message that is not an InstructionRequest (%zu bytes)\n",
-                (size_t)GRPC_SLICE_LENGTH(msg));
+        fnw_log(c->rpc->log, FNW_LOG_ERROR, NULL, NULL,
+                "dropped a Control message that is not an InstructionRequest (%zu bytes); the runner "
+                "will get no response to it", (size_t)GRPC_SLICE_LENGTH(msg));
         return;
     }
     c->h.on_request(c->h.user, req);

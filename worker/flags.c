@@ -33,6 +33,14 @@ static int parse_double(const char *name, const char *v, double min, double *out
     return 0;
 }
 
+static int parse_level(const char *v, fnw_level *out, fnw_error *err)
+{
+    if (fnw_level_parse(v, out) < 0)
+        return fnw_error_set(err, "--log-level: '%s' is not a log level (debug, info, warn, error; "
+                             "or a Beam/Python level name or number)", v);
+    return 0;
+}
+
 static int take_value(const char *arg, const char *name, int *i, int argc, char **argv,
                       const char **out, fnw_error *err)
 {
@@ -55,7 +63,7 @@ static int take_value(const char *arg, const char *name, int *i, int argc, char 
 int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
 {
     memset(f, 0, sizeof *f);
-    f->log_level = "info";
+    f->level = FNW_LOG_INFO;
     f->connect_timeout_s = 60;
     f->flush_bytes = 1000000;
     f->flush_ms = 5;
@@ -86,9 +94,14 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
         STR_FLAG("--logging_endpoint", logging_endpoint)
         STR_FLAG("--artifact_endpoint", artifact_endpoint)
         STR_FLAG("--control_endpoint", control_endpoint)
-        STR_FLAG("--log-level", log_level)
-        STR_FLAG("--log_level", log_level)
 #undef STR_FLAG
+        if ((r = take_value(a, "--log-level", &i, argc, argv, &v, err)) != 0 ||
+            (r = take_value(a, "--log_level", &i, argc, argv, &v, err)) != 0) {
+            if (r < 0 || parse_level(v, &f->level, err) < 0)
+                return -1;
+            f->log_level = v;
+            continue;
+        }
         if ((r = take_value(a, "--connect-timeout", &i, argc, argv, &v, err)) != 0) {
             if (r < 0 || parse_double("connect-timeout", v, 0.1, &f->connect_timeout_s, err) < 0)
                 return -1;
@@ -141,7 +154,8 @@ void fnw_flags_usage(const char *prog)
            "  --control_endpoint=H:P     older form: control endpoint without provisioning\n"
            "  --logging_endpoint=H:P     older form: logging endpoint\n"
            "  --artifact_endpoint=H:P    older form: accepted and unused\n"
-           "  --log-level=LEVEL          debug, info (default), warn, error\n"
+           "  --log-level=LEVEL          debug, info (default), warn, error; overrides the level\n"
+           "                             the runner's pipeline options ask for\n"
            "  --connect-timeout=SECONDS  how long to retry unreachable endpoints (default 60)\n"
            "  --flush-bytes=N            send output when this many bytes are buffered (default 1000000)\n"
            "  --flush-ms=MS              send buffered output at most this late (default 5)\n"

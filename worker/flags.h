@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "codecs/error.h"
+#include "worker/log_level.h"
 
 #define FNW_FLAGS_MAX_UNKNOWN 16
 
@@ -20,7 +21,8 @@ typedef struct fnw_flags {
     const char *logging_endpoint;
     const char *artifact_endpoint;
     const char *control_endpoint;
-    const char *log_level;          /* default "info" */
+    const char *log_level;          /* as given; NULL when not given */
+    fnw_level level;                /* --log-level parsed; info when not given */
     double connect_timeout_s;       /* default 60 */
     size_t flush_bytes;             /* default 1,000,000 */
     double flush_ms;                /* default 5 */
@@ -30,8 +32,8 @@ typedef struct fnw_flags {
     size_t n_unknown;
 } fnw_flags;
 
-/* Parses argv (argv[0] skipped). Fails on a malformed value or a missing
- * required flag, naming it. Falls back to WORKER_ID and
+/* Parses argv (argv[0] skipped). Fails on a malformed value (including a
+ * --log-level that names no level) or a missing required flag, naming it. Falls back to WORKER_ID and
  * CONTROL/LOGGING_API_SERVICE_DESCRIPTOR from the environment. */
 int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err);
 void fnw_flags_usage(const char *prog);

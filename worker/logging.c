@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "worker/pb.h"
@@ -36,21 +35,6 @@ static const char *level_name(fnw_level l)
     return "?";
 }
 
-int fnw_log_parse_level(const char *s, fnw_level *out)
-{
-    if (!strcasecmp(s, "debug") || !strcasecmp(s, "trace"))
-        *out = FNW_LOG_DEBUG;
-    else if (!strcasecmp(s, "info"))
-        *out = FNW_LOG_INFO;
-    else if (!strcasecmp(s, "warn") || !strcasecmp(s, "warning"))
-        *out = FNW_LOG_WARN;
-    else if (!strcasecmp(s, "error"))
-        *out = FNW_LOG_ERROR;
-    else
-        return -1;
-    return 0;
-}
-
 static void log_item_free(fnw_log_item *it)
 {
     free(it->message);
@@ -77,7 +61,8 @@ static void log_on_closed(void *user, grpc_status_code code, const char *details
     lg->stream = NULL;
     if (lg->stopping)
         return;
-    fprintf(stderr, "fnworker: logging stream closed (status %d: %s); retrying in 0.5 s\n",
+    /* queued now, sent once the stream is back */
+    fnw_log(lg, FNW_LOG_WARN, NULL, NULL, "the logging stream closed (status %d: %s); reopening it in 0.5 s",
             (int)code, details);
     ev_timer_set(&lg->reopen_timer, 0.5, 0);
     ev_timer_start(lg->loop, &lg->reopen_timer);
@@ -125,7 +110,7 @@ static char *dup_or_null(const char *s)
 void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
                 const char *instruction_id, const char *transform_id, const char *fmt, ...)
 {
-    if (level < lg->level)
+    if (level < (lg ? lg->level : FNW_LOG_INFO))
         return;
     char msg[4096];
     va_list ap;
@@ -145,19 +130,23 @@ void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
     fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ fnworker %s%s %s\n",
             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
             ts.tv_nsec / 1000000, level_name(level), ctx, msg);
-    if (lg->stopping && !lg->stream)
+    if (!lg || (lg->stopping && !lg->stream))
         return;
     if (lg->queued >= LOG_QUEUE_MAX) {
         lg->dropped++;
         return;
     }
     fnw_log_item *it = calloc(1, sizeof *it);
-    if (!it)
+    if (it)
+        it->message = strdup(msg);
+    if (!it || !it->message) {
+        free(it);
+        lg->dropped++;            /* reported with the next flush */
         return;
+    }
     it->level = level;
     it->sec = ts.tv_sec;
     it->nsec = (int32_t)ts.tv_nsec;
-    it->message = strdup(msg);
     snprintf(it->location, sizeof it->location, "%s:%d", file, line);
     it->instruction_id = dup_or_null(instruction_id);
     it->transform_id = dup_or_null(transform_id);
@@ -167,23 +156,33 @@ void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
         lg->head = it;
     lg->tail = it;
     lg->queued++;
-    if (level >= FNW_LOG_ERROR)
+    if (level >= FNW_LOG_ERROR && !lg->flushing)
         log_flush(lg);
     else if (lg->stream && !ev_is_active(&lg->flush_timer))
         ev_timer_start(lg->loop, &lg->flush_timer);
 }
 
+/* Sends the entries queued when it starts. Entries logged while it sends
+ * (e.g. by a failing send) wait for the flush timer, so a send that keeps
+ * failing cannot recurse or loop. */
 static void log_flush(fnw_logger *lg)
 {
-    while (lg->stream && lg->head) {
+    if (lg->flushing)
+        return;
+    lg->flushing = 1;
+    size_t budget = lg->queued;
+    while (lg->stream && lg->head && budget > 0) {
         size_t n = lg->queued < LOG_BATCH_MAX ? lg->queued : LOG_BATCH_MAX;
+        if (n > budget)
+            n = budget;
+        budget -= n;
         pb_LogEntry *entries = calloc(n, sizeof *entries);
         pb_LogEntry **ptrs = calloc(n, sizeof *ptrs);
         Google__Protobuf__Timestamp *stamps = calloc(n, sizeof *stamps);
         fnw_log_item **items = calloc(n, sizeof *items);
         if (!entries || !ptrs || !stamps || !items) {
             free(entries); free(ptrs); free(stamps); free(items);
-            return;
+            break;
         }
         for (size_t i = 0; i < n; i++) {
             fnw_log_item *it = lg->head;
@@ -220,10 +219,11 @@ static void log_flush(fnw_logger *lg)
             log_item_free(items[i]);
         free(entries); free(ptrs); free(stamps); free(items);
     }
+    lg->flushing = 0;
     if (lg->dropped && lg->stream) {
         size_t d = lg->dropped;
         lg->dropped = 0;
-        fnw_log(lg, FNW_LOG_WARN, NULL, NULL, "%zu log entries were dropped (queue full)", d);
+        fnw_log(lg, FNW_LOG_WARN, NULL, NULL, "%zu log entries were dropped (queue full or out of memory)", d);
     }
 }
 

@@ -12,17 +12,14 @@
 #include <ev.h>
 #include <stddef.h>
 
+#include "worker/log_level.h"
 #include "worker/rpc.h"
-
-typedef enum fnw_level {
-    FNW_LOG_DEBUG = 2, FNW_LOG_INFO = 3, FNW_LOG_WARN = 5, FNW_LOG_ERROR = 6,
-} fnw_level;
 
 typedef struct fnw_log_item fnw_log_item;
 
 typedef struct fnw_logger {
     struct ev_loop *loop;
-    fnw_level level;
+    fnw_level level;            /* entries below it are dropped; may change at any time */
     fnw_rpc *rpc;
     grpc_channel *channel;      /* not owned */
     fnw_stream *stream;
@@ -32,15 +29,16 @@ typedef struct fnw_logger {
     ev_timer flush_timer;
     ev_timer reopen_timer;
     int stopping;
+    int flushing;
 } fnw_logger;
 
 void fnw_log_init(fnw_logger *lg, struct ev_loop *loop, fnw_level level);
-/* Parses "debug", "info", "warn"/"warning", "error"; -1 if unknown. */
-int fnw_log_parse_level(const char *s, fnw_level *out);
 /* Starts sending to the runner's Logging service over ch. */
 void fnw_log_connect(fnw_logger *lg, fnw_rpc *rpc, grpc_channel *ch);
 /* Logs one entry; ERROR entries are sent at once, so a failure's message
- * reaches the runner before the response that reports it. */
+ * reaches the runner before the response that reports it. With lg NULL
+ * (a module used without a worker) the entry goes to stderr only, from
+ * INFO up. */
 void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
                 const char *instruction_id, const char *transform_id, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));

@@ -1,14 +1,26 @@
 /* worker/metrics.c — engine figures -> MonitoringInfo (see metrics.h). */
 #include "worker/metrics.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "codecs/varint.h"
 
-#define NAMESPACE "[\"fnworker\", \"MetricGroupType.generic\"]"
+#define URN_SUM "beam:metric:user:sum_int64:v1"
+#define URN_DIST "beam:metric:user:distribution_int64:v1"
+#define URN_LATEST "beam:metric:user:latest_int64:v1"
+#define TYPE_SUM "beam:metrics:sum_int64:v1"
+#define TYPE_DIST "beam:metrics:distribution_int64:v1"
+#define TYPE_LATEST "beam:metrics:latest_int64:v1"
 
 typedef Org__Apache__Beam__Model__Pipeline__V1__MonitoringInfo__LabelsEntry pb_LabelEntry;
+
+/* What every MonitoringInfo of one step shares. */
+typedef struct step_labels {
+    const char *transform_id;   /* arena copies */
+    const char *namespace_json;
+} step_labels;
 
 void fnw_metrics_init(fnw_metric_set *s)
 {
@@ -16,93 +28,149 @@ void fnw_metrics_init(fnw_metric_set *s)
     fnw_arena_init(&s->arena, 8192, 0);
 }
 
-static pb_MonitoringInfo *new_info(fnw_metric_set *s, const char *urn, const char *type,
-                                   const char *transform_id, const char *name)
+/* ---- the namespace label ------------------------------------------------------ */
+
+/* Appends s as a JSON string body (no quotes) at out; returns bytes written.
+ * out must hold 6 * strlen(s) bytes. */
+static size_t json_escape(char *out, const char *s)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        pb_MonitoringInfo **v = fnw_arena_alloc(&s->arena, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        if (s->n)
-            memcpy(v, s->infos, s->n * sizeof *v);
-        s->infos = v;
-        s->cap = cap;
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            out[n++] = '\\';
+            out[n++] = (char)*p;
+        } else if (*p < 0x20) {
+            n += (size_t)snprintf(out + n, 7, "\\u%04x", *p);
+        } else {
+            out[n++] = (char)*p;
+        }
     }
-    pb_MonitoringInfo *mi = fnw_arena_alloc(&s->arena, sizeof *mi);
+    return n;
+}
+
+/* ["fnworker", "<operation>_<index>", "MetricGroupType.generic", "MetricGroupType.generic"] */
+static char *step_namespace(fnw_metric_set *s, const char *operation, size_t index)
+{
+    static const char head[] = "[\"" FNW_METRICS_GROUP "\", \"";
+    static const char tail[] = "\", \"" FNW_METRICS_GENERIC "\", \"" FNW_METRICS_GENERIC "\"]";
+    size_t cap = sizeof head + 6 * strlen(operation) + 24 + sizeof tail;
+    char *out = fnw_arena_alloc(&s->arena, cap);
+    if (!out)
+        return NULL;
+    size_t n = sizeof head - 1;
+    memcpy(out, head, n);
+    n += json_escape(out + n, operation);
+    n += (size_t)snprintf(out + n, cap - n, "_%zu%s", index, tail);
+    return out;
+}
+
+/* ---- one MonitoringInfo --------------------------------------------------------- */
+
+static pb_LabelEntry **make_labels(fnw_metric_set *s, const step_labels *sl, const char *name)
+{
     pb_LabelEntry *labels = fnw_arena_alloc(&s->arena, 3 * sizeof *labels);
     pb_LabelEntry **lp = fnw_arena_alloc(&s->arena, 3 * sizeof *lp);
-    if (!mi || !labels || !lp)
+    char *name_copy = fnw_arena_strdup(&s->arena, name);
+    if (!labels || !lp || !name_copy)
         return NULL;
-    pb_MonitoringInfo init = ORG__APACHE__BEAM__MODEL__PIPELINE__V1__MONITORING_INFO__INIT;
-    *mi = init;
     const char *keys[3] = {"PTRANSFORM", "NAMESPACE", "NAME"};
-    const char *vals[3] = {transform_id, NAMESPACE, name};
+    const char *vals[3] = {sl->transform_id, sl->namespace_json, name_copy};
     for (int i = 0; i < 3; i++) {
         pb_LabelEntry le = ORG__APACHE__BEAM__MODEL__PIPELINE__V1__MONITORING_INFO__LABELS_ENTRY__INIT;
         labels[i] = le;
         labels[i].key = (char *)keys[i];
-        labels[i].value = fnw_arena_strdup(&s->arena, vals[i]);
+        labels[i].value = (char *)vals[i];
         lp[i] = &labels[i];
     }
-    mi->urn = (char *)urn;
-    mi->type = (char *)type;
-    mi->n_labels = 3;
-    mi->labels = lp;
-    s->infos[s->n++] = mi;
-    return mi;
+    return lp;
 }
 
-static int set_payload(fnw_metric_set *s, pb_MonitoringInfo *mi, const int64_t *vals, int n)
+static int reserve_slot(fnw_metric_set *s)
 {
-    uint8_t *p = fnw_arena_alloc(&s->arena, (size_t)n * FNW_VARINT_MAX);
-    if (!p)
+    if (s->n < s->cap)
+        return 0;
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    pb_MonitoringInfo **v = fnw_arena_alloc(&s->arena, cap * sizeof *v);
+    if (!v)
         return -1;
-    size_t len = 0;
-    for (int i = 0; i < n; i++)
-        len += (size_t)fnw_varint_write(p + len, (uint64_t)vals[i]);
-    mi->payload.data = p;
-    mi->payload.len = len;
+    if (s->n)
+        memcpy(v, s->infos, s->n * sizeof *v);
+    s->infos = v;
+    s->cap = cap;
     return 0;
 }
 
-static int add_counter(fnw_metric_set *s, const char *tid, const char *name, int64_t v)
+/* Builds one complete MonitoringInfo (labels and varint payload) and only
+ * then appends it, so a failure never leaves an info without a payload
+ * (Beam's container stops reading at the first empty payload). */
+static int add_info(fnw_metric_set *s, const step_labels *sl, const char *urn, const char *type,
+                    const char *name, const int64_t *vals, int n_vals)
 {
-    pb_MonitoringInfo *mi = new_info(s, "beam:metric:user:sum_int64:v1", "beam:metrics:sum_int64:v1", tid, name);
-    return mi ? set_payload(s, mi, &v, 1) : -1;
+    pb_MonitoringInfo *mi = fnw_arena_alloc(&s->arena, sizeof *mi);
+    uint8_t *payload = fnw_arena_alloc(&s->arena, (size_t)n_vals * FNW_VARINT_MAX);
+    pb_LabelEntry **labels = make_labels(s, sl, name);
+    if (!mi || !payload || !labels || reserve_slot(s) < 0)
+        return -1;
+    size_t len = 0;
+    for (int i = 0; i < n_vals; i++)
+        len += (size_t)fnw_varint_write(payload + len, (uint64_t)vals[i]);
+    pb_MonitoringInfo init = ORG__APACHE__BEAM__MODEL__PIPELINE__V1__MONITORING_INFO__INIT;
+    *mi = init;
+    mi->urn = (char *)urn;
+    mi->type = (char *)type;
+    mi->n_labels = 3;
+    mi->labels = labels;
+    mi->payload.data = payload;
+    mi->payload.len = len;
+    s->infos[s->n++] = mi;
+    return 0;
 }
 
-static int add_dist(fnw_metric_set *s, const char *tid, const char *name, const fnw_dist *d)
+/* ---- the three kinds ------------------------------------------------------------------ */
+
+static int add_counter(fnw_metric_set *s, const step_labels *sl, const char *name, int64_t v)
 {
-    pb_MonitoringInfo *mi = new_info(s, "beam:metric:user:distribution_int64:v1",
-                                     "beam:metrics:distribution_int64:v1", tid, name);
-    int64_t v[4] = {d->count, d->sum, d->count ? d->min : 0, d->count ? d->max : 0};
-    return mi ? set_payload(s, mi, v, 4) : -1;
+    return add_info(s, sl, URN_SUM, TYPE_SUM, name, &v, 1);
 }
 
-static int add_gauge(fnw_metric_set *s, const char *tid, const char *name, int64_t val)
+/* Payload count, sum, min, max; nothing when the bundle had no sample. */
+static int add_dist(fnw_metric_set *s, const step_labels *sl, const char *name, const fnw_dist *d)
 {
-    pb_MonitoringInfo *mi = new_info(s, "beam:metric:user:latest_int64:v1", "beam:metrics:latest_int64:v1", tid, name);
+    if (d->count <= 0)
+        return 0;
+    int64_t v[4] = {d->count, d->sum, d->min, d->max};
+    return add_info(s, sl, URN_DIST, TYPE_DIST, name, v, 4);
+}
+
+/* Payload timestamp (ms since the epoch), value; nothing when never raised. */
+static int add_gauge(fnw_metric_set *s, const step_labels *sl, const char *name, int64_t val)
+{
+    if (val == 0)
+        return 0;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t v[2] = {(int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, val};
-    return mi ? set_payload(s, mi, v, 2) : -1;
+    return add_info(s, sl, URN_LATEST, TYPE_LATEST, name, v, 2);
 }
 
-int fnw_metrics_add(fnw_metric_set *s, const char *tid, const fnw_engine_metrics *m)
+int fnw_metrics_add(fnw_metric_set *s, const char *tid, const char *operation, size_t index,
+                    const fnw_engine_metrics *m)
 {
+    step_labels sl = {fnw_arena_strdup(&s->arena, tid), step_namespace(s, operation, index)};
+    if (!sl.transform_id || !sl.namespace_json)
+        return -1;
     int rc = 0;
-    rc |= add_counter(s, tid, "recordsIn", m->records_in);
-    rc |= add_counter(s, tid, "recordsOut", m->records_out);
-    rc |= add_counter(s, tid, "asyncCalls", m->calls);
-    rc |= add_counter(s, tid, "batches", m->batches);
-    rc |= add_counter(s, tid, "retries", m->retries);
-    rc |= add_counter(s, tid, "timeouts", m->timeouts);
-    rc |= add_counter(s, tid, "failures", m->failures);
-    rc |= add_counter(s, tid, "emptyResults", m->empty_results);
-    rc |= add_dist(s, tid, "batchSize", &m->batch_size);
-    rc |= add_dist(s, tid, "asyncCallDurationMs", &m->call_duration_ms);
-    rc |= add_gauge(s, tid, "inflightHighWater", m->inflight_high_water);
+    rc |= add_counter(s, &sl, "recordsIn", m->records_in);
+    rc |= add_counter(s, &sl, "recordsOut", m->records_out);
+    rc |= add_counter(s, &sl, "asyncCalls", m->calls);
+    rc |= add_counter(s, &sl, "batches", m->batches);
+    rc |= add_counter(s, &sl, "retries", m->retries);
+    rc |= add_counter(s, &sl, "timeouts", m->timeouts);
+    rc |= add_counter(s, &sl, "failures", m->failures);
+    rc |= add_counter(s, &sl, "emptyResults", m->empty_results);
+    rc |= add_dist(s, &sl, "batchSize", &m->batch_size);
+    rc |= add_dist(s, &sl, "asyncCallDurationMs", &m->call_duration_ms);
+    rc |= add_gauge(s, &sl, "inflightHighWater", m->inflight_high_water);
     return rc ? -1 : 0;
 }
 

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/logging.h"
+
 #define container_of(p, T, m) ((T *)((char *)(p) - offsetof(T, m)))
 
 #define STREAM_HIGH_WATER 4     /* messages queued (data: each up to --flush-bytes) */
@@ -180,7 +182,7 @@ static void stream_start_batch(fnw_stream *s, grpc_op *ops, size_t n, fnw_tag *t
     if (e != GRPC_CALL_OK) {
         /* Treat as a failed completion, delivered through the mailbox path
          * semantics: run it now. Only happens on programming errors. */
-        fprintf(stderr, "fnworker: grpc_call_start_batch failed (%d)\n", (int)e);
+        fnw_log(s->rpc->log, FNW_LOG_ERROR, NULL, NULL, "grpc_call_start_batch failed (%d)", (int)e);
         tag->done(tag, 0);
     }
 }

@@ -19,10 +19,12 @@
 #include "worker/mailbox.h"
 
 struct unary_call;
+struct fnw_logger;
 
 typedef struct fnw_rpc {
     grpc_completion_queue *cq;
     const char *worker_id;
+    struct fnw_logger *log;   /* where call failures are reported; may be NULL (stderr) */
     int live_calls;           /* calls whose tags are not all back */
     struct unary_call *unary; /* unary calls in flight (for cancel_all) */
 } fnw_rpc;

@@ -14,6 +14,7 @@
 #include "worker/bundle.h"
 #include "worker/control.h"
 #include "worker/data.h"
+#include "worker/log_options.h"
 #include "worker/logging.h"
 #include "worker/mailbox.h"
 #include "worker/pb.h"
@@ -403,6 +404,9 @@ static int take_provision(fnw_worker *w, grpc_slice resp)
     if (!r)
         return -1;
     pb_ProvisionInfo *info = r->info;
+    fnw_log_request lr;
+    fnw_log_request_read(info ? info->pipeline_options : NULL, &lr);
+    fnw_log_request_apply(&w->log, &lr, w->flags->log_level);
     if (info && info->control_endpoint && *info->control_endpoint->url && !w->control_url)
         w->control_url = strdup(info->control_endpoint->url);
     if (info && info->logging_endpoint && *info->logging_endpoint->url && !w->logging_url)
@@ -490,7 +494,7 @@ static void stop_poll_cb(struct ev_loop *loop, ev_timer *t, int revents)
         fnw_log_free(&w->log);           /* the runner did not close it: cancel */
     if (w->rpc.live_calls <= 0 || waited > 1.5) {
         if (w->rpc.live_calls > 0)
-            fprintf(stderr, "fnworker: stopping with %d gRPC call(s) still open\n", w->rpc.live_calls);
+            fnw_warn(&w->log, "stopping with %d gRPC call(s) still open", w->rpc.live_calls);
         ev_timer_stop(loop, t);
         ev_break(loop, EVBREAK_ALL);
     }
@@ -568,9 +572,6 @@ int fnw_worker_run(const fnw_flags *flags)
     fnw_worker *w = calloc(1, sizeof *w);
     if (!w)
         return 1;
-    fnw_level level = FNW_LOG_INFO;
-    if (fnw_log_parse_level(flags->log_level, &level) < 0)
-        fprintf(stderr, "fnworker: unknown --log-level '%s'; using info\n", flags->log_level);
     signal(SIGPIPE, SIG_IGN);
     /* gRPC's threads each get a malloc arena by default; two keep the
      * footprint small without contention that matters here */
@@ -578,11 +579,12 @@ int fnw_worker_run(const fnw_flags *flags)
     grpc_init();
     w->loop = ev_default_loop(EVFLAG_AUTO);
     w->flags = flags;
-    fnw_log_init(&w->log, w->loop, level);
+    fnw_log_init(&w->log, w->loop, flags->level);
     fnw_mailbox_init(&w->mailbox, w->loop);
     fnw_pump_start(&w->pump, &w->mailbox);
     w->rpc.cq = w->pump.cq;
     w->rpc.worker_id = flags->id;
+    w->rpc.log = &w->log;
     fnw_registry_init(&w->registry);
     fnw_registry_add_builtins(&w->registry);
     fnw_data_config dc = {flags->flush_bytes, flags->flush_ms, 0, flags->connect_timeout_s};

@@ -91,6 +91,27 @@ START_TEST(environment_fallbacks)
 }
 END_TEST
 
+START_TEST(log_level_given_parsed_or_refused)
+{
+    fnw_flags f;
+    fnw_error err;
+    const char *none[] = {"fnworker", "--id=1", "--provision_endpoint=h:1"};
+    ck_assert_int_eq(parse(&f, &err, 3, none), 0);
+    ck_assert_ptr_null(f.log_level);              /* not given: the pipeline options may set it */
+    ck_assert_int_eq(f.level, FNW_LOG_INFO);
+    const char *dbg[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--log-level=DEBUG"};
+    ck_assert_int_eq(parse(&f, &err, 4, dbg), 0);
+    ck_assert_str_eq(f.log_level, "DEBUG");
+    ck_assert_int_eq(f.level, FNW_LOG_DEBUG);
+    const char *underscore[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--log_level", "warning"};
+    ck_assert_int_eq(parse(&f, &err, 5, underscore), 0);
+    ck_assert_int_eq(f.level, FNW_LOG_WARN);
+    const char *bad[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--log-level=loud"};
+    ck_assert_int_eq(parse(&f, &err, 4, bad), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "--log-level: 'loud' is not a log level"));
+}
+END_TEST
+
 START_TEST(help_and_version_need_nothing_else)
 {
     const char *argv[] = {"fnworker", "--help"};
@@ -113,6 +134,7 @@ int main(void)
     tcase_add_test(tc, unknown_flags_are_kept_for_a_warning);
     tcase_add_test(tc, missing_and_malformed_values_are_named);
     tcase_add_test(tc, environment_fallbacks);
+    tcase_add_test(tc, log_level_given_parsed_or_refused);
     tcase_add_test(tc, help_and_version_need_nothing_else);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);

@@ -955,9 +955,8 @@ public final class AsyncScenarios {
       Metrics.Metric x = m.get(name);
       check(x != null, "metric " + name + " missing; have " + m.keySet());
       check(x.urn.startsWith("beam:metric:user:"), name + " has URN " + x.urn + " (Flink reads beam:metric:user:*)");
-      check(x.namespace().equals("[\"fnworker\",\"MetricGroupType.generic\"]")
-          || x.namespace().replace(" ", "").equals("[\"fnworker\",\"MetricGroupType.generic\"]"),
-          name + " has namespace " + x.namespace());
+      check(x.namespace().equals(MetricsScenarios.namespace("echo_0")), name + " has namespace " + x.namespace()
+          + ", expected " + MetricsScenarios.namespace("echo_0"));
     }
     check(m.get("batchSize").type.equals("beam:metrics:distribution_int64:v1"), "batchSize type " + m.get("batchSize"));
     check(m.get("inflightHighWater").type.equals("beam:metrics:latest_int64:v1"), "gauge type "

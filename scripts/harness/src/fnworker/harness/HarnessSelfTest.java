@@ -41,6 +41,7 @@ public final class HarnessSelfTest {
     t.typeProtos();
     t.reassembly();
     t.metrics();
+    t.flinkView();
     System.out.println(t.passed + " passed, " + t.failed + " failed");
     System.exit(t.failed == 0 ? 0 : 1);
   }
@@ -181,5 +182,50 @@ public final class HarnessSelfTest {
         .setPayload(ByteString.copyFrom(new ByteWriter().varint(1000).varint(-1).toByteArray())).build();
     Metrics.Metric l = Metrics.decode(neg);
     check("latest_int64 negative", l.timestamp == 1000 && l.value == -1, l.toString());
+  }
+
+  static MetricsApi.MonitoringInfo info(String type, String tid, String ns, String name, byte[] payload) {
+    String kind = type.replace("beam:metrics:", "");
+    return MetricsApi.MonitoringInfo.newBuilder().setUrn("beam:metric:user:" + kind).setType(type)
+        .putLabels("PTRANSFORM", tid).putLabels("NAMESPACE", ns).putLabels("NAME", name)
+        .setPayload(ByteString.copyFrom(payload)).build();
+  }
+
+  /** FlinkView names and merges like Flink, so the worker's mistakes would show. */
+  void flinkView() {
+    String shared = "[\"fnworker\", \"MetricGroupType.generic\"]";
+    String sum = "beam:metrics:sum_int64:v1";
+    Metrics.FlinkView v = new Metrics.FlinkView();
+    v.update(List.of(info(sum, "transform-0", shared, "recordsIn", Hex.parse("05")),
+        info(sum, "transform-1", shared, "recordsIn", Hex.parse("0a"))));
+    check("same namespace and name in two transforms collide", v.collisions().size() == 1
+        && v.collisions().get(0).startsWith("fnworker.recordsIn"), v.collisions().toString());
+    check("the later one wins in Flink", v.get("fnworker.recordsIn").value == 10, String.valueOf(v.entries()));
+
+    Metrics.FlinkView w = new Metrics.FlinkView();
+    String ns0 = "[\"fnworker\", \"echo_0\", \"MetricGroupType.generic\", \"MetricGroupType.generic\"]";
+    String ns1 = "[\"fnworker\", \"identity_1\", \"MetricGroupType.generic\", \"MetricGroupType.generic\"]";
+    for (int bundle = 0; bundle < 2; bundle++) {
+      w.update(List.of(info(sum, "transform-0", ns0, "recordsIn", Hex.parse("05")),
+          info(sum, "transform-1", ns1, "recordsIn", Hex.parse("0a"))));
+    }
+    Metrics.FlinkView.Entry e0 = w.get("fnworker.echo_0.recordsIn");
+    check("per-step groups do not collide", w.collisions().isEmpty() && e0 != null && e0.value == 10
+        && w.get("fnworker.identity_1.recordsIn").value == 20, String.valueOf(w.entries()));
+    check("nested generic groups", e0.groups.equals(List.of("fnworker", "echo_0")) && e0.kind.equals("counter"),
+        e0.groups.toString());
+
+    String dist = "beam:metrics:distribution_int64:v1";
+    Metrics.FlinkView d = new Metrics.FlinkView();
+    d.update(List.of(info(dist, "t", ns0, "ms", Hex.parse("02 28 14 14"))));
+    d.update(List.of(info(dist, "t", ns0, "ms", Hex.parse("00 00 00 00"))));
+    Metrics.FlinkView.Entry de = d.get("fnworker.echo_0.ms");
+    check("an empty distribution drags Flink's min to 0", de.count == 2 && de.value == 40 && de.min == 0
+        && de.max == 20, de.toString());
+
+    Metrics.FlinkView p = new Metrics.FlinkView();
+    p.update(List.of(info(sum, "t", ns0, "a", new byte[0]), info(sum, "t", ns0, "b", Hex.parse("01"))));
+    check("an empty payload hides what follows", p.problems().size() == 1 && p.get("fnworker.echo_0.b") == null,
+        p.problems().toString());
   }
 }

@@ -75,6 +75,7 @@ public final class IntegrationTests {
     s.add(new Scenario("identity_type_mismatch", IntegrationTests::typeMismatch));
     s.add(new Scenario("chain_step_types_declared", IntegrationTests::chainStepTypes));
     s.add(new Scenario("logging", IntegrationTests::logging));
+    s.add(new Scenario("log_level_from_pipeline_options", IntegrationTests::logLevelFromOptions));
     s.add(new Scenario("register_request", IntegrationTests::registerRequest));
     s.add(new Scenario("worker_id_headers", IntegrationTests::headers));
     s.add(new Scenario("legacy_flags", IntegrationTests::legacyFlags));
@@ -84,6 +85,7 @@ public final class IntegrationTests {
     s.add(new Scenario("hostile_type_nesting", IntegrationTests::hostileTypeNesting));
     s.addAll(AvroScenarios.scenarios());
     s.addAll(AsyncScenarios.scenarios());
+    s.addAll(MetricsScenarios.scenarios());
     return s;
   }
 
@@ -435,6 +437,58 @@ public final class IntegrationTests {
     for (BeamFnApi.LogEntry e : w.servers.logging.entries()) {
       check(e.hasTimestamp() && e.getTimestamp().getSeconds() > 1_600_000_000L, "log entry without a timestamp: " + e);
     }
+  }
+
+  static final String LOG_LEVEL_OPTION = "beam:option:default_sdk_harness_log_level:v1";
+
+  /**
+   * One good bundle and one failing one on a worker started with the given pipeline log level
+   * (and command line); returns the severities of every entry the Logging service got.
+   */
+  static java.util.Set<BeamFnApi.LogEntry.Severity.Enum> severitiesWith(Ctx c, String level, String... args)
+      throws Exception {
+    Worker w = c.worker(o -> {
+      o.pipelineOptions.put(LOG_LEVEL_OPTION, level);
+      o.extraArgs.addAll(List.of(args));
+    });
+    TypeInfo ty = t("INT");
+    FunctionRunner ok = c.runner(w, ty, ty, Ctx.spec("identity"));
+    List<In> in = values(ty, 3, 1);
+    Ctx.expectSame(ty, in, Ctx.bundle(ok, ty, in));
+    FunctionRunner bad = c.runner(w, ty, t("STRING"), Ctx.spec("identity"));
+    Ctx.send(bad, ty, values(ty, 3, 1));
+    Ctx.expectBundleError(bad);
+    check(w.servers.logging.await(e -> e.getSeverity() == BeamFnApi.LogEntry.Severity.Enum.ERROR, c.ms(5000)) != null,
+        "level " + level + " " + List.of(args) + ": the failed bundle's ERROR never reached the Logging service");
+    Thread.sleep(c.ms(200));   // entries logged before it are sent within a few ms
+    java.util.Set<BeamFnApi.LogEntry.Severity.Enum> seen = java.util.EnumSet.noneOf(
+        BeamFnApi.LogEntry.Severity.Enum.class);
+    for (BeamFnApi.LogEntry e : w.servers.logging.entries()) {
+      seen.add(e.getSeverity());
+    }
+    return seen;
+  }
+
+  /**
+   * Flink's pipeline option default_sdk_harness_log_level sets the worker's level: DEBUG (and the
+   * Python threshold 10) brings debug lines, ERROR leaves only errors; --log-level still wins.
+   */
+  static void logLevelFromOptions(Ctx c) throws Exception {
+    BeamFnApi.LogEntry.Severity.Enum debug = BeamFnApi.LogEntry.Severity.Enum.DEBUG;
+    BeamFnApi.LogEntry.Severity.Enum info = BeamFnApi.LogEntry.Severity.Enum.INFO;
+    for (String level : new String[]{"DEBUG", "10"}) {
+      java.util.Set<BeamFnApi.LogEntry.Severity.Enum> s = severitiesWith(c, level);
+      check(s.contains(debug) && s.contains(info), "pipeline level " + level + ": expected DEBUG and INFO entries, got "
+          + s);
+    }
+    java.util.Set<BeamFnApi.LogEntry.Severity.Enum> quiet = severitiesWith(c, "ERROR");
+    check(quiet.equals(java.util.EnumSet.of(BeamFnApi.LogEntry.Severity.Enum.ERROR)),
+        "pipeline level ERROR: expected ERROR entries only, got " + quiet);
+    java.util.Set<BeamFnApi.LogEntry.Severity.Enum> cli = severitiesWith(c, "DEBUG", "--log-level=warn");
+    check(!cli.contains(debug) && !cli.contains(info), "--log-level=warn with pipeline level DEBUG: expected no "
+        + "DEBUG or INFO entries, got " + cli);
+    java.util.Set<BeamFnApi.LogEntry.Severity.Enum> dflt = severitiesWith(c, "INFO");
+    check(dflt.contains(info) && !dflt.contains(debug), "pipeline level INFO: expected INFO and no DEBUG, got " + dflt);
   }
 
   /** Descriptors delivered with the deprecated register request work too. */

@@ -41,7 +41,10 @@ public final class Worker implements AutoCloseable {
     /** Extra environment variables for the worker. */
     public final Map<String, String> env = new LinkedHashMap<>();
     public final List<String> experiments = new ArrayList<>(List.of("state_cache_size=1000"));
+    /** Extra pipeline options (key -> string value) served by the provision service. */
     public final Map<String, String> pipelineOptions = new LinkedHashMap<>();
+    /** Extra command-line arguments after Flink's (not something Flink passes; for tests). */
+    public final List<String> extraArgs = new ArrayList<>();
     /** After closing the servers, let the worker exit by itself this long before SIGTERM (Flink: 0). */
     public long selfExitWaitMs;
     /** SIGTERM -> SIGKILL grace (Flink: 2 s). */
@@ -129,6 +132,7 @@ public final class Worker implements AutoCloseable {
     } else {
       args.add("--provision_endpoint=" + servers.provisionUrl());
     }
+    args.addAll(options.extraArgs);
     process = WorkerProcess.start(cmd, args, options.useWrapper && options.runnerDir == null, workerId,
         launchEnv, tmpDir, options.verbose ? "[worker " + workerId + "] " : null);
     long start = System.currentTimeMillis();
