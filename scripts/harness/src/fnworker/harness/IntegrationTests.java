@@ -79,6 +79,7 @@ public final class IntegrationTests {
     s.add(new Scenario("large_records", IntegrationTests::largeRecords));
     s.add(new Scenario("many_bundles", IntegrationTests::manyBundles));
     s.addAll(AsyncScenarios.scenarios());
+    s.addAll(DataPlaneScenarios.scenarios());
     return s;
   }
 

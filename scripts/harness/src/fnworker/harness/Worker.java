@@ -51,6 +51,8 @@ public final class Worker implements AutoCloseable {
     /** Apply FNW_WRAPPER to the command (not meaningful through the runner script). */
     public boolean useWrapper = true;
     public String factoryId = "1";
+    /** Extra worker flags, appended to the command line (e.g. "--early-data-ttl=1"). */
+    public final List<String> extraArgs = new ArrayList<>();
   }
 
   public final Options options;
@@ -129,6 +131,7 @@ public final class Worker implements AutoCloseable {
     } else {
       args.add("--provision_endpoint=" + servers.provisionUrl());
     }
+    args.addAll(options.extraArgs);
     process = WorkerProcess.start(cmd, args, options.useWrapper && options.runnerDir == null, workerId,
         launchEnv, tmpDir, options.verbose ? "[worker " + workerId + "] " : null);
     long start = System.currentTimeMillis();
@@ -199,6 +202,39 @@ public final class Worker implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new RuntimeException(e);
     }
+  }
+
+  /** The worker's resident set in KiB (VmRSS of /proc/PID/status), or -1 if unreadable. */
+  public long rssKb() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/" + process.pid() + "/status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", ""));
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // gone, or not Linux
+    }
+    return -1;
+  }
+
+  /**
+   * Why RSS figures of this worker mean nothing (it runs under FNW_WRAPPER, e.g. valgrind,
+   * or was built with AddressSanitizer, whose quarantine keeps freed memory), or null.
+   */
+  public String rssUnreliable() {
+    String wrapper = System.getenv("FNW_WRAPPER");
+    if (options.useWrapper && wrapper != null && !wrapper.isBlank()) {
+      return "the worker runs under " + wrapper.trim().split("\\s+")[0];
+    }
+    try {
+      if (Files.readString(Path.of("/proc/" + process.pid() + "/maps")).contains("libasan")) {
+        return "the worker is built with AddressSanitizer";
+      }
+    } catch (IOException | RuntimeException e) {
+      return "cannot read /proc/" + process.pid() + "/maps";
+    }
+    return null;
   }
 
   /** Teardown like Flink: close logging, control, data, state (...) servers, then stop the process. */
