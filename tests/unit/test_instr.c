@@ -227,7 +227,7 @@ START_TEST(count_bound_gives_up_the_oldest)
     fnw_instr_limits l = small_limits();   /* 4 early instructions */
     fnw_instr_book b;
     ck_assert_int_eq(fnw_instr_init(&b, &l, on_drop, &d), 0);
-    char id[8];
+    char id[16];
     for (int i = 0; i < 6; i++) {
         snprintf(id, sizeof id, "i%d", i);
         early(&b, id, i);
@@ -292,7 +292,7 @@ START_TEST(finished_instructions_are_bounded_tombstones)
     fnw_instr_limits l = small_limits();   /* 8 tombstones */
     fnw_instr_book b;
     ck_assert_int_eq(fnw_instr_init(&b, &l, on_drop, &d), 0);
-    char id[8];
+    char id[16];
     for (int i = 0; i < 20; i++) {
         snprintf(id, sizeof id, "f%d", i);
         fnw_instr *e = fnw_instr_live(&b, id, strlen(id), i);
