@@ -411,7 +411,7 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
     b->links = calloc(proc->n, sizeof *b->links);
     b->outboxes = calloc(plan->n_sinks, sizeof *b->outboxes);
     b->conn = fnw_data_connect(data, plan->data_url);
-    if (!b->links || !b->outboxes || !b->conn) {
+    if (!b->instruction_id || !b->links || !b->outboxes || !b->conn) {
         bundle_fail(b, "out of memory starting instruction %s", instruction_id);
         return b;
     }
@@ -430,9 +430,10 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
         fnw_engine_start(proc->engines[i], &sink, b->instruction_id);
     }
     fnw_data_listener l = {b, on_input, on_data_failed};
-    b->inbox = fnw_data_claim_inbox(b->conn, instruction_id, plan->source_id, &l);
+    fnw_error err;
+    b->inbox = fnw_data_claim_inbox(b->conn, instruction_id, plan->source_id, &l, &err);
     if (!b->inbox) {
-        bundle_fail(b, "out of memory starting instruction %s", instruction_id);
+        bundle_fail(b, "instruction %s, transform '%s': %s", instruction_id, plan->source_id, err.msg);
         return b;
     }
     b->state = B_RUNNING;

@@ -1,63 +1,17 @@
-/* worker/data.c — Data streams, inboxes and outboxes (see data.h). */
-#include "worker/data.h"
-
+/* worker/data.c — Data streams and outboxes (see data.h); what arrives on
+ * a stream is worker/inbound.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codecs/varint.h"
+#include "worker/data_conn.h"
 #include "worker/elements.h"
 #include "worker/pb.h"
 
-#define FINISHED_IDS 64       /* instructions whose late data we drop */
+/* ---- connections ---------------------------------------------------------------- */
 
-struct fnw_data_conn {
-    fnw_data_conn *next;
-    fnw_data_mgr *mgr;
-    char *url;
-    grpc_channel *ch;
-    fnw_stream *stream;
-    fnw_inbox *inboxes;
-    fnw_outbox *outboxes;
-    size_t inbound_bytes;
-    int recv_paused;
-    char *error;
-    ev_timer flush_timer;
-    fnw_ready_wait *ready;      /* until the channel connects */
-    char *finished[FINISHED_IDS];
-    unsigned finished_next;
-};
-
-/* ---- helpers ------------------------------------------------------------------ */
-
-static int span_eq(const char *a, size_t alen, const char *b)
-{
-    return strlen(b) == alen && memcmp(a, b, alen) == 0;
-}
-
-static char *span_dup(const char *p, size_t n)
-{
-    char *s = malloc(n + 1);
-    if (s) {
-        memcpy(s, p, n);
-        s[n] = '\0';
-    }
-    return s;
-}
-
-static void conn_notify_all(fnw_data_conn *c)
-{
-    /* Listeners may release their inbox while we walk: take next first. */
-    fnw_inbox *ib = c->inboxes;
-    while (ib) {
-        fnw_inbox *next = ib->next;
-        if (ib->listener.user)
-            ib->listener.on_input(ib->listener.user);
-        ib = next;
-    }
-}
-
-static void conn_update_pause(fnw_data_conn *c)
+void fnw_data_conn_update_pause(fnw_data_conn *c)
 {
     size_t limit = c->mgr->cfg.inbound_limit;
     int want = c->inbound_bytes >= limit;
@@ -69,105 +23,14 @@ static void conn_update_pause(fnw_data_conn *c)
     }
 }
 
-static int conn_is_finished(fnw_data_conn *c, const char *iid, size_t il)
-{
-    for (unsigned i = 0; i < FINISHED_IDS; i++)
-        if (c->finished[i] && span_eq(iid, il, c->finished[i]))
-            return 1;
-    return 0;
-}
-
-static void conn_mark_finished(fnw_data_conn *c, const char *iid)
-{
-    free(c->finished[c->finished_next]);
-    c->finished[c->finished_next] = strdup(iid);
-    c->finished_next = (c->finished_next + 1) % FINISHED_IDS;
-}
-
-static fnw_inbox *conn_find_inbox(fnw_data_conn *c, const char *iid, size_t il,
-                                  const char *tid, size_t tl)
-{
-    for (fnw_inbox *ib = c->inboxes; ib; ib = ib->next)
-        if (span_eq(iid, il, ib->instruction_id) && span_eq(tid, tl, ib->transform_id))
-            return ib;
-    return NULL;
-}
-
-static fnw_inbox *conn_new_inbox(fnw_data_conn *c, const char *iid, size_t il,
-                                 const char *tid, size_t tl)
-{
-    fnw_inbox *ib = calloc(1, sizeof *ib);
-    if (!ib)
-        return NULL;
-    ib->conn = c;
-    ib->instruction_id = span_dup(iid, il);
-    ib->transform_id = span_dup(tid, tl);
-    ib->next = c->inboxes;
-    c->inboxes = ib;
-    return ib;
-}
-
-/* ---- inbound ------------------------------------------------------------------- */
-
-typedef struct recv_ctx {
-    fnw_data_conn *c;
-    grpc_slice slice;
-} recv_ctx;
-
-static int on_data_entry(void *arg, const fnw_elem_data *d)
-{
-    recv_ctx *rc = arg;
-    fnw_data_conn *c = rc->c;
-    if (conn_is_finished(c, d->instruction_id, d->instruction_len))
-        return 0;
-    fnw_inbox *ib = conn_find_inbox(c, d->instruction_id, d->instruction_len,
-                                    d->transform_id, d->transform_len);
-    if (!ib)
-        ib = conn_new_inbox(c, d->instruction_id, d->instruction_len, d->transform_id,
-                            d->transform_len);
-    if (!ib)
-        return 0;
-    if (d->data_len > 0) {
-        fnw_chunk *ch = malloc(sizeof *ch);
-        if (!ch)
-            return 0;
-        ch->next = NULL;
-        ch->slice = grpc_slice_ref(rc->slice);
-        ch->p = d->data;
-        ch->n = d->data_len;
-        if (ib->tail)
-            ib->tail->next = ch;
-        else
-            ib->head = ch;
-        ib->tail = ch;
-        ib->bytes += ch->n;
-        c->inbound_bytes += ch->n;
-    }
-    if (d->is_last)
-        ib->got_last = 1;
-    return 0;
-}
-
 static void conn_on_message(void *user, grpc_slice msg)
 {
-    fnw_data_conn *c = user;
-    recv_ctx rc = {c, msg};
-    size_t timers = 0;
-    fnw_error err;
-    if (fnw_elements_each(GRPC_SLICE_START_PTR(msg), GRPC_SLICE_LENGTH(msg), on_data_entry, &rc,
-                          &timers, &err) < 0)
-        fnw_err(c->mgr->log, "data stream %s: dropped a malformed Elements message: %s", c->url,
-                err.msg);
-    if (timers)
-        fnw_warn(c->mgr->log, "data stream %s: ignored %zu timer entries (timers are not supported)",
-                 c->url, timers);
-    conn_update_pause(c);
-    conn_notify_all(c);
+    fnw_inbound_on_message(user, msg);
 }
 
 static void conn_on_writable(void *user)
 {
-    conn_notify_all(user);
+    fnw_inbound_notify(user);
 }
 
 static void conn_on_closed(void *user, grpc_status_code code, const char *details)
@@ -180,13 +43,7 @@ static void conn_on_closed(void *user, grpc_status_code code, const char *detail
     c->error = strdup(msg);
     fnw_stream_release(c->stream);
     c->stream = NULL;
-    fnw_inbox *ib = c->inboxes;
-    while (ib) {
-        fnw_inbox *next = ib->next;
-        if (ib->listener.user)
-            ib->listener.on_failed(ib->listener.user, msg);
-        ib = next;
-    }
+    fnw_inbound_closed(c, msg);
 }
 
 /* ---- outbound ------------------------------------------------------------------ */
@@ -288,8 +145,8 @@ static void conn_ready(void *user, int ready)
 
 /* ---- public -------------------------------------------------------------------- */
 
-void fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logger *log,
-                   const fnw_data_config *cfg)
+int fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logger *log,
+                  const fnw_data_config *cfg)
 {
     memset(m, 0, sizeof *m);
     m->loop = loop;
@@ -304,6 +161,7 @@ void fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logg
         m->cfg.inbound_limit = 4u << 20;
     if (m->cfg.connect_timeout_s <= 0)
         m->cfg.connect_timeout_s = 60;
+    return fnw_inbound_init(m);
 }
 
 fnw_data_conn *fnw_data_connect(fnw_data_mgr *m, const char *url)
@@ -336,48 +194,6 @@ const char *fnw_data_conn_error(const fnw_data_conn *c)
 int fnw_data_conn_congested(const fnw_data_conn *c)
 {
     return c->stream && fnw_stream_congested(c->stream);
-}
-
-fnw_inbox *fnw_data_claim_inbox(fnw_data_conn *c, const char *iid, const char *tid,
-                                const fnw_data_listener *l)
-{
-    fnw_inbox *ib = conn_find_inbox(c, iid, strlen(iid), tid, strlen(tid));
-    if (!ib)
-        ib = conn_new_inbox(c, iid, strlen(iid), tid, strlen(tid));
-    if (ib)
-        ib->listener = *l;
-    return ib;
-}
-
-void fnw_inbox_pop(fnw_inbox *ib)
-{
-    fnw_chunk *ch = ib->head;
-    if (!ch)
-        return;
-    ib->head = ch->next;
-    if (!ib->head)
-        ib->tail = NULL;
-    ib->bytes -= ch->n;
-    ib->conn->inbound_bytes -= ch->n;
-    grpc_slice_unref(ch->slice);
-    free(ch);
-    conn_update_pause(ib->conn);
-}
-
-void fnw_inbox_release(fnw_inbox *ib)
-{
-    fnw_data_conn *c = ib->conn;
-    while (ib->head)
-        fnw_inbox_pop(ib);
-    fnw_inbox **pp = &c->inboxes;
-    while (*pp && *pp != ib)
-        pp = &(*pp)->next;
-    if (*pp)
-        *pp = ib->next;
-    conn_mark_finished(c, ib->instruction_id);
-    free(ib->instruction_id);
-    free(ib->transform_id);
-    free(ib);
 }
 
 fnw_outbox *fnw_data_open_outbox(fnw_data_conn *c, const char *iid, const char *tid)
@@ -444,6 +260,7 @@ void fnw_outbox_release(fnw_outbox *ob)
 
 void fnw_data_shutdown(fnw_data_mgr *m)
 {
+    fnw_inbound_shutdown(m);
     for (fnw_data_conn *c = m->conns; c; c = c->next) {
         ev_timer_stop(m->loop, &c->flush_timer);
         fnw_ready_cancel(c->ready);
@@ -455,20 +272,17 @@ void fnw_data_shutdown(fnw_data_mgr *m)
 
 void fnw_data_free(fnw_data_mgr *m)
 {
+    fnw_inbound_free(m);
     fnw_data_conn *c = m->conns;
     while (c) {
         fnw_data_conn *next = c->next;
         ev_timer_stop(m->loop, &c->flush_timer);
         fnw_ready_cancel(c->ready);
-        while (c->inboxes)
-            fnw_inbox_release(c->inboxes);
         while (c->outboxes)
             fnw_outbox_release(c->outboxes);
         if (c->stream)
             fnw_stream_release(c->stream);
         grpc_channel_destroy(c->ch);
-        for (unsigned i = 0; i < FINISHED_IDS; i++)
-            free(c->finished[i]);
         free(c->error);
         free(c->url);
         free(c);

@@ -3,18 +3,29 @@
  * (instruction_id, transform_id).
  *
  * Inbound, each (instruction, transform) is one byte stream until is_last:
- * fnw_inbox keeps the received chunks (references into the received gRPC
- * slices, no copy) until the bundle has consumed them. Data that arrives
- * before its bundle registers is kept for it. When the bytes queued on a
- * connection pass a limit, the connection stops posting receives, so HTTP/2
- * flow control slows the runner down instead of memory growing.
+ * fnw_inbox keeps the received chunks until the bundle has consumed them. A
+ * chunk that is most of its message references the received gRPC slice (no
+ * copy); a small part of a big message is copied out, so one kept byte never
+ * keeps a whole message alive. Limits count the bytes held, not the bytes
+ * used.
+ *
+ * Which instruction ids exist is kept in a book (worker/instr.h): data for
+ * an instruction whose process_bundle has arrived (fnw_data_expect) is kept
+ * for its bundle, and when the bytes held for such instructions on a
+ * connection pass inbound_limit the connection stops posting receives, so
+ * HTTP/2 flow control slows the runner down instead of memory growing. Data
+ * for an id not announced yet is early data: kept within its own bounds and
+ * for a limited time, never pausing the stream; past them it is dropped with
+ * a WARN and the bundle, if it ever starts, fails saying so. Data for a
+ * finished or failed instruction (fnw_data_finish) is dropped as it arrives.
  *
  * Outbound, each (instruction, sink transform) has an fnw_outbox: framed
  * records accumulate in a buffer that is sent when it reaches flush_bytes,
  * when the connection's flush timer fires (flush_ms after the first
  * unsent byte), and at the end of the bundle together with is_last.
  *
- * Loop thread only.
+ * worker/data.c keeps the streams and the outboxes, worker/inbound.c what
+ * arrives. Loop thread only.
  */
 #ifndef FNW_DATA_H
 #define FNW_DATA_H
@@ -24,7 +35,9 @@
 #include <stdint.h>
 
 #include "codecs/buf.h"
+#include "codecs/error.h"
 #include "codecs/varint.h"
+#include "worker/instr.h"
 #include "worker/logging.h"
 #include "worker/rpc.h"
 
@@ -32,9 +45,11 @@ typedef struct fnw_data_conn fnw_data_conn;
 
 typedef struct fnw_chunk {
     struct fnw_chunk *next;
-    grpc_slice slice;          /* reference kept while the chunk lives */
+    grpc_slice slice;          /* reference kept while the chunk lives (if ref) */
+    int ref;                   /* 0: the bytes are a copy stored after the chunk */
     const uint8_t *p;
     size_t n;
+    size_t held;               /* what the chunk keeps alive: n, or its whole message */
 } fnw_chunk;
 
 /* What a bundle implements to hear about its streams. */
@@ -45,14 +60,16 @@ typedef struct fnw_data_listener {
 } fnw_data_listener;
 
 typedef struct fnw_inbox {
-    struct fnw_inbox *next;
+    struct fnw_inbox *next;           /* the instruction's other inboxes */
+    struct fnw_inbox *cprev, *cnext;  /* the connection's claimed inboxes */
     fnw_data_conn *conn;
-    char *instruction_id;
+    fnw_instr *instr;
     char *transform_id;
     fnw_chunk *head, *tail;
-    size_t bytes;
+    size_t bytes;                     /* held by its chunks */
     int got_last;
-    fnw_data_listener listener;   /* user == NULL until a bundle claims it */
+    int lost;                         /* input was lost: later data is dropped */
+    fnw_data_listener listener;       /* user == NULL until a bundle claims it */
 } fnw_inbox;
 
 typedef struct fnw_outbox {
@@ -68,8 +85,9 @@ typedef struct fnw_outbox {
 typedef struct fnw_data_config {
     size_t flush_bytes;           /* default 1,000,000 */
     double flush_ms;              /* default 5 */
-    size_t inbound_limit;         /* bytes queued before receives pause */
+    size_t inbound_limit;         /* bytes held for announced instructions before receives pause (4 MiB) */
     double connect_timeout_s;     /* a data endpoint must connect within this */
+    fnw_instr_limits early;       /* early data and tombstones; zero fields take instr.h's defaults */
 } fnw_data_config;
 
 typedef struct fnw_data_mgr {
@@ -78,10 +96,16 @@ typedef struct fnw_data_mgr {
     fnw_logger *log;
     fnw_data_config cfg;
     fnw_data_conn *conns;
+    fnw_instr_book book;          /* every instruction id heard of */
+    ev_timer expiry;              /* ticks while early data or tombstones wait */
+    double warn_since;            /* drop warnings: at most a few per window */
+    unsigned warns;
+    size_t quiet_n, quiet_bytes;  /* drops not warned about one by one */
 } fnw_data_mgr;
 
-void fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logger *log,
-                   const fnw_data_config *cfg);
+/* -1 when out of memory. */
+int fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logger *log,
+                  const fnw_data_config *cfg);
 /* Cancels every stream; inboxes and outboxes must have been released. */
 void fnw_data_shutdown(fnw_data_mgr *m);
 void fnw_data_free(fnw_data_mgr *m);
@@ -93,12 +117,26 @@ const char *fnw_data_conn_error(const fnw_data_conn *c);
 /* The send queue is full: stop producing output until on_input. */
 int fnw_data_conn_congested(const fnw_data_conn *c);
 
-/* Claims (or creates) the inbound stream of (instruction, transform). */
+/* The instruction's process_bundle arrived: data for it, early or still to
+ * come on any connection, is kept for its bundle. -1 when out of memory. */
+int fnw_data_expect(fnw_data_mgr *m, const char *instruction_id);
+/* The instruction is over without (or after) a bundle reading its input,
+ * e.g. it failed before it started: what is held for it is released and
+ * later data for it is dropped as it arrives. Inboxes a bundle still holds
+ * are left to fnw_inbox_release(). */
+void fnw_data_finish(fnw_data_mgr *m, const char *instruction_id);
+
+/* Claims (or creates) the inbound stream of (instruction, transform). NULL
+ * with err set when it cannot be read: its early data was dropped, the
+ * instruction already ran, data came for another transform of it, or memory
+ * ran out. */
 fnw_inbox *fnw_data_claim_inbox(fnw_data_conn *c, const char *instruction_id,
-                                const char *transform_id, const fnw_data_listener *l);
+                                const char *transform_id, const fnw_data_listener *l,
+                                fnw_error *err);
 /* Drops the head chunk (the consumer is done with its bytes). */
 void fnw_inbox_pop(fnw_inbox *ib);
-/* Releases the inbox; later data for it is discarded. */
+/* Releases the inbox and finishes its instruction; later data for it is
+ * discarded. */
 void fnw_inbox_release(fnw_inbox *ib);
 
 fnw_outbox *fnw_data_open_outbox(fnw_data_conn *c, const char *instruction_id,

@@ -67,6 +67,7 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
     f->connect_timeout_s = 60;
     f->flush_bytes = 1000000;
     f->flush_ms = 5;
+    f->early_data_ttl_s = 30;
     f->semi_persist_dir = "/tmp";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -119,6 +120,11 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
                 return -1;
             continue;
         }
+        if ((r = take_value(a, "--early-data-ttl", &i, argc, argv, &v, err)) != 0) {
+            if (r < 0 || parse_double("early-data-ttl", v, 0.1, &f->early_data_ttl_s, err) < 0)
+                return -1;
+            continue;
+        }
         if (!strncmp(a, "--", 2)) {
             if (f->n_unknown < FNW_FLAGS_MAX_UNKNOWN)
                 f->unknown[f->n_unknown++] = a;
@@ -159,5 +165,7 @@ void fnw_flags_usage(const char *prog)
            "  --connect-timeout=SECONDS  how long to retry unreachable endpoints (default 60)\n"
            "  --flush-bytes=N            send output when this many bytes are buffered (default 1000000)\n"
            "  --flush-ms=MS              send buffered output at most this late (default 5)\n"
+           "  --early-data-ttl=SECONDS   keep input that arrives before its process_bundle this long\n"
+           "                             (default 30; it is bounded to 4 MiB per instruction, 8 MiB in all)\n"
            "  --help, --version\n", prog);
 }

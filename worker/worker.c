@@ -23,7 +23,8 @@
 #include "worker/rpc.h"
 
 /* A descriptor as the worker knows it: its plan (or why it has none), the
- * processors idle for it, and the bundles waiting for it to arrive. */
+ * processors idle for it, and the bundles waiting for it to arrive (in
+ * arrival order). */
 typedef struct pending_bundle {
     struct pending_bundle *next;
     char *instruction_id;
@@ -40,13 +41,14 @@ typedef struct descriptor_entry {
     char *data_url;           /* known even when the plan failed */
     int fetching;
     fnw_processor *idle;
-    pending_bundle *pending;
+    pending_bundle *pending, *pending_tail;
 } descriptor_entry;
 
 typedef struct active_bundle {
     struct active_bundle *next;
     fnw_bundle *b;
     descriptor_entry *entry;
+    char *instruction_id;
 } active_bundle;
 
 typedef struct fnw_worker {
@@ -85,6 +87,14 @@ static void respond_error(fnw_worker *w, const char *iid, const char *msg)
     fnw_log(&w->log, FNW_LOG_ERROR, iid, NULL, "%s", msg);
     if (w->control)
         fnw_control_respond_error(w->control, iid, msg);
+}
+
+/* The instruction failed before a bundle read its input: answer it, and let
+ * the data plane drop what arrived or will arrive for it. */
+static void fail_instruction(fnw_worker *w, const char *iid, const char *msg)
+{
+    respond_error(w, iid, msg);
+    fnw_data_finish(&w->data, iid);
 }
 
 static void respond_bundle_ok(fnw_worker *w, const char *iid, const fnw_metric_set *ms)
@@ -152,7 +162,7 @@ static void descriptor_arrived(void *user, pb_ProcessBundleDescriptor *d, const 
     if (d)
         fnw_control_free_descriptor(d);
     pending_bundle *p = e->pending;
-    e->pending = NULL;
+    e->pending = e->pending_tail = NULL;
     while (p) {
         pending_bundle *next = p->next;
         start_bundle(wk, e, p->instruction_id);
@@ -174,7 +184,7 @@ static void bundle_finished(void *user, fnw_bundle *b, const char *error, const 
         ab = *pp;
         *pp = ab->next;
     }
-    const char *iid = fnw_bundle_instruction(b);
+    const char *iid = ab ? ab->instruction_id : fnw_bundle_instruction(b);
     fnw_processor *proc = fnw_bundle_processor(b);
     if (error) {
         respond_error(w, iid, error);
@@ -192,6 +202,10 @@ static void bundle_finished(void *user, fnw_bundle *b, const char *error, const 
             fnw_processor_destroy(proc);
         }
     }
+    /* a bundle that failed before it claimed its input leaves data behind */
+    fnw_data_finish(&w->data, iid);
+    if (ab)
+        free(ab->instruction_id);
     free(ab);
     if (!w->active && !w->stopping) {
         ev_timer_stop(w->loop, &w->idle_timer);
@@ -218,7 +232,7 @@ static void start_bundle(fnw_worker *w, descriptor_entry *e, const char *iid)
     if (e->error) {
         char msg[FNW_ERROR_MAX + 128];
         snprintf(msg, sizeof msg, "instruction %s: %s", iid, e->error);
-        respond_error(w, iid, msg);
+        fail_instruction(w, iid, msg);
         return;
     }
     fnw_processor *proc = e->idle;
@@ -229,29 +243,37 @@ static void start_bundle(fnw_worker *w, descriptor_entry *e, const char *iid)
         if (fnw_processor_create(w->loop, e->plan, &proc, &err) < 0) {
             char msg[FNW_ERROR_MAX + 128];
             snprintf(msg, sizeof msg, "instruction %s, descriptor %s: %s", iid, e->id, err.msg);
-            respond_error(w, iid, msg);
+            fail_instruction(w, iid, msg);
             return;
         }
     }
     proc->busy = 1;
     proc->next = NULL;
     active_bundle *ab = calloc(1, sizeof *ab);
-    if (!ab) {
+    if (ab)
+        ab->instruction_id = strdup(iid);
+    if (ab && ab->instruction_id)
+        ab->b = fnw_bundle_start(w->loop, &w->log, &w->data, proc, iid, bundle_finished, w);
+    if (!ab || !ab->b) {
+        if (ab)
+            free(ab->instruction_id);
+        free(ab);
         fnw_processor_destroy(proc);
-        respond_error(w, iid, "out of memory");
+        char msg[256];
+        snprintf(msg, sizeof msg, "instruction %s: out of memory starting the bundle", iid);
+        fail_instruction(w, iid, msg);
         return;
     }
     ab->entry = e;
     ab->next = w->active;
     w->active = ab;
-    ab->b = fnw_bundle_start(w->loop, &w->log, &w->data, proc, iid, bundle_finished, w);
 }
 
 static void handle_process_bundle(fnw_worker *w, const char *iid, const pb_ProcessBundleRequest *pb)
 {
     descriptor_entry *e = entry_get(w, pb->process_bundle_descriptor_id);
-    if (!e) {
-        respond_error(w, iid, "out of memory");
+    if (!e || fnw_data_expect(&w->data, iid) < 0) {
+        fail_instruction(w, iid, "out of memory accepting a process_bundle request");
         return;
     }
     if (e->plan || e->error) {
@@ -259,13 +281,18 @@ static void handle_process_bundle(fnw_worker *w, const char *iid, const pb_Proce
         return;
     }
     pending_bundle *p = calloc(1, sizeof *p);
-    if (!p) {
-        respond_error(w, iid, "out of memory");
+    if (p)
+        p->instruction_id = strdup(iid);
+    if (!p || !p->instruction_id) {
+        free(p);
+        fail_instruction(w, iid, "out of memory queueing a process_bundle request");
         return;
     }
-    p->instruction_id = strdup(iid);
-    p->next = e->pending;
-    e->pending = p;
+    if (e->pending_tail)
+        e->pending_tail->next = p;
+    else
+        e->pending = p;
+    e->pending_tail = p;
     if (!e->fetching) {
         e->fetching = 1;
         if (fnw_control_fetch_descriptor(w->control, e->id, descriptor_arrived, e) < 0)
@@ -518,6 +545,7 @@ static void worker_stop(fnw_worker *w, int code)
         fnw_bundle_abandon(a->b);
         fnw_bundle_free(a->b);
         fnw_processor_destroy(proc);
+        free(a->instruction_id);
         free(a);
     }
     if (w->control)
@@ -555,6 +583,7 @@ static void free_entries(fnw_worker *w)
             free(p->instruction_id);
             free(p);
         }
+        e->pending_tail = NULL;
         fnw_plan_free(e->plan);
         free(e->error);
         free(e->data_url);
@@ -580,6 +609,16 @@ int fnw_worker_run(const fnw_flags *flags)
     w->loop = ev_default_loop(EVFLAG_AUTO);
     w->flags = flags;
     fnw_log_init(&w->log, w->loop, flags->level);
+    fnw_data_config dc = {flags->flush_bytes, flags->flush_ms, 0, flags->connect_timeout_s, {0}};
+    dc.early.early_ttl_s = flags->early_data_ttl_s;
+    if (fnw_data_init(&w->data, w->loop, &w->rpc, &w->log, &dc) < 0) {
+        fnw_err(&w->log, "out of memory at start-up; exiting");
+        fnw_log_free(&w->log);
+        ev_loop_destroy(w->loop);
+        free(w);
+        grpc_shutdown();
+        return 1;
+    }
     fnw_mailbox_init(&w->mailbox, w->loop);
     fnw_pump_start(&w->pump, &w->mailbox);
     w->rpc.cq = w->pump.cq;
@@ -587,8 +626,6 @@ int fnw_worker_run(const fnw_flags *flags)
     w->rpc.log = &w->log;
     fnw_registry_init(&w->registry);
     fnw_registry_add_builtins(&w->registry);
-    fnw_data_config dc = {flags->flush_bytes, flags->flush_ms, 0, flags->connect_timeout_s};
-    fnw_data_init(&w->data, w->loop, &w->rpc, &w->log, &dc);
     ev_timer_init(&w->idle_timer, idle_cb, 0.2, 0);
     w->idle_timer.data = w;
     ev_timer_init(&w->retry_timer, provision_retry_cb, 0.2, 0);

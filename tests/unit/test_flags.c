@@ -24,7 +24,24 @@ START_TEST(beam_process_environment_form)
     ck_assert_int_eq((int)f.flush_bytes, 1000000);
     ck_assert(f.flush_ms == 5);
     ck_assert(f.connect_timeout_s == 60);
+    ck_assert(f.early_data_ttl_s == 30);
     ck_assert_int_eq((int)f.n_unknown, 0);
+}
+END_TEST
+
+START_TEST(early_data_ttl)
+{
+    fnw_flags f;
+    fnw_error err;
+    const char *ok[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--early-data-ttl=2.5"};
+    ck_assert_int_eq(parse(&f, &err, 4, ok), 0);
+    ck_assert(f.early_data_ttl_s == 2.5);
+    const char *spaced[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--early-data-ttl", "7"};
+    ck_assert_int_eq(parse(&f, &err, 5, spaced), 0);
+    ck_assert(f.early_data_ttl_s == 7);
+    const char *bad[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--early-data-ttl=0"};
+    ck_assert_int_eq(parse(&f, &err, 4, bad), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "--early-data-ttl"));
 }
 END_TEST
 
@@ -130,6 +147,7 @@ int main(void)
     Suite *s = suite_create("flags");
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, beam_process_environment_form);
+    tcase_add_test(tc, early_data_ttl);
     tcase_add_test(tc, older_five_flag_form_and_spaces);
     tcase_add_test(tc, unknown_flags_are_kept_for_a_warning);
     tcase_add_test(tc, missing_and_malformed_values_are_named);

@@ -20,6 +20,8 @@ public final class ControlService extends BeamFnControlGrpc.BeamFnControlImplBas
   private final Map<String, LinkedBlockingQueue<ControlClient>> pool = new ConcurrentHashMap<>();
   private final List<ControlClient> clients = new ArrayList<>();
   private final List<String> descriptorRequests = new ArrayList<>();
+  private final List<Runnable> heldAnswers = new ArrayList<>();
+  private boolean holdDescriptors;
 
   @Override
   public StreamObserver<BeamFnApi.InstructionResponse> control(StreamObserver<BeamFnApi.InstructionRequest> out) {
@@ -52,14 +54,50 @@ public final class ControlService extends BeamFnControlGrpc.BeamFnControlImplBas
     synchronized (descriptorRequests) {
       descriptorRequests.add(id);
     }
-    BeamFnApi.ProcessBundleDescriptor d = descriptors.get(id);
-    if (d == null) {
-      out.onError(Status.NOT_FOUND
-          .withDescription(String.format("ProcessBundleDescriptor with id %s not found", id)).asException());
-      return;
+    Runnable answer = () -> {
+      BeamFnApi.ProcessBundleDescriptor d = descriptors.get(id);
+      if (d == null) {
+        out.onError(Status.NOT_FOUND
+            .withDescription(String.format("ProcessBundleDescriptor with id %s not found", id)).asException());
+        return;
+      }
+      out.onNext(d);
+      out.onCompleted();
+    };
+    synchronized (heldAnswers) {
+      if (holdDescriptors) {
+        heldAnswers.add(answer);
+        return;
+      }
     }
-    out.onNext(d);
-    out.onCompleted();
+    answer.run();
+  }
+
+  /** Test hook: GetProcessBundleDescriptor calls wait unanswered until releaseDescriptors(). */
+  public void holdDescriptors() {
+    synchronized (heldAnswers) {
+      holdDescriptors = true;
+    }
+  }
+
+  /** Answers the held GetProcessBundleDescriptor calls, in arrival order, and stops holding. */
+  public void releaseDescriptors() {
+    List<Runnable> copy;
+    synchronized (heldAnswers) {
+      holdDescriptors = false;
+      copy = new ArrayList<>(heldAnswers);
+      heldAnswers.clear();
+    }
+    for (Runnable r : copy) {
+      r.run();
+    }
+  }
+
+  /** GetProcessBundleDescriptor calls waiting for releaseDescriptors(). */
+  public int heldDescriptorRequests() {
+    synchronized (heldAnswers) {
+      return heldAnswers.size();
+    }
   }
 
   /** Makes a descriptor available to GetProcessBundleDescriptor (sends nothing). */

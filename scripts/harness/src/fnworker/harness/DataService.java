@@ -214,6 +214,14 @@ public final class DataService extends BeamFnDataGrpc.BeamFnDataImplBase {
     }
   }
 
+  /**
+   * Test hook: sends any Elements message as it is (arbitrary instruction ids, unknown
+   * fields, is_last-only entries), waiting for the first client and for flow control.
+   */
+  public void inject(BeamFnApi.Elements e) {
+    send(e, 60_000);
+  }
+
   /** Protocol violations seen so far (empty for a well-behaved worker). */
   public List<String> violations() {
     synchronized (lock) {

@@ -86,6 +86,7 @@ public final class IntegrationTests {
     s.addAll(AvroScenarios.scenarios());
     s.addAll(AsyncScenarios.scenarios());
     s.addAll(MetricsScenarios.scenarios());
+    s.addAll(DataPlaneScenarios.scenarios());
     return s;
   }
 

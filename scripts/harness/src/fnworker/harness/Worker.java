@@ -43,7 +43,7 @@ public final class Worker implements AutoCloseable {
     public final List<String> experiments = new ArrayList<>(List.of("state_cache_size=1000"));
     /** Extra pipeline options (key -> string value) served by the provision service. */
     public final Map<String, String> pipelineOptions = new LinkedHashMap<>();
-    /** Extra command-line arguments after Flink's (not something Flink passes; for tests). */
+    /** Extra worker flags after Flink's (not something Flink passes; for tests, e.g. "--early-data-ttl=1"). */
     public final List<String> extraArgs = new ArrayList<>();
     /** After closing the servers, let the worker exit by itself this long before SIGTERM (Flink: 0). */
     public long selfExitWaitMs;
@@ -203,6 +203,39 @@ public final class Worker implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new RuntimeException(e);
     }
+  }
+
+  /** The worker's resident set in KiB (VmRSS of /proc/PID/status), or -1 if unreadable. */
+  public long rssKb() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/" + process.pid() + "/status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", ""));
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // gone, or not Linux
+    }
+    return -1;
+  }
+
+  /**
+   * Why RSS figures of this worker mean nothing (it runs under FNW_WRAPPER, e.g. valgrind,
+   * or was built with AddressSanitizer, whose quarantine keeps freed memory), or null.
+   */
+  public String rssUnreliable() {
+    String wrapper = System.getenv("FNW_WRAPPER");
+    if (options.useWrapper && wrapper != null && !wrapper.isBlank()) {
+      return "the worker runs under " + wrapper.trim().split("\\s+")[0];
+    }
+    try {
+      if (Files.readString(Path.of("/proc/" + process.pid() + "/maps")).contains("libasan")) {
+        return "the worker is built with AddressSanitizer";
+      }
+    } catch (IOException | RuntimeException e) {
+      return "cannot read /proc/" + process.pid() + "/maps";
+    }
+    return null;
   }
 
   /** Teardown like Flink: close logging, control, data, state (...) servers, then stop the process. */
