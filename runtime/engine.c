@@ -20,6 +20,7 @@
 #include "runtime/batcher.h"
 #include "runtime/call.h"
 #include "runtime/engine.h"
+#include "runtime/entry.h"
 #include "runtime/queue.h"
 
 enum bundle_state { B_IDLE, B_ACTIVE, B_FINISHING, B_FAILED, B_ABORTED };
@@ -686,6 +687,7 @@ int fnw_engine_create(struct ev_loop *loop, const fnw_operation *op,
      * batch that cannot fill). */
     e->call_cap = s.batched ? (size_t)(s.batch_size < s.capacity ? s.batch_size : s.capacity) : 1;
     fnw_queue_init(&e->queue, s.unordered);
+    fnw_entry_pool_init(&e->entries);
     fnw_buf_init(&e->scratch, 0);
     e->bstate = B_IDLE;
     int ok = e->transform_id != NULL;
