@@ -131,7 +131,8 @@ typedef struct fake {
     int64_t done_elapsed;
     uint32_t done_spans[4];
     char fail_msg[1024];
-    fnw_record out[8];
+    fnw_record out[8];         /* data points into out_bytes */
+    uint8_t out_bytes[8][4];
     size_t n_out;
 } fake;
 
@@ -187,8 +188,13 @@ static int f_emit(void *user, const fnw_record *out)
     note("emit");
     if (F.refuse_emit)
         return -1;
-    if (F.n_out < 8)
-        F.out[F.n_out++] = *out;
+    if (F.n_out < 8) {
+        ck_assert_uint_le(out->len, 4);   /* bytes valid during the call only: copied */
+        memcpy(F.out_bytes[F.n_out], out->data, out->len);
+        F.out[F.n_out] = *out;
+        F.out[F.n_out].data = F.out_bytes[F.n_out];
+        F.n_out++;
+    }
     return 0;
 }
 
