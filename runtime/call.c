@@ -1,12 +1,482 @@
-/* runtime/call.c — the call API operations use (operation.h): inputs,
- * scratch memory, decoding, emitting and ending an attempt. Emits are staged
- * on the call's entries until the attempt ends (so a failed attempt that is
- * retried leaves nothing behind); the engine takes over at complete/fail. */
+/* runtime/call.c — one operation call, start to end (call.h), and the call
+ * API operations use (operation.h).
+ *
+ * The state machine of a queued call:
+ *
+ *   start ──> RUNNING ── complete/fail ──> done() or failed(), released
+ *               │  ^                  └──> retry allowed: BACKOFF
+ *               │  └──── retry timer ───────────┘
+ *               └─ timeout (RUNNING or BACKOFF): the timeout action, then
+ *                  ZOMBIE if the operation still has the call (its late
+ *                  complete/fail only releases it), else released
+ *
+ * TIMING_OUT is the state while the operation's timeout hook runs (it may
+ * emit); CANCELLED while the owner stops the call. A direct call is DIRECT
+ * while the operation has it and IDLE otherwise. Everything the owner must
+ * hear goes through the setup's callback table; nothing here knows who the
+ * owner is.
+ */
+#include <ev.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "codecs/arena.h"
 #include "codecs/serializer.h"
 #include "runtime/call.h"
+
+/* Slow paths stay out of line, so the per-record paths need no stack frame
+ * for message buffers. */
+#define CALL_SLOW __attribute__((cold, noinline))
+
+enum call_state {
+    CALL_IDLE = 0,      /* on the free list, or a direct call between inputs */
+    CALL_DIRECT,        /* a direct call is with the operation */
+    CALL_RUNNING,       /* an attempt is with the operation */
+    CALL_BACKOFF,       /* waiting for the retry timer */
+    CALL_TIMING_OUT,    /* inside the operation's on_timeout hook */
+    CALL_ZOMBIE,        /* timed out while with the operation */
+    CALL_CANCELLED,     /* being stopped by the owner */
+};
+
+struct fnw_call {
+    const fnw_call_setup *s;
+    fnw_call_pool *pool;          /* NULL for a direct call */
+    uint8_t state;
+    int attempt;
+    uint64_t emitted;             /* outputs of the current attempt */
+    int64_t last_backoff;
+    ev_tstamp started;
+    ev_timer timeout_w;
+    ev_timer retry_w;
+    void *op_data;
+    fnw_arena arena;
+    struct fnw_call *prev, *next; /* the pool's active list, or its free list (next) */
+    size_t n, cap;
+    fnw_entry *in[];              /* cap slots */
+};
+
+static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents);
+static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* ---- making and freeing --------------------------------------------------------- */
+
+/* A call with cap input slots and extra bytes after them. */
+static fnw_call *call_alloc(const fnw_call_setup *s, fnw_call_pool *pool, size_t cap, size_t extra)
+{
+    fnw_call *c = calloc(1, sizeof *c + cap * sizeof c->in[0] + extra);
+    if (!c)
+        return NULL;
+    c->s = s;
+    c->pool = pool;
+    c->cap = cap;
+    fnw_arena_init(&c->arena, 4096, 0);
+    ev_timer_init(&c->timeout_w, timeout_cb, 0., 0.);
+    ev_timer_init(&c->retry_w, retry_cb, 0., 0.);
+    c->timeout_w.data = c;
+    c->retry_w.data = c;
+    return c;
+}
+
+void fnw_call_free(fnw_call *c)
+{
+    if (!c)
+        return;
+    fnw_arena_free(&c->arena);
+    free(c);
+}
+
+void fnw_call_pool_init(fnw_call_pool *p, const fnw_call_setup *s, size_t cap)
+{
+    p->setup = s;
+    p->cap = cap;
+    p->active = p->free = NULL;
+}
+
+void fnw_call_pool_free(fnw_call_pool *p)
+{
+    fnw_call_pool_stop_all(p);
+    while (p->free) {
+        fnw_call *c = p->free;
+        p->free = c->next;
+        fnw_call_free(c);
+    }
+}
+
+int fnw_call_pool_busy(const fnw_call_pool *p)
+{
+    return p->active != NULL;
+}
+
+fnw_call *fnw_call_pool_get(fnw_call_pool *p)
+{
+    fnw_call *c = p->free;
+    if (c)
+        p->free = c->next;
+    else if (!(c = call_alloc(p->setup, p, p->cap, 0)))
+        return NULL;
+    c->prev = NULL;
+    c->next = p->active;
+    if (p->active)
+        p->active->prev = c;
+    p->active = c;
+    c->n = 0;
+    c->op_data = NULL;
+    c->emitted = 0;
+    return c;
+}
+
+/* The call is back from the operation (or never went): stop its timers, let
+ * go of its entries, return it to the free list. */
+static void call_release(fnw_call *c)
+{
+    const fnw_call_setup *s = c->s;
+    fnw_call_pool *p = c->pool;
+    ev_timer_stop(s->loop, &c->timeout_w);
+    ev_timer_stop(s->loop, &c->retry_w);
+    for (size_t i = 0; i < c->n; i++)
+        fnw_entry_unhold_call(s->entries, c->in[i]);
+    c->n = 0;
+    c->op_data = NULL;
+    c->state = CALL_IDLE;
+    fnw_arena_reset(&c->arena);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        p->active = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = NULL;
+    c->next = p->free;
+    p->free = c;
+}
+
+/* The owner gives up: the operation's cancel if it still has the call. */
+static void call_stop(fnw_call *c)
+{
+    const fnw_call_setup *s = c->s;
+    int was = c->state;
+    c->state = CALL_CANCELLED;
+    if ((was == CALL_RUNNING || was == CALL_ZOMBIE || was == CALL_TIMING_OUT) && s->op->cancel)
+        s->op->cancel(s->op_state, c);
+    call_release(c);
+}
+
+void fnw_call_pool_stop_all(fnw_call_pool *p)
+{
+    while (p->active)
+        call_stop(p->active);
+}
+
+/* ---- messages ------------------------------------------------------------------- */
+
+static void fmt_ts(int64_t ts, char *buf, size_t n)
+{
+    if (ts == INT64_MIN)
+        snprintf(buf, n, "none");
+    else
+        snprintf(buf, n, "%" PRId64, ts);
+}
+
+void fnw_call_describe_inputs(const fnw_call *c, char *buf, size_t n)
+{
+    char ts[32];
+    if (c->n == 1) {
+        const fnw_entry *en = c->in[0];
+        if (en->rec.timestamp == INT64_MIN)
+            snprintf(buf, n, "input %" PRIu64 " (no timestamp)", en->index);
+        else
+            snprintf(buf, n, "input %" PRIu64 " (timestamp %" PRId64 ")", en->index, en->rec.timestamp);
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, n, "inputs %" PRIu64 "..%" PRIu64 " (timestamps ",
+                                  c->in[0]->index, c->in[c->n - 1]->index);
+    for (size_t i = 0; i < c->n && len < n; i++) {
+        if (i == 8) {
+            len += (size_t)snprintf(buf + len, n - len, ", ...");
+            break;
+        }
+        fmt_ts(c->in[i]->rec.timestamp, ts, sizeof ts);
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", ts);
+    }
+    if (len < n)
+        snprintf(buf + len, n - len, ")");
+}
+
+static void report_failed(const fnw_call *c, const char *what, const char *tail)
+{
+    c->s->cb->failed(c->s->user, c, what, tail);
+}
+
+static void report_timed_out(const fnw_call *c, const char *tail)
+{
+    char what[256];
+    snprintf(what, sizeof what, "operation '%s' timed out after %" PRId64 " ms",
+             c->s->op->name, c->s->timeout_ms);
+    report_failed(c, what, tail);
+}
+
+/* ---- attempts, retries ------------------------------------------------------------ */
+
+static int64_t ms_since(struct ev_loop *loop, ev_tstamp t)
+{
+    double d = (ev_now(loop) - t) * 1000.;
+    return d > 0 ? (int64_t)(d + 0.5) : 0;
+}
+
+static void invoke(fnw_call *c)
+{
+    c->state = CALL_RUNNING;
+    c->emitted = 0;
+    c->s->op->invoke(c->s->op_state, c);
+}
+
+void fnw_call_start(fnw_call *c, fnw_entry *const *in, size_t n)
+{
+    const fnw_call_setup *s = c->s;
+    for (size_t i = 0; i < n; i++) {
+        c->in[i] = in[i];
+        in[i]->held_by_call = 1;
+    }
+    c->n = n;
+    c->attempt = 1;
+    c->last_backoff = 0;
+    if (s->timeout_ms > 0)
+        ev_now_update(s->loop);   /* the loop time may be stale after a long callback */
+    c->started = ev_now(s->loop);
+    if (s->timeout_ms > 0) {
+        ev_timer_set(&c->timeout_w, (double)s->timeout_ms / 1000., 0.);
+        ev_timer_start(s->loop, &c->timeout_w);
+    }
+    invoke(c);
+}
+
+/* The entries have their final outputs: hand them to the owner. */
+static void report_done(fnw_call *c)
+{
+    const fnw_call_setup *s = c->s;
+    ev_timer_stop(s->loop, &c->timeout_w);
+    s->cb->done(s->user, c->in, c->n, ms_since(s->loop, c->started));
+}
+
+static int retry_allowed(const fnw_call *c)
+{
+    const fnw_call_setup *s = c->s;
+    if (!fnw_retry_can_retry(&s->retry, c->attempt))
+        return 0;
+    return (ev_now(s->loop) - c->started) * 1000. <= (double)s->timeout_ms;
+}
+
+static void schedule_retry(fnw_call *c)
+{
+    const fnw_call_setup *s = c->s;
+    int64_t backoff = fnw_retry_backoff_ms(&s->retry, c->attempt, c->last_backoff);
+    c->last_backoff = backoff;
+    c->attempt++;
+    for (size_t i = 0; i < c->n; i++)
+        fnw_entry_clear_outputs(c->in[i]);
+    fnw_arena_reset(&c->arena);
+    c->state = CALL_BACKOFF;
+    ev_timer_set(&c->retry_w, (double)(backoff > 0 ? backoff : 0) / 1000., 0.);
+    ev_timer_start(s->loop, &c->retry_w);
+}
+
+static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    fnw_call *c = w->data;
+    const fnw_call_setup *s = c->s;
+    if (c->state != CALL_BACKOFF)
+        return;
+    s->cb->enter(s->user);
+    if (s->cb->stopped(s->user)) {
+        call_release(c);
+    } else {
+        s->cb->count(s->user, FNW_CALL_RETRIED);
+        invoke(c);
+    }
+    s->cb->leave(s->user);
+}
+
+/* ---- timeouts ------------------------------------------------------------------------ */
+
+/* TIMEOUT_OPERATION: the operation's hook supplies the result. */
+static void timeout_by_operation(fnw_call *c)
+{
+    const fnw_call_setup *s = c->s;
+    if (!s->op->on_timeout) {
+        report_timed_out(c, ": on_timeout is TIMEOUT_OPERATION but the operation has no timeout handler");
+        return;
+    }
+    fnw_error err;
+    snprintf(err.msg, sizeof err.msg, "(no message)");
+    c->state = CALL_TIMING_OUT;
+    if (s->op->on_timeout(s->op_state, c, &err) != 0) {
+        char what[256], tail[FNW_ERROR_MAX + 4];
+        snprintf(what, sizeof what, "the timeout handler of operation '%s' failed", s->op->name);
+        snprintf(tail, sizeof tail, ": %s", err.msg);
+        report_failed(c, what, tail);
+        return;
+    }
+    if (!s->cb->stopped(s->user))
+        report_done(c);
+}
+
+static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    fnw_call *c = w->data;
+    const fnw_call_setup *s = c->s;
+    if (c->state != CALL_RUNNING && c->state != CALL_BACKOFF)
+        return;
+    s->cb->enter(s->user);
+    int with_op = c->state == CALL_RUNNING;
+    ev_timer_stop(s->loop, &c->retry_w);
+    s->cb->count(s->user, FNW_CALL_TIMED_OUT);
+    for (size_t i = 0; i < c->n; i++)
+        fnw_entry_clear_outputs(c->in[i]);
+    if (s->on_timeout == FNW_TIMEOUT_EMPTY)
+        report_done(c);
+    else if (s->on_timeout == FNW_TIMEOUT_OPERATION)
+        timeout_by_operation(c);
+    else
+        report_timed_out(c, "");
+    /* The operation may still complete it; that completion only releases it. */
+    if (with_op)
+        c->state = CALL_ZOMBIE;
+    else
+        call_release(c);
+    s->cb->drain(s->user);
+    s->cb->leave(s->user);
+}
+
+/* ---- the end of an attempt (operation.h) ------------------------------------------ */
+
+static __attribute__((noinline)) void attempt_completed(fnw_call *c)
+{
+    const fnw_call_setup *s = c->s;
+    s->cb->enter(s->user);
+    if (s->cb->stopped(s->user)) {
+        call_release(c);
+    } else if (c->emitted == 0 && s->retry.on_empty && retry_allowed(c)) {
+        schedule_retry(c);
+    } else {
+        report_done(c);
+        call_release(c);
+        s->cb->drain(s->user);
+    }
+    s->cb->leave(s->user);
+}
+
+static __attribute__((noinline)) void attempt_failed(fnw_call *c, const char *what, const char *tail)
+{
+    const fnw_call_setup *s = c->s;
+    s->cb->enter(s->user);
+    if (s->cb->stopped(s->user)) {
+        call_release(c);
+    } else if (s->retry.on_error && retry_allowed(c)) {
+        schedule_retry(c);
+    } else {
+        s->cb->count(s->user, FNW_CALL_FAILED);
+        report_failed(c, what, tail);
+        call_release(c);
+    }
+    s->cb->leave(s->user);
+}
+
+void fnw_call_complete(fnw_call *c)
+{
+    if (c->state == CALL_DIRECT)
+        c->state = CALL_IDLE;
+    else if (c->state == CALL_RUNNING)
+        attempt_completed(c);
+    else if (c->state == CALL_ZOMBIE)
+        call_release(c);
+    /* else settled already: ignored */
+}
+
+void fnw_call_fail(fnw_call *c, const char *fmt, ...)
+{
+    if (c->state == CALL_ZOMBIE) {
+        call_release(c);
+        return;
+    }
+    if (c->state != CALL_DIRECT && c->state != CALL_RUNNING)
+        return;
+    char msg[FNW_ERROR_MAX], what[256], tail[FNW_ERROR_MAX + 4];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt ? fmt : "(no message)", ap);
+    va_end(ap);
+    snprintf(what, sizeof what, "operation '%s' failed", c->s->op->name);
+    snprintf(tail, sizeof tail, ": %s", msg);
+    if (c->state == CALL_RUNNING) {
+        attempt_failed(c, what, tail);
+        return;
+    }
+    c->state = CALL_IDLE;
+    c->s->cb->count(c->s->user, FNW_CALL_FAILED);
+    report_failed(c, what, tail);
+}
+
+/* ---- the direct path ---------------------------------------------------------------- */
+
+/* One slot, pointing at an entry allocated behind it: the entry carries the
+ * caller's record (not its bytes) and its index, so inputs and messages read
+ * the same fields as a queued call's. */
+fnw_call *fnw_call_new_direct(const fnw_call_setup *s)
+{
+    size_t slots = sizeof(fnw_call) + sizeof(fnw_entry *);
+    size_t pad = (_Alignof(fnw_entry) - slots % _Alignof(fnw_entry)) % _Alignof(fnw_entry);
+    fnw_call *c = call_alloc(s, NULL, 1, pad + sizeof(fnw_entry));
+    if (!c)
+        return NULL;
+    c->in[0] = (fnw_entry *)((char *)c + slots + pad);
+    c->n = 1;
+    c->attempt = 1;
+    return c;
+}
+
+CALL_SLOW static void direct_not_settled(fnw_call *c)
+{
+    char what[256];
+    c->state = CALL_IDLE;
+    snprintf(what, sizeof what, "operation '%s' is synchronous but returned without completing its call",
+             c->s->op->name);
+    report_failed(c, what, "");
+}
+
+int64_t fnw_call_run_direct(fnw_call *c, const fnw_record *in, uint64_t index)
+{
+    const fnw_call_setup *s = c->s;
+    fnw_entry *en = c->in[0];
+    en->rec = *in;
+    en->index = index;
+    c->emitted = 0;
+    c->op_data = NULL;
+    c->state = CALL_DIRECT;
+    s->op->invoke(s->op_state, c);
+    int64_t emitted = (int64_t)c->emitted;
+    if (c->state == CALL_DIRECT) {
+        direct_not_settled(c);
+        emitted = -1;
+    }
+    fnw_arena_reset(&c->arena);
+    return emitted;
+}
+
+static int emit_direct(fnw_call *c, const uint8_t *data, size_t len)
+{
+    if (len > UINT32_MAX)
+        return -1;
+    const fnw_record *in = &c->in[0]->rec;
+    fnw_record out = { in->timestamp, in->watermark, data, data ? (uint32_t)len : 0 };
+    if (c->s->cb->emit(c->s->user, &out) != 0)
+        return -1;
+    c->emitted++;
+    return 0;
+}
+
+/* ---- the rest of the call API (operation.h) --------------------------------------- */
 
 size_t fnw_call_size(const fnw_call *c)
 {
@@ -15,9 +485,7 @@ size_t fnw_call_size(const fnw_call *c)
 
 const fnw_record *fnw_call_input(const fnw_call *c, size_t i)
 {
-    if (i >= c->n)
-        return NULL;
-    return c->direct ? c->direct_rec : &c->in[i]->rec;
+    return i < c->n ? &c->in[i]->rec : NULL;
 }
 
 int fnw_call_attempt(const fnw_call *c)
@@ -27,7 +495,7 @@ int fnw_call_attempt(const fnw_call *c)
 
 struct ev_loop *fnw_call_loop(const fnw_call *c)
 {
-    return c->loop;
+    return c->s->loop;
 }
 
 fnw_arena *fnw_call_arena(fnw_call *c)
@@ -51,67 +519,67 @@ int fnw_call_decode(fnw_call *c, size_t i, fnw_value *out, fnw_error *err)
     if (!r)
         return fnw_error_set(err, "input %zu is out of range: the call has %zu input(s)", i, c->n);
     if (!r->data) {
-        out->kind = (uint8_t)c->input_type->kind;
+        out->kind = (uint8_t)c->s->input_type->kind;
         out->is_null = 1;
         out->row_kind = 0;
         out->count = 0;
         return 0;
     }
     size_t used = 0;
-    if (fnw_ser_decode(c->input_type, r->data, r->len, &c->arena, out, &used, err) != 0)
+    if (fnw_ser_decode(c->s->input_type, r->data, r->len, &c->arena, out, &used, err) != 0)
         return -1;
     if (used != r->len)
         return fnw_error_set(err, "input %zu has %zu byte(s) after its value", i, (size_t)r->len - used);
     return 0;
 }
 
-static int may_emit(const fnw_call *c, size_t i)
+CALL_SLOW static int stage_failed(const fnw_call *c)
 {
-    return (c->state == FNW_CALL_RUNNING || c->state == FNW_CALL_TIMING_OUT) && i < c->n;
+    char what[256];
+    snprintf(what, sizeof what, "out of memory storing the outputs of operation '%s'", c->s->op->name);
+    c->s->cb->failed(c->s->user, NULL, what, "");
+    return -1;
 }
 
-int fnw_call_emit(fnw_call *c, size_t i, const uint8_t *data, size_t len)
+/* Stages one output on entry i until the attempt ends. */
+static int stage_output(fnw_call *c, size_t i, const uint8_t *data, size_t len)
 {
-    if (!may_emit(c, i))
-        return -1;
-    if (c->direct)
-        return fnw_engine_call_emit_direct(c, data, len);
-    if (fnw_entry_add_output(c->in[i], data, len) != 0) {
-        fnw_engine_call_oom(c);
-        return -1;
-    }
+    if (fnw_entry_add_output(c->in[i], data, len) != 0)
+        return stage_failed(c);
     c->emitted++;
     return 0;
 }
 
+int fnw_call_emit(fnw_call *c, size_t i, const uint8_t *data, size_t len)
+{
+    if (i >= c->n)
+        return -1;
+    switch (c->state) {
+    case CALL_DIRECT:
+        return emit_direct(c, data, len);
+    case CALL_RUNNING:
+    case CALL_TIMING_OUT:
+        return stage_output(c, i, data, len);
+    default:            /* settled: refused */
+        return -1;
+    }
+}
+
 int fnw_call_emit_value(fnw_call *c, size_t i, const fnw_value *v, fnw_error *err)
 {
-    if (!may_emit(c, i))
+    int open = c->state == CALL_DIRECT || c->state == CALL_RUNNING || c->state == CALL_TIMING_OUT;
+    if (!open || i >= c->n)
         return fnw_error_set(err, "the call has ended (or input %zu is out of range)", i);
     if (v->is_null)
         return fnw_call_emit(c, i, NULL, 0);
-    fnw_buf_clear(c->scratch);
-    if (fnw_ser_encode(c->output_type, v, c->scratch, err) != 0)
+    fnw_buf *scratch = c->s->scratch;
+    fnw_buf_clear(scratch);
+    if (fnw_ser_encode(c->s->output_type, v, scratch, err) != 0)
         return -1;
     /* An empty encoding must stay a non-null value. */
     static const uint8_t none[1];
-    const uint8_t *p = c->scratch->len ? c->scratch->p : none;
-    if (fnw_call_emit(c, i, p, c->scratch->len) != 0)
+    const uint8_t *p = scratch->len ? scratch->p : none;
+    if (fnw_call_emit(c, i, p, scratch->len) != 0)
         return fnw_error_set(err, "out of memory storing an output");
     return 0;
-}
-
-void fnw_call_complete(fnw_call *c)
-{
-    fnw_engine_call_complete(c);
-}
-
-void fnw_call_fail(fnw_call *c, const char *fmt, ...)
-{
-    char msg[FNW_ERROR_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt ? fmt : "(no message)", ap);
-    va_end(ap);
-    fnw_engine_call_fail(c, msg);
 }

@@ -1,15 +1,23 @@
-/* runtime/call.h — what the engine keeps per element (fnw_entry) and per
- * operation call (fnw_call); internal to the runtime.
+/* runtime/call.h — one operation call from start to end, internal to the
+ * runtime: the attempt with the operation, the retry and timeout timers,
+ * completion and failure, and the direct (synchronous) path. The call is
+ * the object operations see through operation.h; this header is the side
+ * the engine uses.
  *
- * An entry holds a copy of one input (its bytes in storage the entry keeps
- * and reuses) and the outputs staged for it by the current attempt. Entries
- * and calls come from per-engine free lists, so after warm-up nothing is
- * allocated per record.
+ * The call never calls the engine. Whoever makes calls (the engine, or a
+ * test) fills an fnw_call_setup once: the operation, the loop, the types,
+ * the retry and timeout rules, and a const table of callbacks with a user
+ * pointer. Every call made from that setup reports through those callbacks
+ * only, so the whole state machine can be read in call.c and driven on its
+ * own.
  *
- * An entry is held by the queue (from admission until it is emitted) and by
- * the call that carries it (until the operation hands the call back, which
- * for a timed-out call can be after the entry was emitted); it returns to
- * the free list when neither holds it.
+ * A queued call (from a pool) carries entries; its emits are staged on them
+ * until the attempt ends, so a failed attempt that is retried leaves
+ * nothing behind. When the result is final the call hands the entries to
+ * done(), lets go of them and goes back to its pool. A call that times out
+ * while the operation still has it waits, ignored, until the operation
+ * hands it back (or the engine stops it). A direct call runs inside
+ * fnw_call_run_direct(): its emits go straight to emit().
  */
 #ifndef FNW_CALL_H
 #define FNW_CALL_H
@@ -17,95 +25,93 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <ev.h>
-
-#include "codecs/arena.h"
 #include "codecs/buf.h"
 #include "codecs/type.h"
+#include "runtime/entry.h"
 #include "runtime/operation.h"
-#include "runtime/queue.h"
 #include "runtime/record.h"
+#include "runtime/spec.h"
 
-typedef struct fnw_engine fnw_engine;
+struct ev_loop;
 
-typedef struct fnw_span {
-    uint32_t off, len;
-    uint8_t is_null;
-} fnw_span;
+/* What count() reports. */
+typedef enum fnw_call_count {
+    FNW_CALL_RETRIED,      /* an attempt after the first is about to run */
+    FNW_CALL_TIMED_OUT,    /* the call's timeout passed before its result */
+    FNW_CALL_FAILED,       /* the operation failed and no retry is left */
+} fnw_call_count;
 
-typedef struct fnw_entry {
-    fnw_qnode q;                 /* queue link; also the free/overflow link */
-    fnw_record rec;              /* rec.data points into in (or is NULL) */
-    uint8_t *in;                 /* input bytes (owned, reused) */
-    size_t in_cap;
-    uint8_t *out;                /* staged output bytes (owned, reused) */
-    size_t out_len, out_cap;
-    fnw_span *spans;             /* staged outputs */
-    uint32_t nspans, spans_cap;
-    uint64_t index;              /* position within the bundle */
-    uint8_t held_by_queue, held_by_call;
-    struct fnw_entry *live_prev, *live_next;  /* live list; live_next links the free list */
-} fnw_entry;
+/* How a call talks back to whoever made it. user is the setup's. Except in
+ * the direct path (which runs inside the caller), every callback comes
+ * between an enter() and its leave(), so the callee may defer work that
+ * frees the call's owner to leave(). */
+typedef struct fnw_call_callbacks {
+    void (*enter)(void *user);
+    void (*leave)(void *user);
+    /* Non-zero once the owner no longer wants results: a call that comes
+     * back then is released without done(). */
+    int (*stopped)(void *user);
+    /* The result is final: in[0..n-1] carry their staged outputs (valid
+     * during the callback). elapsed_ms runs from the first attempt. */
+    void (*done)(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_ms);
+    /* A call has ended and let go of its entries: emit what is ready. */
+    void (*drain)(void *user);
+    /* Direct path only: one output, now. Non-zero refuses it. */
+    int (*emit)(void *user, const fnw_record *out);
+    /* The owner must fail: "<what> on <inputs of c> in <where><tail>".
+     * c is NULL when the failure is not about the call's inputs (out of
+     * memory). tail is "" or starts with ": ". */
+    void (*failed)(void *user, const fnw_call *c, const char *what, const char *tail);
+    void (*count)(void *user, fnw_call_count what);
+} fnw_call_callbacks;
 
-/* Copies rec's bytes into the entry. -1 when out of memory. */
-int fnw_entry_set_input(fnw_entry *en, const fnw_record *rec);
-/* Stages one output (data NULL = null value). -1 when out of memory. */
-int fnw_entry_add_output(fnw_entry *en, const uint8_t *data, size_t len);
-static inline void fnw_entry_clear_outputs(fnw_entry *en) { en->out_len = 0; en->nspans = 0; }
-
-/* Every entry not on the free list is on the live list, so a failed bundle
- * can drop them all. */
-typedef struct fnw_entry_pool {
-    fnw_entry *live;
-    fnw_entry *free;
-} fnw_entry_pool;
-
-/* A cleared entry on the live list (NULL when out of memory). */
-fnw_entry *fnw_entry_get(fnw_entry_pool *p);
-void fnw_entry_put(fnw_entry_pool *p, fnw_entry *en);
-/* Drop one holder; the entry goes back to the free list with the last. */
-void fnw_entry_unhold_queue(fnw_entry_pool *p, fnw_entry *en);
-void fnw_entry_unhold_call(fnw_entry_pool *p, fnw_entry *en);
-/* Every live entry back to the free list, whoever held it. */
-void fnw_entry_release_all(fnw_entry_pool *p);
-/* Frees the pool's memory (after fnw_entry_release_all). */
-void fnw_entry_pool_free(fnw_entry_pool *p);
-
-typedef enum fnw_call_state {
-    FNW_CALL_IDLE = 0,      /* on the free list */
-    FNW_CALL_RUNNING,       /* an attempt is with the operation */
-    FNW_CALL_BACKOFF,       /* waiting for the retry timer */
-    FNW_CALL_TIMING_OUT,    /* inside the operation's on_timeout hook */
-    FNW_CALL_ZOMBIE,        /* timed out while with the operation; its completion is ignored */
-    FNW_CALL_CANCELLED,     /* being cancelled */
-} fnw_call_state;
-
-struct fnw_call {
-    fnw_engine *e;
+/* Fixed before the first call is made; calls keep a pointer to it. */
+typedef struct fnw_call_setup {
+    const fnw_call_callbacks *cb;
+    void *user;
     struct ev_loop *loop;
+    const fnw_operation *op;
+    void *op_state;
     const fnw_type *input_type, *output_type;
-    fnw_buf *scratch;             /* the engine's encode buffer */
-    uint8_t state;
-    uint8_t direct;               /* sync fast path: input is the caller's record */
-    int attempt;
-    uint64_t emitted;             /* outputs of the current attempt */
-    int64_t last_backoff;
-    ev_tstamp started;
-    ev_timer timeout_w;
-    ev_timer retry_w;
-    void *op_data;
-    fnw_arena arena;
-    const fnw_record *direct_rec;
-    uint64_t direct_index;
-    struct fnw_call *prev, *next; /* active list, or free list (next) */
-    size_t n, cap;
-    fnw_entry *in[];              /* cap slots */
-};
+    fnw_buf *scratch;              /* encode buffer for fnw_call_emit_value */
+    fnw_entry_pool *entries;       /* where a call's entries go back */
+    int64_t timeout_ms;            /* 0 = none */
+    fnw_timeout_action on_timeout;
+    fnw_retry retry;
+} fnw_call_setup;
 
-/* Engine side of the call API (engine.c). */
-void fnw_engine_call_complete(fnw_call *c);
-void fnw_engine_call_fail(fnw_call *c, const char *message);
-int fnw_engine_call_emit_direct(fnw_call *c, const uint8_t *data, size_t len);
-void fnw_engine_call_oom(fnw_call *c);
+/* Queued calls: every call not on the free list is on the active list, so
+ * the owner can stop them all. */
+typedef struct fnw_call_pool {
+    const fnw_call_setup *setup;
+    size_t cap;                    /* inputs per call */
+    fnw_call *active, *free;
+} fnw_call_pool;
+
+void fnw_call_pool_init(fnw_call_pool *p, const fnw_call_setup *s, size_t cap);
+/* Stops what is active and frees every call. */
+void fnw_call_pool_free(fnw_call_pool *p);
+/* An idle call on the active list (NULL when out of memory); start it. */
+fnw_call *fnw_call_pool_get(fnw_call_pool *p);
+/* Gives up on every active call without callbacks: the operation's cancel
+ * for each one it still has, then back to the free list. */
+void fnw_call_pool_stop_all(fnw_call_pool *p);
+int fnw_call_pool_busy(const fnw_call_pool *p);
+
+/* The first attempt over in[0..n-1] (n <= the pool's cap), which the call
+ * holds from now on; the timeout starts now. */
+void fnw_call_start(fnw_call *c, fnw_entry *const *in, size_t n);
+
+/* The direct path: one call, reused for every input, never pooled. */
+fnw_call *fnw_call_new_direct(const fnw_call_setup *s);
+void fnw_call_free(fnw_call *c);
+/* Invokes the operation on in (not copied; index is its position in the
+ * bundle), which must settle the call before it returns. Returns the number
+ * of outputs emitted, or -1 when the operation returned without settling
+ * (reported through failed()). */
+int64_t fnw_call_run_direct(fnw_call *c, const fnw_record *in, uint64_t index);
+
+/* "input 3 (timestamp 17)" or "inputs 4..7 (timestamps 1, 2, 3, 4)". */
+void fnw_call_describe_inputs(const fnw_call *c, char *buf, size_t n);
 
 #endif

@@ -1,7 +1,9 @@
 /* runtime/engine.c — runs one operation instance with PyFlink's async
  * semantics on the libev loop (engine.h): admission under capacity (with an
- * overflow list), the ordered/unordered queue, batching, per-call timeouts
- * and retries on loop timers, the end-of-bundle barrier and metrics.
+ * overflow list), the ordered/unordered queue, batching, the end-of-bundle
+ * barrier, failure messages and metrics. Each call (its attempts, retries
+ * and timeout) is call.c's; the engine starts calls and hears back through
+ * the callback table it gives them (call_callbacks below).
  *
  * Reentrancy: sink callbacks and operation callbacks may call back into the
  * engine (push into it, abort it, destroy it). Every entry point counts a
@@ -10,8 +12,6 @@
  * the outermost entry point unwinds (leave()), so no frame below ever sees
  * freed memory.
  */
-#include <ev.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@
 #include "runtime/batcher.h"
 #include "runtime/call.h"
 #include "runtime/engine.h"
+#include "runtime/entry.h"
 #include "runtime/queue.h"
 
 enum bundle_state { B_IDLE, B_ACTIVE, B_FINISHING, B_FAILED, B_ABORTED };
@@ -47,9 +48,9 @@ struct fnw_engine {
     fnw_entry *ovf_head, *ovf_tail;   /* pushed without space, not yet admitted */
     size_t ovf_n;
     fnw_entry_pool entries;
-    fnw_call *active;                 /* calls not on the free list */
-    fnw_call *free_calls;
-    fnw_call *direct;
+    fnw_call_setup call_setup;        /* what every call of this engine shares */
+    fnw_call_pool calls;              /* queued calls */
+    fnw_call *direct;                 /* direct mode's one call */
     fnw_buf scratch;
 
     int depth;
@@ -79,12 +80,6 @@ static void dist_add(fnw_dist *d, int64_t v)
         d->max = v;
     d->count++;
     d->sum += v;
-}
-
-static int64_t ms_since(const fnw_engine *e, ev_tstamp t)
-{
-    double d = (ev_now(e->loop) - t) * 1000.;
-    return d > 0 ? (int64_t)(d + 0.5) : 0;
 }
 
 static void enter(fnw_engine *e)
@@ -141,41 +136,6 @@ static void leave(fnw_engine *e)
 
 /* ---- messages ------------------------------------------------------------------ */
 
-static void fmt_ts(int64_t ts, char *buf, size_t n)
-{
-    if (ts == INT64_MIN)
-        snprintf(buf, n, "none");
-    else
-        snprintf(buf, n, "%" PRId64, ts);
-}
-
-/* "input 3 (timestamp 17)" or "inputs 4..7 (timestamps 1, 2, 3, 4)". */
-static void describe_inputs(const fnw_call *c, char *buf, size_t n)
-{
-    char ts[32];
-    if (c->n == 1) {
-        const fnw_record *r = fnw_call_input(c, 0);
-        uint64_t idx = c->direct ? c->direct_index : c->in[0]->index;
-        if (r->timestamp == INT64_MIN)
-            snprintf(buf, n, "input %" PRIu64 " (no timestamp)", idx);
-        else
-            snprintf(buf, n, "input %" PRIu64 " (timestamp %" PRId64 ")", idx, r->timestamp);
-        return;
-    }
-    size_t len = (size_t)snprintf(buf, n, "inputs %" PRIu64 "..%" PRIu64 " (timestamps ",
-                                  c->in[0]->index, c->in[c->n - 1]->index);
-    for (size_t i = 0; i < c->n && len < n; i++) {
-        if (i == 8) {
-            len += (size_t)snprintf(buf + len, n - len, ", ...");
-            break;
-        }
-        fmt_ts(c->in[i]->rec.timestamp, ts, sizeof ts);
-        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", ts);
-    }
-    if (len < n)
-        snprintf(buf + len, n - len, ")");
-}
-
 /* "transform 'T' of bundle 'B'" */
 static void describe_where(const fnw_engine *e, char *buf, size_t n)
 {
@@ -200,313 +160,131 @@ static void fail_bundle(fnw_engine *e, const char *fmt, ...)
     e->cleanup_pending = 1;
 }
 
-/* fail_bundle with "<what> on <inputs> in <where><tail>" */
-static void fail_call(fnw_engine *e, const fnw_call *c, const char *what, const char *tail)
+/* ---- calls: starting them, and what they report (call.h) ------------------------- */
+
+static void start_call(fnw_engine *e, fnw_entry *const *ens, size_t n)
 {
-    char inputs[512], where[384];
-    describe_inputs(c, inputs, sizeof inputs);
-    describe_where(e, where, sizeof where);
-    fail_bundle(e, "%s on %s in %s%s", what, inputs, where, tail);
-}
-
-/* ---- calls ------------------------------------------------------------------------ */
-
-static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents);
-static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents);
-
-static fnw_call *call_new(fnw_engine *e, size_t cap)
-{
-    fnw_call *c = calloc(1, sizeof *c + cap * sizeof c->in[0]);
-    if (!c)
-        return NULL;
-    c->e = e;
-    c->loop = e->loop;
-    c->input_type = e->env.input_type;
-    c->output_type = e->env.output_type;
-    c->scratch = &e->scratch;
-    c->cap = cap;
-    fnw_arena_init(&c->arena, 4096, 0);
-    ev_timer_init(&c->timeout_w, timeout_cb, 0., 0.);
-    ev_timer_init(&c->retry_w, retry_cb, 0., 0.);
-    c->timeout_w.data = c;
-    c->retry_w.data = c;
-    return c;
-}
-
-static void call_destroy(fnw_call *c)
-{
-    fnw_arena_free(&c->arena);
-    free(c);
-}
-
-static fnw_call *call_get(fnw_engine *e)
-{
-    fnw_call *c = e->free_calls;
-    if (c)
-        e->free_calls = c->next;
-    else if (!(c = call_new(e, e->call_cap)))
-        return NULL;
-    c->prev = NULL;
-    c->next = e->active;
-    if (e->active)
-        e->active->prev = c;
-    e->active = c;
-    c->n = 0;
-    c->op_data = NULL;
-    c->emitted = 0;
-    return c;
-}
-
-/* The call comes back from the operation (or never went): stop its timers,
- * let go of its entries, return it to the free list. */
-static void call_put(fnw_engine *e, fnw_call *c)
-{
-    ev_timer_stop(e->loop, &c->timeout_w);
-    ev_timer_stop(e->loop, &c->retry_w);
-    for (size_t i = 0; i < c->n; i++)
-        fnw_entry_unhold_call(&e->entries, c->in[i]);
-    c->n = 0;
-    c->op_data = NULL;
-    c->state = FNW_CALL_IDLE;
-    fnw_arena_reset(&c->arena);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        e->active = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->prev = NULL;
-    c->next = e->free_calls;
-    e->free_calls = c;
-}
-
-static void invoke(fnw_engine *e, fnw_call *c)
-{
-    c->state = FNW_CALL_RUNNING;
-    c->emitted = 0;
-    e->op->invoke(e->op_state, c);
-}
-
-static void start_call(fnw_engine *e, fnw_entry **ens, size_t n)
-{
-    fnw_call *c = call_get(e);
+    fnw_call *c = fnw_call_pool_get(&e->calls);
     if (!c) {
         fail_bundle(e, "out of memory starting a call of operation '%s' in transform '%s'",
                     e->op->name, e->transform_id);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        c->in[i] = ens[i];
-        ens[i]->held_by_call = 1;
-    }
-    c->n = n;
-    c->attempt = 1;
-    c->last_backoff = 0;
-    if (e->spec.timeout_ms > 0)
-        ev_now_update(e->loop);   /* the loop time may be stale after a long callback */
-    c->started = ev_now(e->loop);
     e->m.calls++;
     if (e->spec.batched)
         e->m.batches++;
     dist_add(&e->m.batch_size, (int64_t)n);
-    if (e->spec.timeout_ms > 0) {
-        ev_timer_set(&c->timeout_w, (double)e->spec.timeout_ms / 1000., 0.);
-        ev_timer_start(e->loop, &c->timeout_w);
-    }
-    invoke(e, c);
+    fnw_call_start(c, ens, n);
 }
 
-/* The call's entries have their final outputs: complete them in the queue. */
-static void complete_entries(fnw_engine *e, fnw_call *c)
+static void run_direct(fnw_engine *e, const fnw_record *in)
 {
-    ev_timer_stop(e->loop, &c->timeout_w);
-    dist_add(&e->m.call_duration_ms, ms_since(e, c->started));
-    for (size_t i = 0; i < c->n; i++) {
-        fnw_entry *en = c->in[i];
-        if (en->nspans == 0)
-            e->m.empty_results++;
-        fnw_queue_complete(&e->queue, &en->q);
-    }
-}
-
-static int retry_allowed(const fnw_engine *e, const fnw_call *c)
-{
-    if (!fnw_retry_can_retry(&e->spec.retry, c->attempt))
-        return 0;
-    return (ev_now(e->loop) - c->started) * 1000. <= (double)e->spec.timeout_ms;
-}
-
-static void schedule_retry(fnw_engine *e, fnw_call *c)
-{
-    int64_t backoff = fnw_retry_backoff_ms(&e->spec.retry, c->attempt, c->last_backoff);
-    c->last_backoff = backoff;
-    c->attempt++;
-    for (size_t i = 0; i < c->n; i++)
-        fnw_entry_clear_outputs(c->in[i]);
-    fnw_arena_reset(&c->arena);
-    c->state = FNW_CALL_BACKOFF;
-    ev_timer_set(&c->retry_w, (double)(backoff > 0 ? backoff : 0) / 1000., 0.);
-    ev_timer_start(e->loop, &c->retry_w);
-}
-
-static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    fnw_call *c = w->data;
-    fnw_engine *e = c->e;
-    if (c->state != FNW_CALL_BACKOFF)
-        return;
-    enter(e);
-    if (stopped(e)) {
-        call_put(e, c);
-    } else {
-        e->m.retries++;
-        invoke(e, c);
-    }
-    leave(e);
-}
-
-static void on_timeout_operation(fnw_engine *e, fnw_call *c)
-{
-    char what[256];
-    if (!e->op->on_timeout) {
-        snprintf(what, sizeof what, "operation '%s' timed out after %" PRId64 " ms",
-                 e->op->name, e->spec.timeout_ms);
-        fail_call(e, c, what, ": on_timeout is TIMEOUT_OPERATION but the operation has no timeout handler");
-        return;
-    }
-    fnw_error err;
-    snprintf(err.msg, sizeof err.msg, "(no message)");
-    c->state = FNW_CALL_TIMING_OUT;
-    int rc = e->op->on_timeout(e->op_state, c, &err);
-    if (rc != 0) {
-        char tail[FNW_ERROR_MAX + 4];
-        snprintf(what, sizeof what, "the timeout handler of operation '%s' failed", e->op->name);
-        snprintf(tail, sizeof tail, ": %s", err.msg);
-        fail_call(e, c, what, tail);
-        return;
-    }
-    if (!stopped(e))
-        complete_entries(e, c);
-}
-
-static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    fnw_call *c = w->data;
-    fnw_engine *e = c->e;
-    if (c->state != FNW_CALL_RUNNING && c->state != FNW_CALL_BACKOFF)
-        return;
-    enter(e);
-    int with_op = c->state == FNW_CALL_RUNNING;
-    ev_timer_stop(e->loop, &c->retry_w);
-    e->m.timeouts++;
-    for (size_t i = 0; i < c->n; i++)
-        fnw_entry_clear_outputs(c->in[i]);
-    if (e->spec.on_timeout == FNW_TIMEOUT_EMPTY) {
-        complete_entries(e, c);
-    } else if (e->spec.on_timeout == FNW_TIMEOUT_OPERATION) {
-        on_timeout_operation(e, c);
-    } else {
-        char what[256];
-        snprintf(what, sizeof what, "operation '%s' timed out after %" PRId64 " ms",
-                 e->op->name, e->spec.timeout_ms);
-        fail_call(e, c, what, "");
-    }
-    /* The operation may still complete it; that completion only frees it. */
-    if (with_op)
-        c->state = FNW_CALL_ZOMBIE;
-    else
-        call_put(e, c);
-    drain(e);
-    leave(e);
-}
-
-/* ---- the engine side of the call API (call.h) ---------------------------------- */
-
-static void direct_settle(fnw_engine *e, fnw_call *c)
-{
-    c->state = FNW_CALL_IDLE;
-    if (c->emitted == 0)
+    e->m.calls++;
+    dist_add(&e->m.batch_size, 1);
+    if (e->m.inflight_high_water < 1)
+        e->m.inflight_high_water = 1;
+    int64_t emitted = fnw_call_run_direct(e->direct, in, e->next_index++);
+    if (emitted < 0)
+        return;   /* the operation did not settle the call: failed already */
+    if (emitted == 0)
         e->m.empty_results++;
     dist_add(&e->m.call_duration_ms, 0);
 }
 
-void fnw_engine_call_complete(fnw_call *c)
+static void on_call_enter(void *user)
 {
-    fnw_engine *e = c->e;
-    if (c->direct) {
-        if (c->state == FNW_CALL_RUNNING)
-            direct_settle(e, c);
-        return;
-    }
-    if (c->state == FNW_CALL_ZOMBIE) {
-        call_put(e, c);
-        return;
-    }
-    if (c->state != FNW_CALL_RUNNING)
-        return;
-    enter(e);
-    if (stopped(e)) {
-        call_put(e, c);
-    } else if (c->emitted == 0 && e->spec.retry.on_empty && retry_allowed(e, c)) {
-        schedule_retry(e, c);
-    } else {
-        complete_entries(e, c);
-        call_put(e, c);
-        drain(e);
-    }
-    leave(e);
+    enter(user);
 }
 
-void fnw_engine_call_fail(fnw_call *c, const char *message)
+static void on_call_leave(void *user)
 {
-    fnw_engine *e = c->e;
-    char what[256], tail[FNW_ERROR_MAX + 4];
-    snprintf(what, sizeof what, "operation '%s' failed", e->op->name);
-    snprintf(tail, sizeof tail, ": %s", message);
-    if (c->direct) {
-        if (c->state != FNW_CALL_RUNNING)
-            return;
-        direct_settle(e, c);
-        e->m.failures++;
-        fail_call(e, c, what, tail);
-        return;
-    }
-    if (c->state == FNW_CALL_ZOMBIE) {
-        call_put(e, c);
-        return;
-    }
-    if (c->state != FNW_CALL_RUNNING)
-        return;
-    enter(e);
-    if (stopped(e)) {
-        call_put(e, c);
-    } else if (e->spec.retry.on_error && retry_allowed(e, c)) {
-        schedule_retry(e, c);
-    } else {
-        e->m.failures++;
-        fail_call(e, c, what, tail);
-        call_put(e, c);
-    }
-    leave(e);
+    leave(user);
 }
 
-int fnw_engine_call_emit_direct(fnw_call *c, const uint8_t *data, size_t len)
+static int on_call_stopped(void *user)
 {
-    fnw_engine *e = c->e;
-    if (stopped(e) || len > UINT32_MAX)
+    return stopped(user);
+}
+
+/* The call's entries have their final outputs: complete them in the queue. */
+static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_ms)
+{
+    fnw_engine *e = user;
+    dist_add(&e->m.call_duration_ms, elapsed_ms);
+    for (size_t i = 0; i < n; i++) {
+        if (in[i]->nspans == 0)
+            e->m.empty_results++;
+        fnw_queue_complete(&e->queue, &in[i]->q);
+    }
+}
+
+static void on_call_drain(void *user)
+{
+    drain(user);
+}
+
+/* Direct mode: the output goes to the sink at once. */
+static int on_call_emit(void *user, const fnw_record *out)
+{
+    fnw_engine *e = user;
+    if (stopped(e))
         return -1;
-    const fnw_record *in = c->direct_rec;
-    fnw_record out = { in->timestamp, in->watermark, data, data ? (uint32_t)len : 0 };
-    c->emitted++;
     e->m.records_out++;
-    SINK_CALL1(e, emit, &out);
+    SINK_CALL1(e, emit, out);
     return 0;
 }
 
-void fnw_engine_call_oom(fnw_call *c)
+static void on_call_failed(void *user, const fnw_call *c, const char *what, const char *tail)
 {
-    fail_bundle(c->e, "out of memory storing the outputs of operation '%s' in transform '%s'",
-                c->e->op->name, c->e->transform_id);
+    fnw_engine *e = user;
+    if (!c) {
+        fail_bundle(e, "%s in transform '%s'%s", what, e->transform_id, tail);
+        return;
+    }
+    char inputs[512], where[384];
+    fnw_call_describe_inputs(c, inputs, sizeof inputs);
+    describe_where(e, where, sizeof where);
+    fail_bundle(e, "%s on %s in %s%s", what, inputs, where, tail);
+}
+
+static void on_call_count(void *user, fnw_call_count what)
+{
+    fnw_engine *e = user;
+    if (what == FNW_CALL_RETRIED)
+        e->m.retries++;
+    else if (what == FNW_CALL_TIMED_OUT)
+        e->m.timeouts++;
+    else
+        e->m.failures++;
+}
+
+static const fnw_call_callbacks call_callbacks = {
+    .enter = on_call_enter,
+    .leave = on_call_leave,
+    .stopped = on_call_stopped,
+    .done = on_call_done,
+    .drain = on_call_drain,
+    .emit = on_call_emit,
+    .failed = on_call_failed,
+    .count = on_call_count,
+};
+
+/* Everything calls need from the engine, fixed once the operation is open. */
+static void call_setup_init(fnw_engine *e)
+{
+    fnw_call_setup *cs = &e->call_setup;
+    cs->cb = &call_callbacks;
+    cs->user = e;
+    cs->loop = e->loop;
+    cs->op = e->op;
+    cs->op_state = e->op_state;
+    cs->input_type = e->env.input_type;
+    cs->output_type = e->env.output_type;
+    cs->scratch = &e->scratch;
+    cs->entries = &e->entries;
+    cs->timeout_ms = e->spec.timeout_ms;
+    cs->on_timeout = e->spec.on_timeout;
+    cs->retry = e->spec.retry;
 }
 
 /* ---- admission, emission --------------------------------------------------------- */
@@ -516,7 +294,7 @@ static void on_batch(void *user, void **items, size_t n)
     fnw_engine *e = user;
     enter(e);
     if (!stopped(e))
-        start_call(e, (fnw_entry **)items, n);
+        start_call(e, (fnw_entry *const *)items, n);
     leave(e);
 }
 
@@ -604,15 +382,7 @@ static void cleanup(fnw_engine *e)
     e->cleanup_pending = 0;
     if (e->has_batcher)
         fnw_batcher_clear(&e->batcher);
-    while (e->active) {
-        fnw_call *c = e->active;
-        int was = c->state;
-        c->state = FNW_CALL_CANCELLED;
-        if ((was == FNW_CALL_RUNNING || was == FNW_CALL_ZOMBIE || was == FNW_CALL_TIMING_OUT) &&
-            e->op->cancel)
-            e->op->cancel(e->op_state, c);
-        call_put(e, c);
-    }
+    fnw_call_pool_stop_all(&e->calls);
     fnw_entry_release_all(&e->entries);
     fnw_queue_clear(&e->queue);
     e->ovf_head = e->ovf_tail = NULL;
@@ -621,31 +391,6 @@ static void cleanup(fnw_engine *e)
     e->drain_again = 0;
     if (e->bstate == B_ABORTED)
         e->bstate = B_IDLE;
-}
-
-static void run_direct(fnw_engine *e, const fnw_record *in)
-{
-    fnw_call *c = e->direct;
-    c->direct_rec = in;
-    c->direct_index = e->next_index++;
-    c->n = 1;
-    c->attempt = 1;
-    c->emitted = 0;
-    c->op_data = NULL;
-    e->m.calls++;
-    dist_add(&e->m.batch_size, 1);
-    if (e->m.inflight_high_water < 1)
-        e->m.inflight_high_water = 1;
-    c->state = FNW_CALL_RUNNING;
-    e->op->invoke(e->op_state, c);
-    if (c->state == FNW_CALL_RUNNING) {
-        char what[256];
-        c->state = FNW_CALL_CANCELLED;
-        snprintf(what, sizeof what, "operation '%s' is synchronous but returned without completing its call",
-                 e->op->name);
-        fail_call(e, c, what, "");
-    }
-    fnw_arena_reset(&c->arena);
 }
 
 /* ---- public API ------------------------------------------------------------------- */
@@ -686,17 +431,14 @@ int fnw_engine_create(struct ev_loop *loop, const fnw_operation *op,
      * batch that cannot fill). */
     e->call_cap = s.batched ? (size_t)(s.batch_size < s.capacity ? s.batch_size : s.capacity) : 1;
     fnw_queue_init(&e->queue, s.unordered);
+    fnw_entry_pool_init(&e->entries);
+    fnw_call_pool_init(&e->calls, &e->call_setup, e->call_cap);
     fnw_buf_init(&e->scratch, 0);
     e->bstate = B_IDLE;
     int ok = e->transform_id != NULL;
     if (ok && s.batched) {
         ok = fnw_batcher_init(&e->batcher, loop, e->call_cap, s.batch_timeout_ms, on_batch, e) == 0;
         e->has_batcher = 1;
-    }
-    if (ok && e->direct_mode) {
-        ok = (e->direct = call_new(e, 1)) != NULL;
-        if (ok)
-            e->direct->direct = 1;
     }
     if (!ok) {
         engine_free(e);
@@ -708,6 +450,11 @@ int fnw_engine_create(struct ev_loop *loop, const fnw_operation *op,
     }
     e->op_open = 1;
     e->env.options = NULL;   /* only valid during open */
+    call_setup_init(e);
+    if (e->direct_mode && !(e->direct = fnw_call_new_direct(&e->call_setup))) {
+        engine_free(e);
+        return fnw_error_set(err, "out of memory creating the engine of operation '%s'", op->name);
+    }
     *out = e;
     return 0;
 }
@@ -722,14 +469,9 @@ static void engine_free(fnw_engine *e)
         fnw_batcher_free(&e->batcher);
     if (e->op_open && e->op->close)
         e->op->close(e->op_state);
+    fnw_call_pool_free(&e->calls);
+    fnw_call_free(e->direct);
     fnw_entry_pool_free(&e->entries);
-    while (e->free_calls) {
-        fnw_call *c = e->free_calls;
-        e->free_calls = c->next;
-        call_destroy(c);
-    }
-    if (e->direct)
-        call_destroy(e->direct);
     fnw_queue_free(&e->queue);
     fnw_buf_free(&e->scratch);
     free(e->transform_id);
@@ -811,7 +553,7 @@ void fnw_engine_abort(fnw_engine *e)
 {
     enter(e);
     e->fail_pending = 0;
-    if (e->bstate != B_IDLE || e->active) {
+    if (e->bstate != B_IDLE || fnw_call_pool_busy(&e->calls)) {
         e->bstate = B_ABORTED;
         e->cleanup_pending = 1;
     }

@@ -1,10 +1,10 @@
-/* runtime/entry.c — engine entries (call.h): their byte storage (the copied
- * input and the staged outputs, grown geometrically and kept across reuse)
- * and the pool they live in, so steady state allocates nothing. */
+/* runtime/entry.c — entries (entry.h): their byte storage (the copied input
+ * and the staged outputs, grown geometrically and kept across reuse) and the
+ * pool they live in, so steady state allocates nothing. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/call.h"
+#include "runtime/entry.h"
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -71,6 +71,11 @@ static void entry_free_storage(fnw_entry *en)
     en->spans = NULL;
     en->in_cap = en->out_cap = en->out_len = 0;
     en->nspans = en->spans_cap = 0;
+}
+
+void fnw_entry_pool_init(fnw_entry_pool *p)
+{
+    p->live = p->free = NULL;
 }
 
 fnw_entry *fnw_entry_get(fnw_entry_pool *p)

@@ -3,7 +3,13 @@
  * pushes while has_space, resumes on sink.ready, calls finish after the
  * last input, and runs the loop until sink.finished or sink.failed (or a
  * guard timer, which fails the test). Outputs are recorded with their
- * timestamps, watermarks and arrival times. */
+ * timestamps, watermarks, arrival times and loop iterations.
+ *
+ * Times are measured from the loop time at h_begin(), refreshed there, so a
+ * timer started during the bundle never fires before t0 + its delay: lower
+ * bounds on times hold on any machine. Upper bounds do not (a loaded
+ * machine delays every wake-up), so tests check order instead where they
+ * can: h_run_until() waits for a condition, not for a time. */
 #ifndef TEST_ENGINE_HARNESS_H
 #define TEST_ENGINE_HARNESS_H
 
@@ -24,6 +30,7 @@ typedef struct h_out {
     int64_t ts, wm;
     int is_null;
     double at;          /* seconds since the bundle started */
+    unsigned iter;      /* ev_iteration() when it was emitted */
 } h_out;
 
 typedef struct harness {
@@ -46,6 +53,7 @@ typedef struct harness {
     int ready_calls;
     size_t max_pushed_without_space; /* pushes made while has_space was false */
     double t0, t_finished;
+    unsigned finished_iter;     /* ev_iteration() at sink.finished */
     ev_timer guard;
     /* optional hook run for every output (after recording it) */
     void (*on_emit)(struct harness *h, const fnw_record *out);
@@ -152,6 +160,7 @@ static inline void h_emit(void *user, const fnw_record *out)
     o->ts = out->timestamp;
     o->wm = out->watermark;
     o->at = h_now() - h->t0;
+    o->iter = ev_iteration(h->loop);
     if (h->on_emit)
         h->on_emit(h, out);
 }
@@ -176,6 +185,7 @@ static inline void h_finished(void *user)
     harness *h = user;
     h->finished = 1;
     h->t_finished = h_now() - h->t0;
+    h->finished_iter = ev_iteration(h->loop);
     ev_break(h->loop, EVBREAK_ALL);
 }
 
@@ -222,7 +232,8 @@ static inline void h_begin(harness *h, const char *label)
     h->ready_calls = 0;
     h->fail_msg[0] = '\0';
     h->next = 0;
-    h->t0 = h_now();
+    ev_now_update(h->loop);
+    h->t0 = ev_now(h->loop);
     fnw_engine_start(h->e, &s, label);
 }
 
@@ -269,6 +280,28 @@ static inline void h_run_for(harness *h, double s)
     ev_timer_start(h->loop, &t);
     ev_run(h->loop, 0);
     ev_timer_stop(h->loop, &t);
+}
+
+/* Runs the loop until cond(h) holds, failing the test after guard_s. */
+static inline void h_run_until(harness *h, int (*cond)(const harness *h), double guard_s)
+{
+    ev_timer_init(&h->guard, h_guard_cb, guard_s, 0.);
+    h->guard.data = h;
+    h->guard_fired = 0;
+    ev_timer_start(h->loop, &h->guard);
+    while (!cond(h) && !h->guard_fired)
+        ev_run(h->loop, EVRUN_ONCE);
+    ev_timer_stop(h->loop, &h->guard);
+    ck_assert_msg(!h->guard_fired, "the awaited condition did not hold within %.1f s (outputs %zu)",
+                  guard_s, h->n_out);
+}
+
+/* Calls running at once on average: the sum of call durations over the
+ * bundle's time. A loaded machine stretches both alike. */
+static inline double h_concurrency(const harness *h)
+{
+    const fnw_engine_metrics *m = fnw_engine_metrics_get(h->e);
+    return h->t_finished > 0 ? (double)m->call_duration_ms.sum / (h->t_finished * 1000.) : 0;
 }
 
 static inline const fnw_engine_metrics *h_m(const harness *h)

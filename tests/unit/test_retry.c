@@ -1,7 +1,10 @@
 /* tests/unit/test_retry.c — PyFlink's retry arithmetic (can_retry boundary,
  * fixed and exponential backoff with its clamp) and retries through the
  * engine: counted exactly, on error and on empty results, on loop timers,
- * never past the call's overall timeout. */
+ * never past the call's overall timeout.
+ *
+ * Waits are checked from below (in loop time, which the timers use) and by
+ * order, never against a wall-clock window a loaded machine could miss. */
 #include <check.h>
 
 #include "tests/unit/check_run.h"
@@ -167,36 +170,109 @@ START_TEST(test_retry_on_empty_only)
 }
 END_TEST
 
+/* Fails the first rec_fails attempts of every call at once, then emits its
+ * input; records the loop time of every invocation. */
+static int rec_fails, rec_n;
+static double rec_at[64];
+
+static void rec_invoke(void *state, fnw_call *call)
+{
+    if (rec_n < 64)
+        rec_at[rec_n] = ev_now(fnw_call_loop(call));
+    rec_n++;
+    if (fnw_call_attempt(call) <= rec_fails) {
+        fnw_call_fail(call, "recorder: attempt %d", fnw_call_attempt(call));
+        return;
+    }
+    const fnw_record *in = fnw_call_input(call, 0);
+    fnw_call_emit(call, 0, in->data, in->len);
+    fnw_call_complete(call);
+}
+
+static void rec_cancel(void *state, fnw_call *call)
+{
+}
+
+static const fnw_operation rec_op = {
+    .name = "recorder", .sync = 0, .invoke = rec_invoke, .cancel = rec_cancel,
+};
+
+/* One input through rec_op, failing its first `fails` attempts. */
+static void run_recorder(harness *h, const fnw_spec *s, int fails)
+{
+    rec_fails = fails;
+    rec_n = 0;
+    h_init(h);
+    fnw_options opts = { 0, NULL };
+    fnw_op_env env = { h->loop, &opts, h->type, h->type, "t1", 0 };
+    ck_assert_int_eq(fnw_engine_create(h->loop, &rec_op, s, &env, &h->e, &h->err), 0);
+    h_inputs(h, 1);
+    h_run(h, 10);
+}
+
+/* Timers never fire early: each wait is at least its backoff (half a
+ * millisecond for the loop's real-time/monotonic bookkeeping). */
+static void assert_waits(const double *backoff_s, int n)
+{
+    ck_assert_int_eq(rec_n, n + 1);
+    for (int k = 0; k < n; k++)
+        ck_assert_msg(rec_at[k + 1] - rec_at[k] >= backoff_s[k] - 0.0005,
+                      "wait %d was %.4f s, backoff %.3f s", k + 1, rec_at[k + 1] - rec_at[k], backoff_s[k]);
+}
+
 START_TEST(test_exponential_timing)
 {
     harness h;
-    /* backoffs 10, 20, 40, 40 -> at least 110 ms */
+    /* backoffs 10, 20, 40, 40: every wait at least its own, so at least 110 ms */
     fnw_spec s = retry_spec(expo(5, 10, 40, 2.0), 5000);
-    static const char *const kv[] = { "fail_attempts=4", NULL };
-    run_echo(&h, &s, kv, 1);
+    run_recorder(&h, &s, 4);
     ck_assert_msg(!h.failed, "%s", h.fail_msg);
     ck_assert_int_eq(h_m(&h)->retries, 4);
-    ck_assert_msg(h.t_finished >= 0.109 && h.t_finished < 0.2, "took %.3f s", h.t_finished);
+    static const double want[] = { 0.010, 0.020, 0.040, 0.040 };
+    assert_waits(want, 4);
+    ck_assert_msg(h.t_finished >= 0.109, "took %.3f s", h.t_finished);
     ck_assert_int_ge(h_m(&h)->call_duration_ms.max, 109);
+    h_free(&h);
+
+    /* the clamp: unclamped, the second backoff would be 10 s (and the 5 s
+     * timeout would fail the bundle) */
+    s = retry_spec(expo(5, 10, 40, 1000.0), 5000);
+    run_recorder(&h, &s, 4);
+    ck_assert_msg(!h.failed, "%s", h.fail_msg);
+    static const double clamped[] = { 0.010, 0.040, 0.040, 0.040 };
+    assert_waits(clamped, 4);
+    ck_assert_msg(h.t_finished < 4.0, "took %.3f s", h.t_finished);
     h_free(&h);
 }
 END_TEST
 
 START_TEST(test_retries_stop_at_timeout)
 {
+    /* retries due at 100 and 200 ms, the timeout at 290: the retry before
+     * the timeout has a 90 ms margin (a retry the loop wakes only after the
+     * timeout fails the bundle instead, as the timeout has then passed) */
     harness h;
-    fnw_spec s = retry_spec(fixed(1000, 20), 100);
+    fnw_spec s = retry_spec(fixed(1000, 100), 290);
     s.on_timeout = FNW_TIMEOUT_EMPTY;
-    static const char *const kv[] = { "fail_attempts=1000", NULL };
-    run_echo(&h, &s, kv, 1);
+    run_recorder(&h, &s, 1000);
     ck_assert_msg(!h.failed, "%s", h.fail_msg);
     ck_assert(h.finished);
     ck_assert_uint_eq(h.n_out, 0);
     ck_assert_int_eq(h_m(&h)->timeouts, 1);
     ck_assert_int_eq(h_m(&h)->empty_results, 1);
-    ck_assert_int_ge(h_m(&h)->retries, 3);
-    ck_assert_int_le(h_m(&h)->retries, 5);
-    ck_assert_msg(h.t_finished >= 0.099 && h.t_finished < 0.15, "took %.3f s", h.t_finished);
+    /* at least one retry, at most one per 100 ms of the 290 ms */
+    ck_assert_int_ge(h_m(&h)->retries, 1);
+    ck_assert_int_le(h_m(&h)->retries, 2);
+    ck_assert_int_eq(rec_n, h_m(&h)->retries + 1);
+    static const double fixed_s[] = { 0.100, 0.100 };
+    assert_waits(fixed_s, rec_n - 1);
+    /* retried until the timeout: a retry due before it would have run first
+     * (the loop runs due timers in order), so the last attempt started no
+     * earlier than one backoff before the timeout */
+    double last = rec_at[rec_n - 1] - rec_at[0];
+    ck_assert_msg(last + 0.100 >= 0.290 - 0.0005, "last attempt at %.4f s", last);
+    /* and stopped there: 1000 attempts would take 100 s */
+    ck_assert_msg(h.t_finished >= 0.289 && h.t_finished < 4.0, "took %.3f s", h.t_finished);
     h_free(&h);
 }
 END_TEST
