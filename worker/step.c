@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/pb_nesting.h"
+
 #define FT_ASYNC_BATCH ORG__APACHE__FLINK__FN_EXECUTION__V1__USER_DEFINED_DATA_STREAM_FUNCTION__FUNCTION_TYPE__ASYNC_BATCH
 #define MODE(x) FNWORKER__V1__OPERATION_SPEC__MODE__##x
 #define SEE_README "(see README, \"The OperationSpec payload\")"
@@ -105,6 +107,10 @@ int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
         return fnw_error_set(err, "transform '%s': the function payload is a Python pickle (a PyFlink "
                              "function). fnworker runs native operations: the payload must be a "
                              "fnworker.v1.OperationSpec naming one " SEE_README, id);
+    /* output_type is a TypeInfo, which nests without a limit of its own */
+    if (fnw_pb_check_nesting(&fnworker__v1__operation_spec__descriptor, f->payload.data, f->payload.len,
+                             err) < 0)
+        return fnw_error_prefix(err, "transform '%s': OperationSpec", id);
     pb_OperationSpec *os = fnworker__v1__operation_spec__unpack(NULL, f->payload.len, f->payload.data);
     if (!os)
         return fnw_error_set(err, "transform '%s': the function payload is not a valid "

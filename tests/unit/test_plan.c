@@ -751,6 +751,32 @@ START_TEST(a_key_type_nested_10000_deep_fails_cleanly)
 }
 END_TEST
 
+/* The same in the OperationSpec's output_type, inside the function payload. */
+START_TEST(an_output_type_nested_10000_deep_fails_cleanly)
+{
+    builder b;
+    fnw_plan *p = NULL;
+    fnw_error err;
+    flink_shape(&b, 1, "beam:coder:param_windowed_value:v1");
+    wire w = wire_new(1 << 20);
+    deep_list(&w, 10000);
+    wrap(&w, 11);               /* OperationSpec.output_type */
+    front(&w, "echo", 4);
+    front_varint(&w, 4);
+    front_tag(&w, 1, WT_LEN);   /* OperationSpec.operation */
+    wrap(&w, 3);                /* UserDefinedDataStreamFunction.payload */
+    ProtobufCBinaryData udsf = { len(&w), (uint8_t *)bytes(&w) };
+    pb_ParDoPayload pd = ORG__APACHE__BEAM__MODEL__PIPELINE__V1__PAR_DO_PAYLOAD__INIT;
+    pd.do_fn = fspec(&b, STATELESS, udsf);
+    transform(&b, "transform-0")->spec = fspec(&b, "beam:transform:pardo:v1", pack(&b, &pd.base));
+    ck_assert_int_eq(build(&b, &p, &err), -1);
+    ck_assert_msg(strstr(err.msg, "transform 'transform-0': OperationSpec: TypeInfo nests deeper than 64 "
+                                  "levels (byte "), "%s", err.msg);
+    free(w.buf);
+    builder_free(&b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plan");
@@ -763,6 +789,7 @@ int main(void)
     tcase_add_test(tc, types_at_the_nesting_limit_plan);
     tcase_add_test(tc, a_coder_type_nested_10000_deep_fails_cleanly);
     tcase_add_test(tc, a_key_type_nested_10000_deep_fails_cleanly);
+    tcase_add_test(tc, an_output_type_nested_10000_deep_fails_cleanly);
     tcase_add_test(tc, mode_selects_batching);
     tcase_add_test(tc, mode_contradictions_and_stray_batch_fields_fail);
     tcase_add_test(tc, chain_types_given_by_the_spec);
