@@ -4,6 +4,8 @@
  * kept in a fixed array of FNW_PB_MAX_NESTING frames. */
 #include "codecs/pb_nesting.h"
 
+#include <string.h>
+
 #include "codecs/type.h"
 #include "org/apache/flink/fn_execution/v1/flink-fn-execution.pb-c.h"
 
@@ -146,6 +148,36 @@ int fnw_pb_check_nesting(const ProtobufCMessageDescriptor *desc, const uint8_t *
             leave(&w);
         else if (field(&w, f, &p) < 0)
             return -1;
+    }
+    return 0;
+}
+
+/* The fields of one message, stepped over without entering any: finds the
+ * first length-delimited field num. */
+int fnw_pb_find_top_string(const uint8_t *data, size_t len, uint32_t num, char *out, size_t cap)
+{
+    const uint8_t *p = data, *end = data + len;
+    while (p < end) {
+        uint64_t tag, n = 0;
+        if (read_varint(&p, end, &tag))
+            return 0;
+        switch (tag & 7) {
+        case 0: if (read_varint(&p, end, &n)) return 0; n = 0; break;
+        case 1: n = 8; break;
+        case 2: if (read_varint(&p, end, &n)) return 0; break;
+        case 5: n = 4; break;
+        default: return 0;
+        }
+        if (n > (uint64_t)(end - p))
+            return 0;
+        if ((tag >> 3) == num && (tag & 7) == 2) {
+            if (n == 0 || n >= cap || memchr(p, '\0', n))
+                return 0;
+            memcpy(out, p, n);
+            out[n] = '\0';
+            return 1;
+        }
+        p += n;
     }
     return 0;
 }

@@ -42,4 +42,10 @@
 int fnw_pb_check_nesting(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                          fnw_error *err);
 
+/* For bytes the check refused: copies the first length-delimited field num
+ * among data's own top-level fields (e.g. an InstructionRequest's
+ * instruction_id) into out as a string. 1 when found and shorter than cap
+ * with no NUL, else 0 (also when the fields before it are malformed). */
+int fnw_pb_find_top_string(const uint8_t *data, size_t len, uint32_t num, char *out, size_t cap);
+
 #endif

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "codecs/pb_nesting.h"
-#include "codecs/varint.h"
 #include "worker/logging.h"
 
 struct fnw_control {
@@ -22,47 +21,12 @@ typedef struct fetch_ctx {
     char *id;
 } fetch_ctx;
 
-/* The instruction_id (field 1) of a request that will not be unpacked, read
- * from its top-level fields only; 0 when there is none to be had. */
-static int top_level_instruction_id(const uint8_t *p, size_t n, char *out, size_t cap)
-{
-    size_t at = 0;
-    while (at < n) {
-        uint64_t tag, len = 0;
-        int k = fnw_varint_read(p + at, n - at, &tag);
-        if (k <= 0)
-            return 0;
-        at += (size_t)k;
-        switch (tag & 7) {
-        case 0: k = fnw_varint_read(p + at, n - at, &len); len = 0; break;
-        case 1: k = 0; len = 8; break;
-        case 2: k = fnw_varint_read(p + at, n - at, &len); break;
-        case 5: k = 0; len = 4; break;
-        default: return 0;
-        }
-        if (k < 0 || ((tag & 7) != 1 && (tag & 7) != 5 && k == 0))
-            return 0;
-        at += (size_t)k;
-        if (len > n - at)
-            return 0;
-        if (tag == ((1 << 3) | 2)) {
-            if (len == 0 || len >= cap)
-                return 0;
-            memcpy(out, p + at, len);
-            out[len] = '\0';
-            return 1;
-        }
-        at += len;
-    }
-    return 0;
-}
-
 /* A request the nesting check refused: answered with the reason when its
  * instruction id can be read, so the runner does not wait for it. */
 static void refuse_request(fnw_control *c, const uint8_t *p, size_t n, const char *why)
 {
     char id[256];
-    int have_id = top_level_instruction_id(p, n, id, sizeof id);
+    int have_id = fnw_pb_find_top_string(p, n, 1, id, sizeof id);   /* instruction_id */
     fnw_log(c->rpc->log, FNW_LOG_ERROR, have_id ? id : NULL, NULL,
             "refused a Control message of %zu bytes: %s", n, why);
     if (have_id)

@@ -163,6 +163,10 @@ START_TEST(descriptors_on_the_control_stream_are_measured)
     ck_assert_int_eq(check(BEAM_DESC(instruction_request), &w, &err), -1);
     ASSERT_MSG(err, "messages nest deeper than 256 levels");
     ASSERT_MSG(err, "InstructionRequest");
+    /* the refused request's id can still be read, so it can be answered */
+    char id[16];
+    ck_assert_int_eq(fnw_pb_find_top_string(bytes(&w), len(&w), 1, id, sizeof id), 1);
+    ck_assert_str_eq(id, "7");
     /* the descriptor alone, as GetProcessBundleDescriptor returns it */
     w.start = pbd_start;
     ck_assert_int_eq(check(BEAM_DESC(process_bundle_descriptor), &w, &err), -1);
@@ -262,6 +266,30 @@ static uint32_t next_rand(void)
 }
 
 /* Mutated descriptors: the walk never refuses what protobuf-c reads. */
+/* The top-level string reader steps over fields of every wire type, and
+ * gives up on anything malformed or too long rather than guessing. */
+START_TEST(top_level_string_is_found_past_other_fields)
+{
+    static const uint8_t after[] = {
+        0x08, 0x96, 0x01,                     /* field 1, varint 150 */
+        0x11, 1, 2, 3, 4, 5, 6, 7, 8,         /* field 2, fixed64 */
+        0x1d, 1, 2, 3, 4,                     /* field 3, fixed32 */
+        0x0a, 0x02, 'i', 'd',                 /* field 1, "id" */
+    };
+    char out[8];
+    ck_assert_int_eq(fnw_pb_find_top_string(after, sizeof after, 1, out, sizeof out), 1);
+    ck_assert_str_eq(out, "id");
+    ck_assert_int_eq(fnw_pb_find_top_string(after, sizeof after, 4, out, sizeof out), 0);
+    ck_assert_int_eq(fnw_pb_find_top_string(after, sizeof after - 1, 1, out, sizeof out), 0);  /* cut */
+    ck_assert_int_eq(fnw_pb_find_top_string(after, sizeof after, 1, out, 2), 0);               /* too long */
+    static const uint8_t group[] = { 0x0b, 0x0a, 0x01, 'x' };   /* a group before it */
+    ck_assert_int_eq(fnw_pb_find_top_string(group, sizeof group, 1, out, sizeof out), 0);
+    static const uint8_t nul[] = { 0x0a, 0x02, 'a', 0 };
+    ck_assert_int_eq(fnw_pb_find_top_string(nul, sizeof nul, 1, out, sizeof out), 0);
+    ck_assert_int_eq(fnw_pb_find_top_string(NULL, 0, 1, out, sizeof out), 0);
+}
+END_TEST
+
 START_TEST(the_walk_accepts_whatever_protobuf_c_reads)
 {
     wire w = wire_new(1 << 12);
@@ -351,6 +379,7 @@ int main(void)
     tcase_add_test(tc, descriptors_on_the_control_stream_are_measured);
     tcase_add_test(tc, only_declared_message_fields_are_entered);
     tcase_add_test(tc, hostile_lengths_and_truncation_are_refused);
+    tcase_add_test(tc, top_level_string_is_found_past_other_fields);
     tcase_add_test(tc, the_walk_accepts_whatever_protobuf_c_reads);
     tcase_add_test(tc, empty_input_and_no_type);
     tcase_add_test(tc, schemas_unpacked_without_the_walk_are_not_recursive);
