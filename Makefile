@@ -31,7 +31,6 @@ LIB_SRC  := $(wildcard codecs/*.c runtime/*.c) $(filter-out worker/main.c,$(wild
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_C))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
-TEST_SUPPORT := $(wildcard tests/unit/support/*.c)
 
 .PHONY: all deps demo check unit integration script-tests sanitize valgrind bench bench-tools bench-smoke clean harness
 all: $(BUILD)/fnworker
@@ -65,9 +64,9 @@ $(BUILD)/fnworker: $(BUILD)/obj/worker/main.o $(BUILD)/libfnw.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- unit tests (Check) ------------------------------------------------------
-$(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< $(TEST_SUPPORT) \
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< \
 	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
 
 unit: $(UNIT_BIN)
@@ -75,7 +74,7 @@ unit: $(UNIT_BIN)
 
 # ---- JVM runner harness --------------------------------------------------------
 harness: $(BUILD)/harness/harness.jar
-$(BUILD)/harness/harness.jar: $(PROTOS) $(shell find scripts/harness -name '*.java' 2>/dev/null) scripts/harness/build.sh
+$(BUILD)/harness/harness.jar: $(PROTOS) $(shell find scripts/harness tests/integration -name '*.java' 2>/dev/null) scripts/harness/build.sh
 	sh scripts/harness/build.sh $(BUILD)/harness
 
 # ---- the two commands ----------------------------------------------------------
@@ -107,6 +106,8 @@ valgrind: deps
 # ---- bench (owned by scripts/bench/; see scripts/bench/README.md) -------------
 # The driver (runner side) and the null worker link the bench objects and
 # libfnw.a (for codecs/buf, codecs/varint and the generated .pb-c objects).
+# Every other scripts/bench/*.c goes into libbench.a, the null worker's own
+# parts (null_worker_*.c) too: each binary pulls in only what it calls.
 BENCH_LIB_SRC := $(filter-out scripts/bench/fnbench.c scripts/bench/null_worker.c,$(wildcard scripts/bench/*.c))
 BENCH_LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_LIB_SRC))
 BENCH_BIN     := $(BUILD)/bench/fnbench $(BUILD)/bench/null_worker

@@ -18,7 +18,8 @@
 #define FN_REVISE_OUTPUT 100
 #define MODE_BATCH 2            /* OperationSpec.Mode BATCH */
 
-/* Encoded empty value in the global window (§2.3). */
+/* The param-windowed-value coders' payload: an encoded empty value at Beam's
+ * minimum timestamp in the global window (one window, pane 0x0f). */
 static const uint8_t param_wv_payload[] = {0x7f, 0xdf, 0x3b, 0x64, 0x5a, 0x1c, 0xac, 0x09,
                                            0x00, 0x00, 0x00, 0x01, 0x0f, 0x00};
 

@@ -2,10 +2,10 @@
  * counts what comes back.
  *
  * Input records are Flink's runner rows for the data type ROW<STRING, INT>
- * (flink-protocol.md §4.2, §4.6): varint(len) + Row(LONG ts, LONG wm,
+ * (what Flink's Python operators send): varint(len) + Row(LONG ts, LONG wm,
  * Row(STRING, INT)). A chunk is many of them encoded once, back to back,
  * about 1 MB, and sent again and again. Outputs are counted by walking the
- * varint framing (§4.1) across Data messages (a record may span messages);
+ * varint framing across Data messages (a record may span messages);
  * the walker can also pick each output's timestamp (Row(LONG ts, ...):
  * mask byte, then 8 bytes big-endian) for latency measurements, and checks
  * every record has the length the workload implies.

@@ -6,7 +6,7 @@
  * The benchmark's code is sequential ("start a worker, run these bundles,
  * stop it"); every wait runs the completion queue, whose handlers do the
  * streaming: each data send is chained from the previous one's completion
- * (one send and one receive in flight per call, toolchain.md §2), outputs
+ * (gRPC's core API allows one send and one receive in flight per call), outputs
  * are counted as they arrive, and a bundle's input comes from a source that
  * is asked for the next message only when the stream can take it. So the
  * worker sees a runner that always has the next 1 MB ready and always reads.

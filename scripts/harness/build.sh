@@ -1,7 +1,9 @@
 #!/bin/sh
 # Builds fnworker's JVM runner harness (a stand-in for Flink's Java side):
 # Java from proto/ (protoc + grpc-java plugin; google/protobuf/* come from
-# protobuf.jar), then scripts/harness/src/**/*.java, in one javac run.
+# protobuf.jar), then scripts/harness/src/**/*.java (the runner side) and the
+# integration scenarios in tests/integration/scenarios/**/*.java (same
+# package, fnworker.harness), in one javac run.
 #   usage: sh scripts/harness/build.sh OUTDIR
 # Writes OUTDIR/harness.jar and OUTDIR/classpath (the runtime classpath line).
 set -eu
@@ -37,7 +39,8 @@ PROTOS=$(cd "$ROOT/proto" && find . -name '*.proto' ! -path './google/*' | sed '
 (cd "$ROOT/proto" && protoc -I. --java_out="$OUT/gen" \
   --plugin=protoc-gen-grpc-java="$PLUGIN" --grpc-java_out="$OUT/gen" $PROTOS)
 
-find "$OUT/gen" "$ROOT/scripts/harness/src" -name '*.java' | sort > "$OUT/sources.txt"
+find "$OUT/gen" "$ROOT/scripts/harness/src" "$ROOT/tests/integration/scenarios" -name '*.java' \
+  | sort > "$OUT/sources.txt"
 javac --release 17 -nowarn -encoding UTF-8 -Xmaxerrs 50 -cp "$CP" -d "$OUT/classes" @"$OUT/sources.txt" 2>"$OUT/javac.log" || {
   cat "$OUT/javac.log" >&2; exit 1; }
 grep -v '^Note: ' "$OUT/javac.log" >&2 || true

@@ -1,6 +1,8 @@
 #!/bin/sh
-# Integration tests: the harness (a stand-in for Flink's JVM side) launches the
-# real worker binary for each scenario.
+# Integration tests: the harness (scripts/harness, a stand-in for Flink's JVM
+# side) launches the real worker binary for each scenario. The scenarios are
+# Java sources under tests/integration/scenarios/, compiled into the harness
+# jar by scripts/harness/build.sh; IntegrationTests lists and runs them.
 #   sh tests/integration/run.sh BUILD [FILTER]
 # BUILD is the build dir (holds fnworker and harness/); FILTER keeps scenarios
 # whose name contains it. FNW_WRAPPER (e.g. valgrind ...) prefixes the worker.

@@ -137,7 +137,7 @@ static void convert_fails(const TI *pb, const char *want)
     ck_assert_msg(strstr(err.msg, want), "message '%s' lacks '%s'", err.msg, want);
 }
 
-/* The runner input row of §4.6 as Flink builds it. */
+/* The runner input row Row(LONG, LONG, Row(STRING, INT)) as Flink builds it. */
 static TI *input_row_pb(void)
 {
     static const char *inner_names[] = { "name", "n" };
@@ -156,7 +156,7 @@ START_TEST(from_proto_input_row)
     fnw_type *t = convert_ok(input_row_pb());
     ck_assert_str_eq(fmt(t), "ROW<f0 LONG, f1 LONG, f2 ROW<name STRING, n INT>>");
     ck_assert_int_eq(fnw_type_depth(t), 3);
-    /* drives the serializer: the §4.6 payload */
+    /* drives the serializer: the payload of Row(1000, MIN, Row("ab", 5)) */
     const uint8_t rec[] = { 0x00, 0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x00,
                             0, 0, 0, 2, 'a', 'b', 0, 0, 0, 5 };
     size_t used;

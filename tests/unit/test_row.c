@@ -1,7 +1,7 @@
-/* tests/unit/test_row.c — the runner rows around every element: the worked
- * examples of flink-protocol.md §4.6 (input Row(LONG, LONG, Row(STRING,
- * INT)), with the inner and the outer null variants) and §4.7 (output
- * Row(LONG, INT) for a result 7), byte for byte, plus truncated and
+/* tests/unit/test_row.c — the runner rows around every element: an input row
+ * Row(LONG, LONG, Row(STRING, INT)) for Row(1000, MIN, Row("ab", 5)), with
+ * the inner and the outer null variants, and an output row Row(LONG, INT)
+ * for a result 7, byte for byte as Flink frames them, plus truncated and
  * over-long records and the coder type checks. */
 #include <check.h>
 
@@ -58,7 +58,7 @@ static fnw_type *input_type(fnw_type *d)
     return add(t, d, "data");
 }
 
-/* §4.6, as it appears on the wire (varint length first) */
+/* That input row as it appears on the wire (varint length first) */
 static const char *EX46 = "1C | 00 | 00 00 00 00 00 00 03 E8 | 80 00 00 00 00 00 00 00 | 00 | "
                           "00 00 00 02 61 62 | 00 00 00 05";
 static const char *EX46_INNER_NULL = "16 | 00 | 00 00 00 00 00 00 03 E8 | 80 00 00 00 00 00 00 00 | 20 | "

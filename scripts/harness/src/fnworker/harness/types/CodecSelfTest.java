@@ -1,5 +1,7 @@
-// Self-test of the harness's own type codec: the exact bytes of the worked
-// examples in flink-protocol.md §4.6-4.7 and the layouts of §4.4-4.5, then
+// Self-test of the harness's own type codec: the exact bytes of a runner
+// input row Row(LONG ts, LONG watermark, Row(STRING, INT)) and a runner
+// output row Row(LONG ts, INT) as Flink frames them (with the null variants),
+// of row kinds and null masks and of each atomic layout, then
 // encode/decode/JSON round trips of generated values for every type.
 //   java -cp $(cat build/harness/classpath) fnworker.harness.types.CodecSelfTest
 package fnworker.harness.types;
@@ -152,24 +154,24 @@ public final class CodecSelfTest {
   void run() {
     TypeInfo inner = TypeInfo.parse("ROW<s:STRING,i:INT>");
     TypeInfo in = TypeInfo.runnerInput(inner);
-    // §4.6: Row(1000, MIN, Row("ab", 5)).
+    // A runner input row: Row(1000, MIN, Row("ab", 5)).
     byte[] rec = TypeCodec.encode(in, Row.of(1000L, Long.MIN_VALUE, Row.of("ab", 5)));
     byte[] framed = new ByteWriter().varint(rec.length).bytes(rec).toByteArray();
-    check("4.6 input record on the wire",
+    check("input row on the wire",
         Arrays.equals(framed, Hex.parse("1C | 00 | 00 00 00 00 00 00 03 E8 | 80 00 00 00 00 00 00 00 | 00 | 00 00 00 02 61 62 | 00 00 00 05")),
         Hex.of(framed));
-    bytes("4.6 inner STRING null", in, Row.of(1000L, Long.MIN_VALUE, Row.of(null, 5)),
+    bytes("input row, inner STRING null", in, Row.of(1000L, Long.MIN_VALUE, Row.of(null, 5)),
         "00 00000000000003E8 8000000000000000 20 00000005");
     byte[] innerNull = TypeCodec.encode(in, Row.of(1000L, Long.MIN_VALUE, Row.of(null, 5)));
-    check("4.6 inner null is 22 bytes", innerNull.length == 22, "got " + innerNull.length);
-    bytes("4.6 outer data null", in, Row.of(1000L, Long.MIN_VALUE, null), "08 00000000000003E8 8000000000000000");
-    // §4.7: Row(1000, 7) as Row(LONG, INT).
+    check("input row, inner null is 22 bytes", innerNull.length == 22, "got " + innerNull.length);
+    bytes("input row, outer data null", in, Row.of(1000L, Long.MIN_VALUE, null), "08 00000000000003E8 8000000000000000");
+    // A runner output row: Row(1000, 7) as Row(LONG, INT).
     TypeInfo out = TypeInfo.runnerOutput(TypeInfo.atomic(TypeName.INT));
     byte[] o = TypeCodec.encode(out, Row.of(1000L, 7));
     byte[] of = new ByteWriter().varint(o.length).bytes(o).toByteArray();
-    check("4.7 output record on the wire", Arrays.equals(of, Hex.parse("0D 00 00000000000003E8 00000007")), Hex.of(of));
+    check("output row on the wire", Arrays.equals(of, Hex.parse("0D 00 00000000000003E8 00000007")), Hex.of(of));
 
-    // §4.5 row kinds and masks.
+    // Row kinds and null masks (Flink's RowSerializer).
     TypeInfo r1 = TypeInfo.parse("ROW<a:INT>");
     bytes("row kind UPDATE_BEFORE", r1, new Row(Row.UPDATE_BEFORE, 1), "80 00000001");
     bytes("row kind UPDATE_AFTER", r1, new Row(Row.UPDATE_AFTER, 1), "40 00000001");
@@ -182,7 +184,7 @@ public final class CodecSelfTest {
     rejects("row mask padding bits set", TypeInfo.parse("ROW<INT>"), "01 00000001");
     bytes("empty row", TypeInfo.parse("ROW<>"), Row.of(), "00");
 
-    // §4.4 atomic layouts.
+    // Atomic layouts (each type's Flink serializer).
     bytes("STRING utf-8", t("STRING"), "é", "00000002 C3A9");
     bytes("STRING empty", t("STRING"), "", "00000000");
     bytes("BYTE", t("BYTE"), (byte) -2, "FE");

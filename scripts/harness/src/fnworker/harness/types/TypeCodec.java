@@ -1,5 +1,5 @@
-// Flink's Java serializer byte formats for DataStream types (flink-protocol.md
-// §4.4-4.5): encode a value of a TypeInfo to bytes and decode it back. Values
+// Flink's Java serializer byte formats for DataStream types (the layouts of
+// Flink's TypeSerializers, e.g. RowSerializer, StringSerializer): encode a value of a TypeInfo to bytes and decode it back. Values
 // are plain Java objects: Row, String, Byte, Boolean, Short, Integer, Long,
 // Float, Double, Character, BigInteger, BigDecimal, LocalDate (SQL_DATE and
 // LOCAL_DATE), LocalTime (SQL_TIME, LOCAL_TIME), LocalDateTime (SQL_TIMESTAMP,

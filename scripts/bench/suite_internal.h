@@ -1,0 +1,83 @@
+/* scripts/bench/suite_internal.h — internal to the suite (suite*.c), not part
+ * of its interface (suite.h): the helpers every workload shares (defined in
+ * suite_common.c) and the workloads themselves, one function each, which
+ * bench_suite_run and bench_suite_smoke (suite.c) call in order.
+ *
+ * Conventions: records are Row(LONG, LONG, Row(STRING, INT)) with 8-char
+ * strings unless a workload says otherwise; every session starts a fresh
+ * worker and runs a small warm-up bundle first (descriptor fetch, operation
+ * open and the data stream connect are not part of any figure); every
+ * bundle's output count is verified. Worker cost is its CPU time over all
+ * threads (/proc schedstat) per record.
+ */
+#ifndef BENCH_SUITE_INTERNAL_H
+#define BENCH_SUITE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scripts/bench/suite.h"
+
+#define SMALL 8                   /* the default string length */
+#define WARMUP 20000
+#define MILLION 1000000ULL
+
+/* Display names and payload sizes of the record sizes (index 0: 8-char strings). */
+extern const char *const suite_size_name[BENCH_N_SIZES];
+extern const size_t suite_size_bytes[BENCH_N_SIZES];
+
+/* String length giving input records of about the size at size_idx. */
+size_t suite_str_len_for(int size_idx);
+/* 1 if workload id is selected by --only (or no --only was given). */
+int suite_selected(const bench_suite *s, const char *id);
+/* n times --scale, at least 1000. */
+uint64_t suite_scaled(const bench_suite *s, uint64_t n);
+/* A progress line on stderr: fmt with one %s, id. */
+void suite_progress(const char *fmt, const char *id);
+
+/* The operations the workloads run: identity; echo in batches of 256
+ * (ORDERED or not, at capacity); echo per element, UNORDERED, with an
+ * optional delay_ms. */
+bench_op suite_op_identity(void);
+bench_op suite_op_batch(int ordered, int capacity);
+bench_op suite_op_element(int capacity, const char *delay_ms);
+
+/* Records per second of a run, and worker CPU ns per record. */
+double suite_rate_of(const bench_run *r);
+double suite_ns_per_rec(const bench_run *r);
+
+/* Starts a session for op and runs a warm-up bundle of `warmup` records. */
+int suite_session_start(bench_suite *s, bench_session *ss, int is_null, const char *label,
+                        const bench_op *op, size_t str_len, uint64_t warmup);
+/* Stops the session; its first error (if any) is copied to err. */
+int suite_session_stop(bench_session *ss, char *err, size_t n);
+/* One session, one op, several runs (counts[i] records in bundles of `bundle`). */
+int suite_measure(bench_suite *s, int is_null, const char *label, const bench_op *op, size_t str_len,
+                  const uint64_t *counts, int n, uint64_t bundle, bench_run *runs, char *err, size_t errn);
+
+/* A throughput row from a run, against the ceiling if > 0; FAIL with err if set. */
+bench_row *suite_rate_row(bench_suite *s, const char *id, const char *what, const bench_run *r,
+                          double ceiling, const char *err);
+int suite_failed(const bench_row *row);
+bench_row *suite_find_row(bench_suite *s, const char *id);
+/* Appends a point to out_dir/throughput.dat. */
+void suite_plot_point(bench_suite *s, const char *label, double rate, double ceiling);
+
+/* The workloads (suite_throughput.c, suite_latency.c, suite_memory.c,
+ * suite_scaling.c). Each adds its rows to s->rep. */
+void suite_ceilings(bench_suite *s);
+void suite_w1(bench_suite *s);
+void suite_w2(bench_suite *s);
+void suite_w3(bench_suite *s);
+void suite_w4(bench_suite *s);
+void suite_w5(bench_suite *s);
+void suite_w6(bench_suite *s);
+void suite_w7(bench_suite *s);
+void suite_w8(bench_suite *s);
+void suite_w9_idle(bench_suite *s);
+void suite_w9_flood(bench_suite *s);
+void suite_w10(bench_suite *s);
+void suite_w11(bench_suite *s);
+void suite_instructions(bench_suite *s);
+
+#endif
