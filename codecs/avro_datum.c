@@ -32,7 +32,7 @@ typedef struct av_node {
     uint32_t min;       /* fewest bytes a datum of this node takes */
 } av_node;
 
-struct fnw_avro_plan {
+struct fnw_avro_program {
     av_node *nodes;
     uint32_t nnodes, capnodes;
     uint32_t *edges;
@@ -47,7 +47,7 @@ typedef struct av_named {
 } av_named;
 
 typedef struct av_compiler {
-    fnw_avro_plan *pl;
+    fnw_avro_program *pl;
     av_named *named;
     uint32_t nnamed, capnamed;
     fnw_error *err;
@@ -72,7 +72,7 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 
 static int new_node(av_compiler *c, uint8_t op, uint32_t *idx)
 {
-    fnw_avro_plan *pl = c->pl;
+    fnw_avro_program *pl = c->pl;
     if (grow((void **)&pl->nodes, &pl->capnodes, pl->nnodes + 1, sizeof *pl->nodes) < 0)
         return fnw_error_set(c->err, "out of memory compiling the Avro schema");
     *idx = pl->nnodes++;
@@ -83,7 +83,7 @@ static int new_node(av_compiler *c, uint8_t op, uint32_t *idx)
 
 static int new_edges(av_compiler *c, uint32_t n, uint32_t *first)
 {
-    fnw_avro_plan *pl = c->pl;
+    fnw_avro_program *pl = c->pl;
     if (n > UINT32_MAX - pl->nedges ||
         grow((void **)&pl->edges, &pl->capedges, pl->nedges + n, sizeof *pl->edges) < 0)
         return fnw_error_set(c->err, "out of memory compiling the Avro schema");
@@ -209,7 +209,7 @@ static int compile(av_compiler *c, avro_schema_t s, int depth, uint32_t *out)
  * array/map items are computed by the caller's loop over all nodes, since a
  * union index and a closing count already cost bytes); a record reached
  * again while its own minimum is being computed can never end. */
-static int compute_min(fnw_avro_plan *pl, uint32_t idx, fnw_error *err, int depth)
+static int compute_min(fnw_avro_program *pl, uint32_t idx, fnw_error *err, int depth)
 {
     av_node *nd = &pl->nodes[idx];
     if (nd->state == 2)
@@ -243,14 +243,17 @@ static int compute_min(fnw_avro_plan *pl, uint32_t idx, fnw_error *err, int dept
     return 0;
 }
 
-int fnw_avro_plan_compile(void *schema, fnw_avro_plan **out, fnw_error *err)
+fnw_avro_program *fnw_avro_program_new(void *schema, fnw_error *err)
 {
-    *out = NULL;
-    if (!schema)
-        return fnw_error_set(err, "Avro schema missing");
-    fnw_avro_plan *pl = calloc(1, sizeof *pl);
-    if (!pl)
-        return fnw_error_set(err, "out of memory compiling the Avro schema");
+    if (!schema) {
+        fnw_error_set(err, "Avro schema missing");
+        return NULL;
+    }
+    fnw_avro_program *pl = calloc(1, sizeof *pl);
+    if (!pl) {
+        fnw_error_set(err, "out of memory compiling the Avro schema");
+        return NULL;
+    }
     av_compiler c = { .pl = pl, .err = err };
     uint32_t root;
     int rc = compile(&c, (avro_schema_t)schema, 0, &root);
@@ -263,14 +266,13 @@ int fnw_avro_plan_compile(void *schema, fnw_avro_plan **out, fnw_error *err)
                 rc = compute_min(pl, i, err, 0);
     }
     if (rc < 0) {
-        fnw_avro_plan_free(pl);
-        return -1;
+        fnw_avro_program_free(pl);
+        return NULL;
     }
-    *out = pl;
-    return 0;
+    return pl;
 }
 
-void fnw_avro_plan_free(fnw_avro_plan *pl)
+void fnw_avro_program_free(fnw_avro_program *pl)
 {
     if (!pl)
         return;
@@ -279,7 +281,7 @@ void fnw_avro_plan_free(fnw_avro_plan *pl)
     free(pl);
 }
 
-uint32_t fnw_avro_plan_min_size(const fnw_avro_plan *pl)
+uint32_t fnw_avro_program_min_size(const fnw_avro_program *pl)
 {
     return pl->nodes[0].min;
 }
@@ -287,7 +289,7 @@ uint32_t fnw_avro_plan_min_size(const fnw_avro_plan *pl)
 /* ---- the walk ------------------------------------------------------------- */
 
 typedef struct av_rd {
-    const fnw_avro_plan *pl;
+    const fnw_avro_program *pl;
     const uint8_t *base, *end;
     fnw_error *err;
 } av_rd;
@@ -457,18 +459,18 @@ static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, in
     case AV_MAP:
         return av_blocks(nd, p, r, depth);
     default:
-        return av_fail(r, p, AV_NULL, "corrupt plan");
+        return av_fail(r, p, AV_NULL, "corrupt program");
     }
 }
 
-const uint8_t *fnw_avro_walk(const fnw_avro_plan *pl, const uint8_t *p, const uint8_t *end,
+const uint8_t *fnw_avro_walk(const fnw_avro_program *pl, const uint8_t *p, const uint8_t *end,
                              const uint8_t *base, fnw_error *err)
 {
     av_rd r = { .pl = pl, .base = base, .end = end, .err = err };
     return av_walk(0, p, &r, 0);
 }
 
-int fnw_avro_skip(const fnw_avro_plan *pl, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
+int fnw_avro_skip(const fnw_avro_program *pl, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
 {
     const uint8_t *q = fnw_avro_walk(pl, p, p + n, p, err);
     if (!q)

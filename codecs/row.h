@@ -25,7 +25,7 @@ typedef struct fnw_input_row {
  * prefix): reads the mask and the two LONGs, validates the data field with
  * fnw_ser_skip and data_skip (compiled from the data type), and fails if
  * bytes are missing or left over. */
-int fnw_row_split_input(const fnw_skip_plan *data_skip, const uint8_t *p, size_t n,
+int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, size_t n,
                         fnw_input_row *out, fnw_error *err);
 
 /* Appends an output record payload (no varint prefix): mask, timestamp,

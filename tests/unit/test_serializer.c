@@ -779,9 +779,9 @@ START_TEST(random_input_skip_and_decode_agree)
         T2(FNW_MAP, T(FNW_BOOLEAN), T1(FNW_PRIMITIVE_ARRAY, T(FNW_BYTE))),
         T1(FNW_LIST, T(FNW_TUPLE)),
     };
-    fnw_skip_plan *plans[4];
+    fnw_skip_program *plans[4];
     for (int i = 0; i < 4; i++)
-        ck_assert_ptr_nonnull(plans[i] = fnw_skip_plan_new(types[i], NULL));
+        ck_assert_ptr_nonnull(plans[i] = fnw_skip_program_new(types[i], NULL));
     uint8_t buf[64];
     int accepted = 0;
     for (int iter = 0; iter < 200000; iter++) {
@@ -812,7 +812,7 @@ START_TEST(random_input_skip_and_decode_agree)
     }
     ck_assert_int_gt(accepted, 100);
     for (int i = 0; i < 4; i++) {
-        fnw_skip_plan_free(plans[i]);
+        fnw_skip_program_free(plans[i]);
         fnw_type_free(types[i]);
     }
 }

@@ -1,5 +1,5 @@
 /* tests/unit/test_serializer_plan.c — fnw_ser_skip runs a program compiled
- * from the type beforehand (fnw_skip_plan_new; serializer.c, "skip plans")
+ * from the type beforehand (fnw_skip_program_new; serializer.c, "skip plans")
  * instead of the recursive walk;
  * a user relies on it accepting exactly what the walk accepts, measuring
  * the same length and failing with the same message. So for a spread of
@@ -53,7 +53,7 @@ static fnw_type *deep_rows(int levels)
 
 #define NTYPES 34
 static fnw_type *types[NTYPES];
-static fnw_skip_plan *plans[NTYPES];
+static fnw_skip_program *plans[NTYPES];
 static int walkable[NTYPES];   /* 0: the walk rejects some valid-looking encodings */
 static int ntypes;
 
@@ -110,13 +110,13 @@ static void make_types(void)
     add(TN(FNW_TUPLE, 2, TN(FNW_ROW, 1, T(FNW_LONG)), TN(FNW_ROW, 1, T(FNW_LONG))), 1);
     ck_assert_int_eq(ntypes, NTYPES);
     for (int i = 0; i < NTYPES; i++)
-        ck_assert_ptr_nonnull(plans[i] = fnw_skip_plan_new(types[i], NULL));
+        ck_assert_ptr_nonnull(plans[i] = fnw_skip_program_new(types[i], NULL));
 }
 
 static void free_types(void)
 {
     for (int i = 0; i < NTYPES; i++) {
-        fnw_skip_plan_free(plans[i]);
+        fnw_skip_program_free(plans[i]);
         fnw_type_free(types[i]);
     }
 }
@@ -384,7 +384,7 @@ START_TEST(every_null_pattern_measures_right)
 {
     for (int fields = 1; fields <= 8; fields++) {
         fnw_type *t = wide_row(fields, FNW_STRING);
-        fnw_skip_plan *pl = fnw_skip_plan_new(t, NULL);
+        fnw_skip_program *pl = fnw_skip_program_new(t, NULL);
         ck_assert_ptr_nonnull(pl);
         size_t mb = ((size_t)fields + 2 + 7) / 8;
         for (uint32_t nulls = 0; nulls < (1u << fields); nulls++) {
@@ -410,7 +410,7 @@ START_TEST(every_null_pattern_measures_right)
             int all_null = nulls == (1u << fields) - 1;
             ck_assert_msg(strstr(err.msg, all_null ? "ROW at offset 0" : "STRING at offset"), "%s", err.msg);
         }
-        fnw_skip_plan_free(pl);
+        fnw_skip_program_free(pl);
         fnw_type_free(t);
     }
 }
@@ -423,17 +423,17 @@ START_TEST(each_plan_follows_the_type_it_was_compiled_from)
     uint8_t b[16] = { 0, 0, 0, 0, 7, 0, 0, 0, 2, 'h', 'i' };
     size_t used;
     fnw_error err;
-    fnw_skip_plan *one = fnw_skip_plan_new(t, &err);
+    fnw_skip_program *one = fnw_skip_program_new(t, &err);
     ck_assert_int_eq(fnw_ser_skip(one, b, 11, &used, &err), 0);
     ck_assert_uint_eq(used, 5);
-    fnw_skip_plan_free(one);
+    fnw_skip_program_free(one);
     ck_assert_int_eq(fnw_type_add_child(t, T(FNW_STRING), "s", &err), 0);
-    fnw_skip_plan *two = fnw_skip_plan_new(t, &err);
+    fnw_skip_program *two = fnw_skip_program_new(t, &err);
     ck_assert_int_eq(fnw_ser_skip(two, b, 11, &used, &err), 0);
     ck_assert_uint_eq(used, 11);
     ck_assert_int_eq(fnw_ser_skip(two, b, 10, &used, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "STRING at offset 5: length 2 exceeds the 1 bytes left"));
-    fnw_skip_plan_free(two);
+    fnw_skip_program_free(two);
     fnw_type_free(t);
 }
 END_TEST
@@ -446,16 +446,16 @@ START_TEST(a_clones_plan_needs_only_the_clone)
     uint8_t b[] = { 0, 0, 0, 0, 1, 'x', 1, 2, 3, 4, 5, 6, 7, 8 };
     size_t used;
     fnw_error err;
-    fnw_skip_plan *pt = fnw_skip_plan_new(t, &err);
+    fnw_skip_program *pt = fnw_skip_program_new(t, &err);
     ck_assert_int_eq(fnw_ser_skip(pt, b, sizeof b, &used, &err), 0);
     fnw_type *c = fnw_type_clone(t);
     ck_assert_ptr_nonnull(c);
-    fnw_skip_plan *pc = fnw_skip_plan_new(c, &err);
-    fnw_skip_plan_free(pt);
+    fnw_skip_program *pc = fnw_skip_program_new(c, &err);
+    fnw_skip_program_free(pt);
     fnw_type_free(t);
     ck_assert_int_eq(fnw_ser_skip(pc, b, sizeof b, &used, &err), 0);
     ck_assert_uint_eq(used, sizeof b);
-    fnw_skip_plan_free(pc);
+    fnw_skip_program_free(pc);
     fnw_type_free(c);
 }
 END_TEST
@@ -475,7 +475,7 @@ START_TEST(skipping_leaves_the_type_untouched)
     fnw_type before[8], after[8];
     int nb = 0, na = 0;
     snapshot(t, before, &nb);
-    fnw_skip_plan *pl = fnw_skip_plan_new(t, NULL);
+    fnw_skip_program *pl = fnw_skip_program_new(t, NULL);
     ck_assert_ptr_nonnull(pl);
     uint8_t ok[] = { 0, 0, 0, 0, 1, 'x', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1 };
     uint8_t nulls[] = { 0x30, 0, 0, 0, 1, 1 };
@@ -488,7 +488,7 @@ START_TEST(skipping_leaves_the_type_untouched)
     snapshot(t, after, &na);
     ck_assert_int_eq(na, nb);
     ck_assert_mem_eq(before, after, (size_t)nb * sizeof before[0]);
-    fnw_skip_plan_free(pl);
+    fnw_skip_program_free(pl);
     fnw_type_free(t);
 }
 END_TEST
@@ -497,7 +497,7 @@ START_TEST(no_type_no_plan)
 {
     fnw_error err;
     size_t used;
-    ck_assert_ptr_null(fnw_skip_plan_new(NULL, &err));
+    ck_assert_ptr_null(fnw_skip_program_new(NULL, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "no type"));
     ck_assert_int_eq(fnw_ser_skip(NULL, (const uint8_t *)"", 0, &used, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "no skip program"));
