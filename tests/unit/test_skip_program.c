@@ -1,9 +1,9 @@
-/* tests/unit/test_serializer_plan.c — fnw_ser_skip runs a program compiled
- * from the type beforehand (fnw_skip_program_new; serializer.c, "skip plans")
+/* tests/unit/test_skip_program.c — fnw_ser_skip runs a program compiled
+ * from the type beforehand (fnw_skip_program_new, skip_program.c)
  * instead of the recursive walk;
  * a user relies on it accepting exactly what the walk accepts, measuring
  * the same length and failing with the same message. So for a spread of
- * types (flat and nested rows with and without nulls, every leaf the plans
+ * types (flat and nested rows with and without nulls, every leaf the programs
  * handle, subtrees they hand to the walk, malformed and too-deep types)
  * both run on valid encodings, truncated, mutated and extended ones, and
  * random bytes, and must agree every time. */
@@ -53,7 +53,7 @@ static fnw_type *deep_rows(int levels)
 
 #define NTYPES 34
 static fnw_type *types[NTYPES];
-static fnw_skip_program *plans[NTYPES];
+static fnw_skip_program *programs[NTYPES];
 static int walkable[NTYPES];   /* 0: the walk rejects some valid-looking encodings */
 static int ntypes;
 
@@ -110,13 +110,13 @@ static void make_types(void)
     add(TN(FNW_TUPLE, 2, TN(FNW_ROW, 1, T(FNW_LONG)), TN(FNW_ROW, 1, T(FNW_LONG))), 1);
     ck_assert_int_eq(ntypes, NTYPES);
     for (int i = 0; i < NTYPES; i++)
-        ck_assert_ptr_nonnull(plans[i] = fnw_skip_program_new(types[i], NULL));
+        ck_assert_ptr_nonnull(programs[i] = fnw_skip_program_new(types[i], NULL));
 }
 
 static void free_types(void)
 {
     for (int i = 0; i < NTYPES; i++) {
-        fnw_skip_program_free(plans[i]);
+        fnw_skip_program_free(programs[i]);
         fnw_type_free(types[i]);
     }
 }
@@ -316,7 +316,7 @@ static void agree(int ti, const uint8_t *b, size_t n, tally *tl)
     const fnw_type *t = types[ti];
     fnw_error e1 = { "" }, e2 = { "" };
     size_t u1 = 12345, u2 = 54321;
-    int a = fnw_ser_skip(plans[ti], b, n, &u1, &e1);
+    int a = fnw_ser_skip(programs[ti], b, n, &u1, &e1);
     int g = fnw_ser_skip_generic(t, b, n, &u2, &e2);
     ck_assert_msg(a == g, "type %d: skip %d (%s), generic %d (%s) on %zu bytes", ti, a, e1.msg, g, e2.msg, n);
     if (a == 0) {
@@ -330,7 +330,7 @@ static void agree(int ti, const uint8_t *b, size_t n, tally *tl)
     }
 }
 
-START_TEST(plan_agrees_with_the_walk_on_valid_and_mutated_encodings)
+START_TEST(program_agrees_with_the_walk_on_valid_and_mutated_encodings)
 {
     make_types();
     static wbuf w;
@@ -359,7 +359,7 @@ START_TEST(plan_agrees_with_the_walk_on_valid_and_mutated_encodings)
 }
 END_TEST
 
-START_TEST(plan_agrees_with_the_walk_on_random_bytes)
+START_TEST(program_agrees_with_the_walk_on_random_bytes)
 {
     make_types();
     static uint8_t b[96];
@@ -416,8 +416,8 @@ START_TEST(every_null_pattern_measures_right)
 }
 END_TEST
 
-/* A plan is the type as it was compiled; a changed type needs a new plan. */
-START_TEST(each_plan_follows_the_type_it_was_compiled_from)
+/* A skip program is the type as it was compiled; a changed type needs a new program. */
+START_TEST(each_program_follows_the_type_it_was_compiled_from)
 {
     fnw_type *t = TN(FNW_ROW, 1, T(FNW_INT));
     uint8_t b[16] = { 0, 0, 0, 0, 7, 0, 0, 0, 2, 'h', 'i' };
@@ -438,9 +438,9 @@ START_TEST(each_plan_follows_the_type_it_was_compiled_from)
 }
 END_TEST
 
-/* A plan reads only the type it was compiled from: a clone's plan works
- * after the original and its plan are gone (ASan checks). */
-START_TEST(a_clones_plan_needs_only_the_clone)
+/* A skip program reads only the type it was compiled from: a clone's program works
+ * after the original and its program are gone (ASan checks). */
+START_TEST(a_clones_program_needs_only_the_clone)
 {
     fnw_type *t = TN(FNW_ROW, 2, T(FNW_STRING), T(FNW_LONG));
     uint8_t b[] = { 0, 0, 0, 0, 1, 'x', 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -460,7 +460,7 @@ START_TEST(a_clones_plan_needs_only_the_clone)
 }
 END_TEST
 
-/* Skipping, on the plan's fast path and its fallbacks, leaves every node of
+/* Skipping, on the program's fast path and its fallbacks, leaves every node of
  * the type byte for byte as built, so bundles may share types. */
 static void snapshot(const fnw_type *t, fnw_type *copy, int *n)
 {
@@ -493,7 +493,7 @@ START_TEST(skipping_leaves_the_type_untouched)
 }
 END_TEST
 
-START_TEST(no_type_no_plan)
+START_TEST(no_type_no_program)
 {
     fnw_error err;
     size_t used;
@@ -506,16 +506,16 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("serializer_plan");
-    TCase *tc = tcase_create("plan");
+    Suite *s = suite_create("skip_program");
+    TCase *tc = tcase_create("program");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, plan_agrees_with_the_walk_on_valid_and_mutated_encodings);
-    tcase_add_test(tc, plan_agrees_with_the_walk_on_random_bytes);
+    tcase_add_test(tc, program_agrees_with_the_walk_on_valid_and_mutated_encodings);
+    tcase_add_test(tc, program_agrees_with_the_walk_on_random_bytes);
     tcase_add_test(tc, every_null_pattern_measures_right);
-    tcase_add_test(tc, each_plan_follows_the_type_it_was_compiled_from);
-    tcase_add_test(tc, a_clones_plan_needs_only_the_clone);
+    tcase_add_test(tc, each_program_follows_the_type_it_was_compiled_from);
+    tcase_add_test(tc, a_clones_program_needs_only_the_clone);
     tcase_add_test(tc, skipping_leaves_the_type_untouched);
-    tcase_add_test(tc, no_type_no_plan);
+    tcase_add_test(tc, no_type_no_program);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }
