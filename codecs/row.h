@@ -1,7 +1,8 @@
 /* codecs/row.h — the two rows Flink wraps around every DataStream element:
  * input  Row(LONG timestamp, LONG watermark, data)  (JVM -> worker)
  * output Row(LONG timestamp, data)                  (worker -> JVM)
- * (flink-protocol.md §4.2-4.3, mask layout §4.5).
+ * Each is a ROW in the serializer's format: a null mask byte (two row-kind
+ * bits, then one null bit per field), then the fields that are not null.
  */
 #ifndef FNW_ROW_H
 #define FNW_ROW_H

@@ -130,9 +130,9 @@ START_TEST(random_input_skip_and_decode_agree)
         T2(FNW_MAP, T(FNW_BOOLEAN), T1(FNW_PRIMITIVE_ARRAY, T(FNW_BYTE))),
         T1(FNW_LIST, T(FNW_TUPLE)),
     };
-    fnw_skip_program *plans[4];
+    fnw_skip_program *programs[4];
     for (int i = 0; i < 4; i++)
-        ck_assert_ptr_nonnull(plans[i] = fnw_skip_program_new(types[i], NULL));
+        ck_assert_ptr_nonnull(programs[i] = fnw_skip_program_new(types[i], NULL));
     uint8_t buf[64];
     int accepted = 0;
     for (int iter = 0; iter < 200000; iter++) {
@@ -146,7 +146,7 @@ START_TEST(random_input_skip_and_decode_agree)
         size_t used1 = 0, used2 = 0;
         fnw_error e1, e2;
         fnw_value v;
-        int a = fnw_ser_skip(plans[iter % 4], buf, n, &used1, &e1);
+        int a = fnw_ser_skip(programs[iter % 4], buf, n, &used1, &e1);
         int b = fnw_ser_decode(t, buf, n, &arena, &v, &used2, &e2);
         if (a == 0 && b == -1 && strstr(e2.msg, "arena limit"))
             continue;   /* the one documented difference: decode's memory bound */
@@ -163,7 +163,7 @@ START_TEST(random_input_skip_and_decode_agree)
     }
     ck_assert_int_gt(accepted, 100);
     for (int i = 0; i < 4; i++) {
-        fnw_skip_program_free(plans[i]);
+        fnw_skip_program_free(programs[i]);
         fnw_type_free(types[i]);
     }
 }
