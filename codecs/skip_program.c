@@ -87,6 +87,8 @@ typedef struct sk_builder {
     uint32_t prog;    /* where the program being built starts in lin */
 } sk_builder;
 
+/* ---- compiling ------------------------------------------------------------ */
+
 /* Fixed-byte runs stay far from wrapping uint64_t sums (absurd types lose
  * their straight programs, nothing else). */
 #define SK_MAX_RUN (UINT64_C(1) << 48)
@@ -359,6 +361,8 @@ void fnw_skip_program_free(fnw_skip_program *sp)
     free(sp);
 }
 
+/* ---- running -------------------------------------------------------------- */
+
 /* End of a BIG_INT at p (fnw_ser_read_bigint's checks), NULL if it fails them. */
 static inline const uint8_t *big_int_end(const uint8_t *p, const uint8_t *end)
 {
@@ -475,7 +479,7 @@ static inline const uint8_t *lin_run(const sk_lin *o, const uint8_t *p, const ui
     }
 }
 
-/* A straight program with its BIG_INT and fnw_ser_skip_value parts. */
+/* A straight program with its BIG_INT and generic parts. */
 static const uint8_t *lin_full(const sk_program *sp, const sk_lin *o, const uint8_t *p, const uint8_t *end)
 {
     const sk_lin *stop = NULL;
@@ -503,8 +507,8 @@ static int skip_tree(const uint8_t *p, size_t n, size_t *used, fnw_error *err, c
     return 0;
 }
 
-/* ... or stopped at an op's BIG_INT or fnw_ser_skip_value part: the program again with
- * those, else as skip_tree. */
+/* ... or stopped at an op's BIG_INT or generic part: the program again
+ * with those, else as skip_tree. */
 __attribute__((noinline))
 static int skip_stopped(const uint8_t *p, size_t n, size_t *used, fnw_error *err, const sk_program *sp)
 {
