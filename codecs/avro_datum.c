@@ -32,7 +32,7 @@ typedef struct av_node {
     uint32_t min;       /* fewest bytes a datum of this node takes */
 } av_node;
 
-struct fnw_avro_plan {
+struct fnw_avro_program {
     av_node *nodes;
     uint32_t nnodes, capnodes;
     uint32_t *edges;
@@ -47,7 +47,7 @@ typedef struct av_named {
 } av_named;
 
 typedef struct av_compiler {
-    fnw_avro_plan *pl;
+    fnw_avro_program *prog;
     av_named *named;
     uint32_t nnamed, capnamed;
     fnw_error *err;
@@ -72,23 +72,23 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 
 static int new_node(av_compiler *c, uint8_t op, uint32_t *idx)
 {
-    fnw_avro_plan *pl = c->pl;
-    if (grow((void **)&pl->nodes, &pl->capnodes, pl->nnodes + 1, sizeof *pl->nodes) < 0)
+    fnw_avro_program *prog = c->prog;
+    if (grow((void **)&prog->nodes, &prog->capnodes, prog->nnodes + 1, sizeof *prog->nodes) < 0)
         return fnw_error_set(c->err, "out of memory compiling the Avro schema");
-    *idx = pl->nnodes++;
-    memset(&pl->nodes[*idx], 0, sizeof pl->nodes[*idx]);
-    pl->nodes[*idx].op = op;
+    *idx = prog->nnodes++;
+    memset(&prog->nodes[*idx], 0, sizeof prog->nodes[*idx]);
+    prog->nodes[*idx].op = op;
     return 0;
 }
 
 static int new_edges(av_compiler *c, uint32_t n, uint32_t *first)
 {
-    fnw_avro_plan *pl = c->pl;
-    if (n > UINT32_MAX - pl->nedges ||
-        grow((void **)&pl->edges, &pl->capedges, pl->nedges + n, sizeof *pl->edges) < 0)
+    fnw_avro_program *prog = c->prog;
+    if (n > UINT32_MAX - prog->nedges ||
+        grow((void **)&prog->edges, &prog->capedges, prog->nedges + n, sizeof *prog->edges) < 0)
         return fnw_error_set(c->err, "out of memory compiling the Avro schema");
-    *first = pl->nedges;
-    pl->nedges += n;
+    *first = prog->nedges;
+    prog->nedges += n;
     return 0;
 }
 
@@ -122,8 +122,8 @@ static int compile_children(av_compiler *c, uint32_t node, avro_schema_t s, size
     uint32_t first = 0;
     if (new_edges(c, (uint32_t)n, &first) < 0)
         return -1;
-    c->pl->nodes[node].a = first;
-    c->pl->nodes[node].b = (uint32_t)n;
+    c->prog->nodes[node].a = first;
+    c->prog->nodes[node].b = (uint32_t)n;
     for (size_t i = 0; i < n; i++) {
         avro_schema_t child = is_record ? avro_schema_record_field_get_by_index(s, (int)i)
                                         : avro_schema_union_branch(s, (int)i);
@@ -132,8 +132,41 @@ static int compile_children(av_compiler *c, uint32_t node, avro_schema_t s, size
         uint32_t ci;
         if (compile(c, child, depth + 1, &ci) < 0)
             return -1;
-        c->pl->edges[first + i] = ci;
+        c->prog->edges[first + i] = ci;
     }
+    return 0;
+}
+
+/* FIXED (its size) and ENUM (its symbol count): a named node with a number. */
+static int compile_sized(av_compiler *c, avro_schema_t s, uint32_t *out)
+{
+    int is_fixed = avro_typeof(s) == AVRO_FIXED;
+    int64_t a = is_fixed ? avro_schema_fixed_size(s) : avro_schema_enum_number_of_symbols(s);
+    uint32_t n;
+    if (is_fixed && (a < 0 || a > INT32_MAX))
+        return fnw_error_set(c->err, "Avro schema: fixed size %lld out of range", (long long)a);
+    if (new_node(c, is_fixed ? AV_FIXED : AV_ENUM, &n) < 0 || remember_named(c, s, n) < 0)
+        return -1;
+    c->prog->nodes[n].a = a > 0 ? (uint32_t)a : 0;
+    *out = n;
+    return 0;
+}
+
+/* ARRAY and MAP: a node naming its item (or value) type's node. */
+static int compile_items(av_compiler *c, avro_schema_t s, int depth, uint32_t *out)
+{
+    int is_array = avro_typeof(s) == AVRO_ARRAY;
+    uint32_t n;
+    if (new_node(c, is_array ? AV_ARRAY : AV_MAP, &n) < 0)
+        return -1;
+    *out = n;
+    avro_schema_t item = is_array ? avro_schema_array_items(s) : avro_schema_map_values(s);
+    if (!item)
+        return fnw_error_set(c->err, "Avro schema: %s without item type", is_array ? "array" : "map");
+    uint32_t ci;
+    if (compile(c, item, depth + 1, &ci) < 0)
+        return -1;
+    c->prog->nodes[n].a = ci;
     return 0;
 }
 
@@ -157,24 +190,9 @@ static int compile(av_compiler *c, avro_schema_t s, int depth, uint32_t *out)
     case AVRO_DOUBLE:  return new_node(c, AV_DOUBLE, out);
     case AVRO_BYTES:   return new_node(c, AV_BYTES, out);
     case AVRO_STRING:  return new_node(c, AV_STRING, out);
-    case AVRO_FIXED: {
-        int64_t size = avro_schema_fixed_size(s);
-        if (size < 0 || size > INT32_MAX)
-            return fnw_error_set(c->err, "Avro schema: fixed size %lld out of range", (long long)size);
-        if (new_node(c, AV_FIXED, &n) < 0 || remember_named(c, s, n) < 0)
-            return -1;
-        c->pl->nodes[n].a = (uint32_t)size;
-        *out = n;
-        return 0;
-    }
-    case AVRO_ENUM: {
-        int syms = avro_schema_enum_number_of_symbols(s);
-        if (new_node(c, AV_ENUM, &n) < 0 || remember_named(c, s, n) < 0)
-            return -1;
-        c->pl->nodes[n].a = syms > 0 ? (uint32_t)syms : 0;
-        *out = n;
-        return 0;
-    }
+    case AVRO_FIXED:
+    case AVRO_ENUM:
+        return compile_sized(c, s, out);
     case AVRO_RECORD:
         if (new_node(c, AV_RECORD, &n) < 0 || remember_named(c, s, n) < 0)
             return -1;
@@ -186,20 +204,8 @@ static int compile(av_compiler *c, avro_schema_t s, int depth, uint32_t *out)
         *out = n;
         return compile_children(c, n, s, avro_schema_union_size(s), 0, depth);
     case AVRO_ARRAY:
-    case AVRO_MAP: {
-        int is_array = avro_typeof(s) == AVRO_ARRAY;
-        if (new_node(c, is_array ? AV_ARRAY : AV_MAP, &n) < 0)
-            return -1;
-        *out = n;
-        avro_schema_t item = is_array ? avro_schema_array_items(s) : avro_schema_map_values(s);
-        if (!item)
-            return fnw_error_set(c->err, "Avro schema: %s without item type", is_array ? "array" : "map");
-        uint32_t ci;
-        if (compile(c, item, depth + 1, &ci) < 0)
-            return -1;
-        c->pl->nodes[n].a = ci;
-        return 0;
-    }
+    case AVRO_MAP:
+        return compile_items(c, s, depth, out);
     default:
         return fnw_error_set(c->err, "Avro schema: unsupported schema type %d", (int)avro_typeof(s));
     }
@@ -209,9 +215,9 @@ static int compile(av_compiler *c, avro_schema_t s, int depth, uint32_t *out)
  * array/map items are computed by the caller's loop over all nodes, since a
  * union index and a closing count already cost bytes); a record reached
  * again while its own minimum is being computed can never end. */
-static int compute_min(fnw_avro_plan *pl, uint32_t idx, fnw_error *err, int depth)
+static int compute_min(fnw_avro_program *prog, uint32_t idx, fnw_error *err, int depth)
 {
-    av_node *nd = &pl->nodes[idx];
+    av_node *nd = &prog->nodes[idx];
     if (nd->state == 2)
         return 0;
     if (nd->state == 1 || depth > AV_COMPILE_MAX_DEPTH)
@@ -227,67 +233,69 @@ static int compute_min(fnw_avro_plan *pl, uint32_t idx, fnw_error *err, int dept
     case AV_ARRAY: case AV_MAP: min = 1; break;   /* the closing count 0 */
     case AV_RECORD:
         for (uint32_t i = 0; i < nd->b; i++) {
-            uint32_t ci = pl->edges[nd->a + i];
-            if (compute_min(pl, ci, err, depth + 1) < 0)
+            uint32_t ci = prog->edges[nd->a + i];
+            if (compute_min(prog, ci, err, depth + 1) < 0)
                 return -1;
-            nd = &pl->nodes[idx];
-            uint32_t m = pl->nodes[ci].min;
+            nd = &prog->nodes[idx];
+            uint32_t m = prog->nodes[ci].min;
             min = m > UINT32_MAX - min ? UINT32_MAX : min + m;
         }
         break;
     default: min = 4; break;   /* int, float, enum or union index, bytes or string length */
     }
-    nd = &pl->nodes[idx];
+    nd = &prog->nodes[idx];
     nd->min = min;
     nd->state = 2;
     return 0;
 }
 
-int fnw_avro_plan_compile(void *schema, fnw_avro_plan **out, fnw_error *err)
+fnw_avro_program *fnw_avro_program_new(void *schema, fnw_error *err)
 {
-    *out = NULL;
-    if (!schema)
-        return fnw_error_set(err, "Avro schema missing");
-    fnw_avro_plan *pl = calloc(1, sizeof *pl);
-    if (!pl)
-        return fnw_error_set(err, "out of memory compiling the Avro schema");
-    av_compiler c = { .pl = pl, .err = err };
+    if (!schema) {
+        fnw_error_set(err, "Avro schema missing");
+        return NULL;
+    }
+    fnw_avro_program *prog = calloc(1, sizeof *prog);
+    if (!prog) {
+        fnw_error_set(err, "out of memory compiling the Avro schema");
+        return NULL;
+    }
+    av_compiler c = { .prog = prog, .err = err };
     uint32_t root;
     int rc = compile(&c, (avro_schema_t)schema, 0, &root);
     free(c.named);
     if (rc == 0 && root != 0)
         rc = fnw_error_set(err, "Avro schema: internal error (root node %u)", root);
     if (rc == 0) {
-        for (uint32_t i = 0; i < pl->nnodes && rc == 0; i++)
-            if (pl->nodes[i].state == 0)
-                rc = compute_min(pl, i, err, 0);
+        for (uint32_t i = 0; i < prog->nnodes && rc == 0; i++)
+            if (prog->nodes[i].state == 0)
+                rc = compute_min(prog, i, err, 0);
     }
     if (rc < 0) {
-        fnw_avro_plan_free(pl);
-        return -1;
+        fnw_avro_program_free(prog);
+        return NULL;
     }
-    *out = pl;
-    return 0;
+    return prog;
 }
 
-void fnw_avro_plan_free(fnw_avro_plan *pl)
+void fnw_avro_program_free(fnw_avro_program *prog)
 {
-    if (!pl)
+    if (!prog)
         return;
-    free(pl->nodes);
-    free(pl->edges);
-    free(pl);
+    free(prog->nodes);
+    free(prog->edges);
+    free(prog);
 }
 
-uint32_t fnw_avro_plan_min_size(const fnw_avro_plan *pl)
+uint32_t fnw_avro_program_min_size(const fnw_avro_program *prog)
 {
-    return pl->nodes[0].min;
+    return prog->nodes[0].min;
 }
 
 /* ---- the walk ------------------------------------------------------------- */
 
 typedef struct av_rd {
-    const fnw_avro_plan *pl;
+    const fnw_avro_program *prog;
     const uint8_t *base, *end;
     fnw_error *err;
 } av_rd;
@@ -386,7 +394,7 @@ static const uint8_t *av_items(const av_node *nd, uint64_t count, const uint8_t 
  * walked; zero-width items are only counted (capped per block). */
 static const uint8_t *av_blocks(const av_node *nd, const uint8_t *p, const av_rd *r, int depth)
 {
-    const av_node *item = &r->pl->nodes[nd->a];
+    const av_node *item = &r->prog->nodes[nd->a];
     uint64_t per_item = (uint64_t)item->min + (nd->op == AV_MAP ? 4 : 0);
     for (;;) {
         const uint8_t *at = p;
@@ -423,7 +431,7 @@ static const uint8_t *av_index(const uint8_t *p, const av_rd *r, uint8_t op, uin
 
 static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, int depth)
 {
-    const av_node *nd = &r->pl->nodes[idx];
+    const av_node *nd = &r->prog->nodes[idx];
     if (depth > FNW_AVRO_MAX_DEPTH)
         return av_fail(r, p, nd->op, "datum nests deeper than %d levels", FNW_AVRO_MAX_DEPTH);
     int32_t v = 0;
@@ -448,29 +456,29 @@ static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, in
     case AV_UNION:
         if (!(p = av_index(p, r, nd->op, nd->b, &v)))
             return NULL;
-        return av_walk(r->pl->edges[nd->a + (uint32_t)v], p, r, depth + 1);
+        return av_walk(r->prog->edges[nd->a + (uint32_t)v], p, r, depth + 1);
     case AV_RECORD:
         for (uint32_t i = 0; i < nd->b && p; i++)
-            p = av_walk(r->pl->edges[nd->a + i], p, r, depth + 1);
+            p = av_walk(r->prog->edges[nd->a + i], p, r, depth + 1);
         return p;
     case AV_ARRAY:
     case AV_MAP:
         return av_blocks(nd, p, r, depth);
     default:
-        return av_fail(r, p, AV_NULL, "corrupt plan");
+        return av_fail(r, p, AV_NULL, "corrupt program");
     }
 }
 
-const uint8_t *fnw_avro_walk(const fnw_avro_plan *pl, const uint8_t *p, const uint8_t *end,
+const uint8_t *fnw_avro_walk(const fnw_avro_program *prog, const uint8_t *p, const uint8_t *end,
                              const uint8_t *base, fnw_error *err)
 {
-    av_rd r = { .pl = pl, .base = base, .end = end, .err = err };
+    av_rd r = { .prog = prog, .base = base, .end = end, .err = err };
     return av_walk(0, p, &r, 0);
 }
 
-int fnw_avro_skip(const fnw_avro_plan *pl, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
+int fnw_avro_skip(const fnw_avro_program *prog, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
 {
-    const uint8_t *q = fnw_avro_walk(pl, p, p + n, p, err);
+    const uint8_t *q = fnw_avro_walk(prog, p, p + n, p, err);
     if (!q)
         return -1;
     *used = (size_t)(q - p);

@@ -49,9 +49,3 @@ int fnw_error_prefix(fnw_error *err, const char *fmt, ...)
     err->msg[len] = '\0';
     return -1;
 }
-
-void fnw_error_clear(fnw_error *err)
-{
-    if (err)
-        err->msg[0] = '\0';
-}

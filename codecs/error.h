@@ -26,6 +26,4 @@ int fnw_error_set(fnw_error *err, const char *fmt, ...)
 int fnw_error_prefix(fnw_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-void fnw_error_clear(fnw_error *err);
-
 #endif

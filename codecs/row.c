@@ -13,7 +13,7 @@
 #define IN_DATA_NULL 0x08
 #define OUT_DATA_NULL 0x10
 
-int fnw_row_split_input(const fnw_skip_plan *data_skip, const uint8_t *p, size_t n,
+int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, size_t n,
                         fnw_input_row *out, fnw_error *err)
 {
     if (n < 1)

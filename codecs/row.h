@@ -1,7 +1,8 @@
 /* codecs/row.h — the two rows Flink wraps around every DataStream element:
  * input  Row(LONG timestamp, LONG watermark, data)  (JVM -> worker)
  * output Row(LONG timestamp, data)                  (worker -> JVM)
- * (flink-protocol.md §4.2-4.3, mask layout §4.5).
+ * Each is a ROW in the serializer's format: a null mask byte (two row-kind
+ * bits, then one null bit per field), then the fields that are not null.
  */
 #ifndef FNW_ROW_H
 #define FNW_ROW_H
@@ -25,7 +26,7 @@ typedef struct fnw_input_row {
  * prefix): reads the mask and the two LONGs, validates the data field with
  * fnw_ser_skip and data_skip (compiled from the data type), and fails if
  * bytes are missing or left over. */
-int fnw_row_split_input(const fnw_skip_plan *data_skip, const uint8_t *p, size_t n,
+int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, size_t n,
                         fnw_input_row *out, fnw_error *err);
 
 /* Appends an output record payload (no varint prefix): mask, timestamp,

@@ -1,5 +1,11 @@
-/* codecs/serializer.h — Flink's Java type serializers, byte for byte: decode,
- * skip and encode one value of a fnw_type (flink-protocol.md §4.4-4.5).
+/* codecs/serializer.h — Flink's Java type serializers, byte for byte: skip
+ * (validate and measure), decode and encode one value of an fnw_type, in the
+ * format Flink's DataStream serializers write (big-endian fixed widths,
+ * int32 lengths and counts, a null mask before a ROW's fields).
+ *
+ * The unit's files: skip.c (the generic skip), skip_program.c (the compiled
+ * skip program and fnw_ser_skip), decode.c, encode.c, and what they share,
+ * serializer_internal.h and serializer_read.c.
  *
  * All three are bounded by the input: a length field larger than what
  * remains fails with a message naming the type and the byte offset, before
@@ -22,17 +28,17 @@
 #define FNW_SER_MAX_EMPTY_ELEMENTS (1u << 20)
 
 /* A type's skip program, compiled once from a finished type tree (when a
- * descriptor is planned, not on the data path) and read-only afterwards,
- * so any number of bundles may share it. It borrows t: free the plan
- * before the type. fnw_skip_plan_new returns NULL with a message if t is
+ * bundle descriptor is read, not on the data path) and read-only afterwards,
+ * so any number of bundles may share it. It borrows t: free the program
+ * before the type. fnw_skip_program_new returns NULL with a message if t is
  * NULL or memory runs out. */
-typedef struct fnw_skip_plan fnw_skip_plan;
-fnw_skip_plan *fnw_skip_plan_new(const fnw_type *t, fnw_error *err);
-void fnw_skip_plan_free(fnw_skip_plan *pl);
+typedef struct fnw_skip_program fnw_skip_program;
+fnw_skip_program *fnw_skip_program_new(const fnw_type *t, fnw_error *err);
+void fnw_skip_program_free(fnw_skip_program *sp);
 
-/* Validates one encoded value of pl's type at p[0..n) and sets *used to its
+/* Validates one encoded value of sp's type at p[0..n) and sets *used to its
  * length, without building it (the fast path for pass-through operations). */
-int fnw_ser_skip(const fnw_skip_plan *pl, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
+int fnw_ser_skip(const fnw_skip_program *sp, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
 
 /* The same answer, messages and *used from the recursive walk alone, without
  * the compiled program. For tests that check the two agree; use fnw_ser_skip. */

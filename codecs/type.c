@@ -85,11 +85,11 @@ int fnw_type_add_child(fnw_type *t, fnw_type *child, const char *name, fnw_error
 
 static void avro_release(fnw_type *t)
 {
-    fnw_avro_plan_free(t->avro_plan);
+    fnw_avro_program_free(t->avro_program);
     if (t->avro_schema)
         avro_schema_decref((avro_schema_t)t->avro_schema);
     free(t->avro_schema_json);
-    t->avro_plan = NULL;
+    t->avro_program = NULL;
     t->avro_schema = NULL;
     t->avro_schema_json = NULL;
 }
@@ -107,21 +107,21 @@ int fnw_type_set_avro_schema(fnw_type *t, const char *json, fnw_error *err)
         const char *why = avro_strerror();
         return fnw_error_set(err, "invalid Avro schema: %s", why && *why ? why : "parse error");
     }
-    fnw_avro_plan *plan = NULL;
-    if (fnw_avro_plan_compile(schema, &plan, err) < 0) {
+    fnw_avro_program *prog = fnw_avro_program_new(schema, err);
+    if (!prog) {
         avro_schema_decref(schema);
         return -1;
     }
     char *copy = strdup(json);
     if (!copy) {
-        fnw_avro_plan_free(plan);
+        fnw_avro_program_free(prog);
         avro_schema_decref(schema);
         return fnw_error_set(err, "out of memory building a type");
     }
     avro_release(t);
     t->avro_schema_json = copy;
     t->avro_schema = schema;
-    t->avro_plan = plan;
+    t->avro_program = prog;
     return 0;
 }
 

@@ -37,7 +37,7 @@ struct fnw_type {
     char **names;             /* ROW: field names (never NULL; may be "") */
     char *avro_schema_json;   /* AVRO: the schema text from AvroTypeInfo */
     void *avro_schema;        /* AVRO: parsed schema (avro_schema_t) */
-    void *avro_plan;          /* AVRO: compiled datum walker (avro_datum.h) */
+    void *avro_program;       /* AVRO: compiled datum walker (avro_datum.h) */
 };
 
 /* Deepest type tree fnw_type_from_proto accepts (and the serializers walk). */

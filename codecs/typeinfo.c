@@ -1,5 +1,5 @@
-/* codecs/typeinfo.c — fnw_type from Flink's TypeInfo proto (the descriptor
- * of a DataStream coder, flink-protocol.md §2.5). Rejects what Flink's
+/* codecs/typeinfo.c — fnw_type from Flink's TypeInfo proto (the type a
+ * DataStream coder in the bundle descriptor names). Rejects what Flink's
  * DataStream serializers would not produce, so a bad descriptor fails when
  * the bundle descriptor is registered rather than on the first record. */
 #include "codecs/type.h"

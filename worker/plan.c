@@ -358,7 +358,7 @@ int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
         fnw_error_prefix(err, "source '%s'", sid);
         goto fail;
     }
-    if (!(p->input_skip = fnw_skip_plan_new(p->input_type, err))) {
+    if (!(p->input_skip = fnw_skip_program_new(p->input_type, err))) {
         fnw_error_prefix(err, "source '%s'", sid);
         goto fail;
     }
@@ -392,7 +392,7 @@ void fnw_plan_free(fnw_plan *p)
         free(p->sink_ids[i]);
     free(p->sink_ids);
     free(p->main_sink_id);
-    fnw_skip_plan_free(p->input_skip);
+    fnw_skip_program_free(p->input_skip);
     fnw_type_free(p->input_raw);
     fnw_type_free(p->output_raw);
     free(p->data_url);

@@ -32,7 +32,7 @@ typedef struct fnw_plan {
     char *data_url;
     fnw_type *input_raw;         /* ROW(LONG, LONG, T) */
     const fnw_type *input_type;  /* T */
-    fnw_skip_plan *input_skip;   /* T's skip program: validates each input's data */
+    fnw_skip_program *input_skip; /* T's skip program: validates each input's data */
     fnw_type *output_raw;        /* ROW(LONG, U) */
     const fnw_type *output_type; /* U */
     char *main_sink_id;

@@ -10,10 +10,10 @@
 
 static inline int skip_once(const fnw_type *t, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
 {
-    fnw_skip_plan *pl = fnw_skip_plan_new(t, err);
-    ck_assert_msg(pl != NULL, "no skip program: %s", err->msg);
-    int rc = fnw_ser_skip(pl, p, n, used, err);
-    fnw_skip_plan_free(pl);
+    fnw_skip_program *sp = fnw_skip_program_new(t, err);
+    ck_assert_msg(sp != NULL, "no skip program: %s", err->msg);
+    int rc = fnw_ser_skip(sp, p, n, used, err);
+    fnw_skip_program_free(sp);
     return rc;
 }
 

@@ -222,7 +222,7 @@ START_TEST(from_proto_every_kind)
     t = convert_ok(ti_avro("{\"type\":\"record\",\"name\":\"User\",\"fields\":[{\"name\":\"id\",\"type\":\"long\"}]}"));
     ck_assert_str_eq(fmt(t), "AVRO<User>");
     ck_assert_ptr_nonnull(t->avro_schema);
-    ck_assert_ptr_nonnull(t->avro_plan);
+    ck_assert_ptr_nonnull(t->avro_program);
     fnw_type_free(t);
     /* an empty row */
     t = convert_ok(ti_row(0, NULL, NULL));

@@ -68,10 +68,10 @@ static const char *EX46_OUTER_NULL = "11 | 08 | 00 00 00 00 00 00 03 E8 | 80 00 
 /* fnw_row_split_input with d's skip program compiled for the one call. */
 static int split_input(const fnw_type *d, const uint8_t *p, size_t n, fnw_input_row *row, fnw_error *err)
 {
-    fnw_skip_plan *pl = fnw_skip_plan_new(d, err);
-    ck_assert_ptr_nonnull(pl);
-    int rc = fnw_row_split_input(pl, p, n, row, err);
-    fnw_skip_plan_free(pl);
+    fnw_skip_program *sp = fnw_skip_program_new(d, err);
+    ck_assert_ptr_nonnull(sp);
+    int rc = fnw_row_split_input(sp, p, n, row, err);
+    fnw_skip_program_free(sp);
     return rc;
 }
 

@@ -138,7 +138,7 @@ static const char *ALL_DATUM =
 START_TEST(every_primitive)
 {
     fnw_type *t = avro_type(ALL_SCHEMA);
-    ck_assert_uint_eq(fnw_avro_plan_min_size(t->avro_plan), 1 + 4 + 8 + 4 + 8 + 4 + 4 + 4 + 3 + 4);
+    ck_assert_uint_eq(fnw_avro_program_min_size(t->avro_program), 1 + 4 + 8 + 4 + 8 + 4 + 4 + 4 + 3 + 4);
     datum_ok_hex(t, ALL_DATUM, 49);
     uint8_t b[64];
     size_t n = unhex(ALL_DATUM, b, sizeof b);
@@ -215,7 +215,7 @@ END_TEST
 START_TEST(unions)
 {
     fnw_type *t = avro_type("[\"null\",\"string\",\"long\"]");
-    ck_assert_uint_eq(fnw_avro_plan_min_size(t->avro_plan), 4);
+    ck_assert_uint_eq(fnw_avro_program_min_size(t->avro_program), 4);
     datum_ok_hex(t, "00 00 00 00", 4);                                 /* null: the index alone */
     datum_ok_hex(t, "00 00 00 01 | 00 00 00 02 61 62", 10);            /* "ab" */
     datum_ok_hex(t, "00 00 00 02 | FF FF FF FF FF FF FF FB", 12);      /* -5L */
@@ -233,7 +233,7 @@ static const char *INT_ARRAY = "{\"type\":\"array\",\"items\":\"int\"}";
 START_TEST(arrays)
 {
     fnw_type *t = avro_type(INT_ARRAY);
-    ck_assert_uint_eq(fnw_avro_plan_min_size(t->avro_plan), 1);
+    ck_assert_uint_eq(fnw_avro_program_min_size(t->avro_program), 1);
     datum_ok_hex(t, "00", 1);                                           /* []: no count, just the end */
     datum_ok_hex(t, "02 | 00 00 00 01 FF FF FF FF | 00", 10);           /* [1, -1] */
     /* two blocks, [1] and [2, 3], as a reader must accept */
@@ -434,7 +434,7 @@ static void names_refused(const char *schema, const char *want)
     fnw_type *t = fnw_type_new(FNW_AVRO);
     ck_assert_int_eq(fnw_type_set_avro_schema(t, schema, &err), -1);
     ck_assert_msg(strstr(err.msg, want), "message '%s' lacks '%s'", err.msg, want);
-    ck_assert_ptr_null(t->avro_plan);
+    ck_assert_ptr_null(t->avro_program);
     fnw_type_free(t);
 }
 

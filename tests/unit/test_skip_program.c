@@ -1,9 +1,9 @@
-/* tests/unit/test_serializer_plan.c — fnw_ser_skip runs a program compiled
- * from the type beforehand (fnw_skip_plan_new; serializer.c, "skip plans")
+/* tests/unit/test_skip_program.c — fnw_ser_skip runs a program compiled
+ * from the type beforehand (fnw_skip_program_new, skip_program.c)
  * instead of the recursive walk;
  * a user relies on it accepting exactly what the walk accepts, measuring
  * the same length and failing with the same message. So for a spread of
- * types (flat and nested rows with and without nulls, every leaf the plans
+ * types (flat and nested rows with and without nulls, every leaf the programs
  * handle, subtrees they hand to the walk, malformed and too-deep types)
  * both run on valid encodings, truncated, mutated and extended ones, and
  * random bytes, and must agree every time. */
@@ -53,7 +53,7 @@ static fnw_type *deep_rows(int levels)
 
 #define NTYPES 34
 static fnw_type *types[NTYPES];
-static fnw_skip_plan *plans[NTYPES];
+static fnw_skip_program *programs[NTYPES];
 static int walkable[NTYPES];   /* 0: the walk rejects some valid-looking encodings */
 static int ntypes;
 
@@ -110,13 +110,13 @@ static void make_types(void)
     add(TN(FNW_TUPLE, 2, TN(FNW_ROW, 1, T(FNW_LONG)), TN(FNW_ROW, 1, T(FNW_LONG))), 1);
     ck_assert_int_eq(ntypes, NTYPES);
     for (int i = 0; i < NTYPES; i++)
-        ck_assert_ptr_nonnull(plans[i] = fnw_skip_plan_new(types[i], NULL));
+        ck_assert_ptr_nonnull(programs[i] = fnw_skip_program_new(types[i], NULL));
 }
 
 static void free_types(void)
 {
     for (int i = 0; i < NTYPES; i++) {
-        fnw_skip_plan_free(plans[i]);
+        fnw_skip_program_free(programs[i]);
         fnw_type_free(types[i]);
     }
 }
@@ -316,7 +316,7 @@ static void agree(int ti, const uint8_t *b, size_t n, tally *tl)
     const fnw_type *t = types[ti];
     fnw_error e1 = { "" }, e2 = { "" };
     size_t u1 = 12345, u2 = 54321;
-    int a = fnw_ser_skip(plans[ti], b, n, &u1, &e1);
+    int a = fnw_ser_skip(programs[ti], b, n, &u1, &e1);
     int g = fnw_ser_skip_generic(t, b, n, &u2, &e2);
     ck_assert_msg(a == g, "type %d: skip %d (%s), generic %d (%s) on %zu bytes", ti, a, e1.msg, g, e2.msg, n);
     if (a == 0) {
@@ -330,7 +330,7 @@ static void agree(int ti, const uint8_t *b, size_t n, tally *tl)
     }
 }
 
-START_TEST(plan_agrees_with_the_walk_on_valid_and_mutated_encodings)
+START_TEST(program_agrees_with_the_walk_on_valid_and_mutated_encodings)
 {
     make_types();
     static wbuf w;
@@ -359,7 +359,7 @@ START_TEST(plan_agrees_with_the_walk_on_valid_and_mutated_encodings)
 }
 END_TEST
 
-START_TEST(plan_agrees_with_the_walk_on_random_bytes)
+START_TEST(program_agrees_with_the_walk_on_random_bytes)
 {
     make_types();
     static uint8_t b[96];
@@ -384,7 +384,7 @@ START_TEST(every_null_pattern_measures_right)
 {
     for (int fields = 1; fields <= 8; fields++) {
         fnw_type *t = wide_row(fields, FNW_STRING);
-        fnw_skip_plan *pl = fnw_skip_plan_new(t, NULL);
+        fnw_skip_program *pl = fnw_skip_program_new(t, NULL);
         ck_assert_ptr_nonnull(pl);
         size_t mb = ((size_t)fields + 2 + 7) / 8;
         for (uint32_t nulls = 0; nulls < (1u << fields); nulls++) {
@@ -410,57 +410,57 @@ START_TEST(every_null_pattern_measures_right)
             int all_null = nulls == (1u << fields) - 1;
             ck_assert_msg(strstr(err.msg, all_null ? "ROW at offset 0" : "STRING at offset"), "%s", err.msg);
         }
-        fnw_skip_plan_free(pl);
+        fnw_skip_program_free(pl);
         fnw_type_free(t);
     }
 }
 END_TEST
 
-/* A plan is the type as it was compiled; a changed type needs a new plan. */
-START_TEST(each_plan_follows_the_type_it_was_compiled_from)
+/* A skip program is the type as it was compiled; a changed type needs a new program. */
+START_TEST(each_program_follows_the_type_it_was_compiled_from)
 {
     fnw_type *t = TN(FNW_ROW, 1, T(FNW_INT));
     uint8_t b[16] = { 0, 0, 0, 0, 7, 0, 0, 0, 2, 'h', 'i' };
     size_t used;
     fnw_error err;
-    fnw_skip_plan *one = fnw_skip_plan_new(t, &err);
+    fnw_skip_program *one = fnw_skip_program_new(t, &err);
     ck_assert_int_eq(fnw_ser_skip(one, b, 11, &used, &err), 0);
     ck_assert_uint_eq(used, 5);
-    fnw_skip_plan_free(one);
+    fnw_skip_program_free(one);
     ck_assert_int_eq(fnw_type_add_child(t, T(FNW_STRING), "s", &err), 0);
-    fnw_skip_plan *two = fnw_skip_plan_new(t, &err);
+    fnw_skip_program *two = fnw_skip_program_new(t, &err);
     ck_assert_int_eq(fnw_ser_skip(two, b, 11, &used, &err), 0);
     ck_assert_uint_eq(used, 11);
     ck_assert_int_eq(fnw_ser_skip(two, b, 10, &used, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "STRING at offset 5: length 2 exceeds the 1 bytes left"));
-    fnw_skip_plan_free(two);
+    fnw_skip_program_free(two);
     fnw_type_free(t);
 }
 END_TEST
 
-/* A plan reads only the type it was compiled from: a clone's plan works
- * after the original and its plan are gone (ASan checks). */
-START_TEST(a_clones_plan_needs_only_the_clone)
+/* A skip program reads only the type it was compiled from: a clone's program works
+ * after the original and its program are gone (ASan checks). */
+START_TEST(a_clones_program_needs_only_the_clone)
 {
     fnw_type *t = TN(FNW_ROW, 2, T(FNW_STRING), T(FNW_LONG));
     uint8_t b[] = { 0, 0, 0, 0, 1, 'x', 1, 2, 3, 4, 5, 6, 7, 8 };
     size_t used;
     fnw_error err;
-    fnw_skip_plan *pt = fnw_skip_plan_new(t, &err);
+    fnw_skip_program *pt = fnw_skip_program_new(t, &err);
     ck_assert_int_eq(fnw_ser_skip(pt, b, sizeof b, &used, &err), 0);
     fnw_type *c = fnw_type_clone(t);
     ck_assert_ptr_nonnull(c);
-    fnw_skip_plan *pc = fnw_skip_plan_new(c, &err);
-    fnw_skip_plan_free(pt);
+    fnw_skip_program *pc = fnw_skip_program_new(c, &err);
+    fnw_skip_program_free(pt);
     fnw_type_free(t);
     ck_assert_int_eq(fnw_ser_skip(pc, b, sizeof b, &used, &err), 0);
     ck_assert_uint_eq(used, sizeof b);
-    fnw_skip_plan_free(pc);
+    fnw_skip_program_free(pc);
     fnw_type_free(c);
 }
 END_TEST
 
-/* Skipping, on the plan's fast path and its fallbacks, leaves every node of
+/* Skipping, on the program's fast path and its fallbacks, leaves every node of
  * the type byte for byte as built, so bundles may share types. */
 static void snapshot(const fnw_type *t, fnw_type *copy, int *n)
 {
@@ -475,7 +475,7 @@ START_TEST(skipping_leaves_the_type_untouched)
     fnw_type before[8], after[8];
     int nb = 0, na = 0;
     snapshot(t, before, &nb);
-    fnw_skip_plan *pl = fnw_skip_plan_new(t, NULL);
+    fnw_skip_program *pl = fnw_skip_program_new(t, NULL);
     ck_assert_ptr_nonnull(pl);
     uint8_t ok[] = { 0, 0, 0, 0, 1, 'x', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1 };
     uint8_t nulls[] = { 0x30, 0, 0, 0, 1, 1 };
@@ -488,16 +488,16 @@ START_TEST(skipping_leaves_the_type_untouched)
     snapshot(t, after, &na);
     ck_assert_int_eq(na, nb);
     ck_assert_mem_eq(before, after, (size_t)nb * sizeof before[0]);
-    fnw_skip_plan_free(pl);
+    fnw_skip_program_free(pl);
     fnw_type_free(t);
 }
 END_TEST
 
-START_TEST(no_type_no_plan)
+START_TEST(no_type_no_program)
 {
     fnw_error err;
     size_t used;
-    ck_assert_ptr_null(fnw_skip_plan_new(NULL, &err));
+    ck_assert_ptr_null(fnw_skip_program_new(NULL, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "no type"));
     ck_assert_int_eq(fnw_ser_skip(NULL, (const uint8_t *)"", 0, &used, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "no skip program"));
@@ -506,16 +506,16 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("serializer_plan");
-    TCase *tc = tcase_create("plan");
+    Suite *s = suite_create("skip_program");
+    TCase *tc = tcase_create("program");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, plan_agrees_with_the_walk_on_valid_and_mutated_encodings);
-    tcase_add_test(tc, plan_agrees_with_the_walk_on_random_bytes);
+    tcase_add_test(tc, program_agrees_with_the_walk_on_valid_and_mutated_encodings);
+    tcase_add_test(tc, program_agrees_with_the_walk_on_random_bytes);
     tcase_add_test(tc, every_null_pattern_measures_right);
-    tcase_add_test(tc, each_plan_follows_the_type_it_was_compiled_from);
-    tcase_add_test(tc, a_clones_plan_needs_only_the_clone);
+    tcase_add_test(tc, each_program_follows_the_type_it_was_compiled_from);
+    tcase_add_test(tc, a_clones_program_needs_only_the_clone);
     tcase_add_test(tc, skipping_leaves_the_type_untouched);
-    tcase_add_test(tc, no_type_no_plan);
+    tcase_add_test(tc, no_type_no_program);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }
