@@ -42,6 +42,7 @@ struct fnw_http_req {
     fnw_http_done_fn done;
     void *user;
     fnw_http_req *prev, *next;
+    int tls;                    /* an https:// URL */
     char what[320];             /* "GET host:port/path" for messages */
     char errbuf[CURL_ERROR_SIZE];
 };
@@ -427,6 +428,7 @@ static int describe_target(fnw_http_req *r, const char *method, const char *url,
              curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK;
     if (ok && strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)
         ok = 0;
+    r->tls = ok && strcmp(scheme, "https") == 0;
     if (ok)
         snprintf(r->what, sizeof r->what, "%s %s:%s%.200s", method, host, port, path);
     curl_free(host);
@@ -482,7 +484,12 @@ static void set_options(fnw_http *h, fnw_http_req *r, const fnw_http_request *rq
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    /* Over TLS, ALPN tells during the handshake whether a connection can
+     * multiplex: wait for that rather than open a connection per request.
+     * A plain http:// connection is HTTP/1.1 (no multiplexing) and would
+     * only be known as such at its first response, so no waiting there. */
+    if (r->tls)
+        curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);

@@ -29,7 +29,14 @@ free_port() {
   fi
 }
 
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+# alive PID: the process exists and is not a zombie waiting to be reaped
+# (a stopped server is nobody's child here, so its reaping may lag).
+alive() {
+  [ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 1
+  [ -r "/proc/$1/stat" ] || return 0
+  st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+  [ "$st" != Z ] && [ -n "$st" ]
+}
 
 # stop_pidfile FILE [SIGNAL]: signal the process (TERM by default), wait for
 # it to go (up to 10 s, then KILL), remove the file.
