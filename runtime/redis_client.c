@@ -104,12 +104,10 @@ static void became_ready(conn *c)
 static void setup_failed(conn *c, const redisAsyncContext *ac, const char *what, const redisReply *rep)
 {
     fnw_redis *r = c->pool;
-    if (rep)
-        snprintf(c->last_error, sizeof c->last_error, "%s failed: %.*s%s%s%s", what,
-                 (int)(rep->len > 160 ? 160 : rep->len), rep->str ? rep->str : "",
-                 r->password_env && strcmp(what, "AUTH") == 0 ? " (the password comes from $" : "",
-                 r->password_env && strcmp(what, "AUTH") == 0 ? r->password_env : "",
-                 r->password_env && strcmp(what, "AUTH") == 0 ? ")" : "");
+    int auth = strcmp(what, "AUTH") == 0 && r->password_env;
+    snprintf(c->last_error, sizeof c->last_error, "%s failed: %.*s%s%s%s", what,
+             (int)(rep->len > 160 ? 160 : rep->len), rep->str ? rep->str : "",
+             auth ? " (the password comes from $" : "", auth ? r->password_env : "", auth ? ")" : "");
     c->dying = 1;
     redisAsyncFree((redisAsyncContext *)ac);
 }

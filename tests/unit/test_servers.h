@@ -11,11 +11,14 @@
 #ifndef FNW_TEST_SERVERS_H
 #define FNW_TEST_SERVERS_H
 
+#include <arpa/inet.h>
 #include <check.h>
 #include <ev.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,9 +111,6 @@ static inline void srv_run_for(struct ev_loop *loop, double s)
 }
 
 /* A loopback port nothing listens on (bound, read, closed). */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 static inline int srv_closed_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
