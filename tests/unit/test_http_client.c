@@ -225,7 +225,7 @@ START_TEST(test_thousand_in_flight)
     m->want = 1000;
     char u[256];
     url(u, sizeof u, py_port, "/echo");
-    static char bodies[1000][16];
+    static char bodies[1000][24];
     for (int i = 0; i < 1000; i++) {
         snprintf(bodies[i], sizeof bodies[i], "{\"i\":%d}", i);
         fnw_http_request rq = { .method = "POST", .url = u, .body = bodies[i], .body_len = strlen(bodies[i]) };

@@ -55,8 +55,11 @@ static inline int srv_cmd(const char *script, const char *verb, const char *dir,
         ;
     int st = pclose(p);
     line[strcspn(line, "\n")] = '\0';
-    if (out)
-        snprintf(out, n, "%s", line);
+    if (out && n) {
+        size_t len = strlen(line) < n ? strlen(line) : n - 1;
+        memcpy(out, line, len);
+        out[len] = '\0';
+    }
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
