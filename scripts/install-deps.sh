@@ -14,14 +14,13 @@ libguava-java libjsr305-java liberror-prone-java valgrind gnuplot-nox
 libhiredis-dev libcurl4-openssl-dev ca-certificates redis-server redis-tools nginx-light
 python3 openssl"
 missing=""
-n=0
 if command -v dpkg-query >/dev/null 2>&1; then
   for p in $PKGS; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-    case "$st" in *" installed") ;; *) missing="$missing $p"; n=$((n + 1)) ;; esac
+    case "$st" in *" installed") ;; *) missing="$missing $p" ;; esac
   done
 else
-  missing="$PKGS"
+  missing=" $(echo $PKGS)"
 fi
 [ -z "$missing" ] && exit 0
 if [ ! -r /etc/debian_version ] || [ "$(id -u)" != 0 ]; then
@@ -30,6 +29,7 @@ if [ ! -r /etc/debian_version ] || [ "$(id -u)" != 0 ]; then
   echo "Install them as root (apt-get install -y$missing) and run make again." >&2
   exit 1
 fi
+n=$(echo $missing | wc -w)
 echo "installing $n packages:$missing"
 export DEBIAN_FRONTEND=noninteractive
 # redis-server and nginx would start their system services on install; a
