@@ -5,6 +5,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
       gcc make pkg-config libc6-dev libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
       libev-dev libavro-dev libjansson-dev protobuf-compiler check \
+      libhiredis-dev libcurl4-openssl-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
@@ -18,6 +19,7 @@ RUN make build/fnworker
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
       libgrpc29 libprotobuf-c1 libev4 libavro23 libjansson4 \
+      libhiredis0.14 libcurl4 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/fnworker /opt/fnworker/fnworker
 COPY --from=build /src/scripts/pyflink-udf-runner.sh /opt/fnworker/pyflink-udf-runner.sh

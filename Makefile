@@ -18,7 +18,10 @@ PKGS      = grpc libprotobuf-c check
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS := -I. -I$(BUILD)/gen -D_GNU_SOURCE
 CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
-LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson -lpthread -lm
+# hiredis and libcurl (the service clients, runtime/redis_client.c and
+# runtime/http_client.c) through pkg-config when it knows them.
+SVC_LIBS := $(shell pkg-config --libs hiredis libcurl 2>/dev/null || echo -lhiredis -lcurl)
+LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson $(SVC_LIBS) -lpthread -lm
 ifneq ($(SANITIZE),)
 CFLAGS   += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""tests/servers/http_server.py — the test HTTP server for the HTTP client's
+tests: Python's standard library only, HTTP/1.1 with keep-alive, one thread
+per connection, on 127.0.0.1 and a port the kernel picks.
+
+Usage: http_server.py DIR   (fixtures in DIR/www/json/<k>.json; writes the
+port to DIR/py.port once it listens)
+
+Routes:
+  GET  /json/<k>          the fixture DIR/www/json/<k>.json (404 if none)
+  POST /echo              the request body back (400 unless it is JSON)
+  POST /batch             {"inputs":[...]} -> {"outputs":[...]}: a number
+                          doubled, a string upper-cased, anything else as is
+  ANY  /delay?ms=N        answers {"delayed_ms":N} after N ms
+  ANY  /status/<code>     answers that status with {"status":<code>}
+  ANY  /429?after=S&key=K the first call for key K answers 429 with
+                          Retry-After: S, the next one 200 (and so on)
+  GET  /count             {"requests":N,"connections":M}: requests (other
+                          than /count) and connections seen so far
+"""
+import http.server
+import json
+import os
+import sys
+import threading
+import time
+import urllib.parse
+
+LOCK = threading.Lock()
+STATE = {"requests": 0, "connections": 0, "limited": set()}
+ROOT = ""
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024
+    allow_reuse_address = True
+
+
+def transform(v):
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, (int, float)):
+        return v * 2
+    if isinstance(v, str):
+        return v.upper()
+    return v
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        with LOCK:
+            STATE["connections"] += 1
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def reply(self, code, obj, headers=()):
+        body = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def handle_any(self):
+        url = urllib.parse.urlsplit(self.path)
+        q = dict(urllib.parse.parse_qsl(url.query))
+        data = self.body()
+        path = url.path
+        if path == "/count":
+            with LOCK:
+                return self.reply(200, {"requests": STATE["requests"],
+                                        "connections": STATE["connections"]})
+        with LOCK:
+            STATE["requests"] += 1
+        if path.startswith("/json/"):
+            return self.fixture(path[len("/json/"):])
+        if path == "/echo" or path == "/batch":
+            try:
+                doc = json.loads(data or b"null")
+            except ValueError:
+                return self.reply(400, {"error": "the body is not JSON"})
+            if path == "/echo":
+                return self.reply(200, data)
+            if not isinstance(doc, dict) or not isinstance(doc.get("inputs"), list):
+                return self.reply(400, {"error": "expected {\"inputs\":[...]}"})
+            return self.reply(200, {"outputs": [transform(v) for v in doc["inputs"]]})
+        if path == "/delay":
+            ms = int(q.get("ms", "0"))
+            time.sleep(ms / 1000.0)
+            return self.reply(200, {"delayed_ms": ms})
+        if path.startswith("/status/"):
+            code = int(path[len("/status/"):])
+            return self.reply(code, {"status": code})
+        if path == "/429":
+            key = q.get("key", "")
+            with LOCK:
+                first = key not in STATE["limited"]
+                if first:
+                    STATE["limited"].add(key)
+                else:
+                    STATE["limited"].discard(key)
+            if first:
+                return self.reply(429, {"status": 429}, [("Retry-After", q.get("after", "1"))])
+            return self.reply(200, {"status": 200})
+        return self.reply(404, {"error": "no route " + path})
+
+    def fixture(self, key):
+        if "/" in key or key.startswith("."):
+            return self.reply(404, {"error": "no fixture"})
+        try:
+            with open(os.path.join(ROOT, "www", "json", key + ".json"), "rb") as f:
+                return self.reply(200, f.read())
+        except OSError:
+            return self.reply(404, {"error": "no fixture " + key})
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = handle_any
+
+
+def main():
+    global ROOT
+    ROOT = sys.argv[1]
+    srv = Server(("127.0.0.1", 0), Handler)
+    tmp = os.path.join(ROOT, "py.port.tmp")
+    with open(tmp, "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(tmp, os.path.join(ROOT, "py.port"))
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+#!/bin/sh
+# tests/servers/pyhttp.sh — the Python test HTTP server (http_server.py
+# beside this file) on a free 127.0.0.1 port.
+#   pyhttp.sh start DIR [--owner PID]   waits until it listens, prints its port
+#   pyhttp.sh stop DIR
+# Exits 77 when python3 is not installed.
+set -eu
+. "$(dirname "$0")/common.sh"
+cmd=${1:-}; dir=${2:-}
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: pyhttp.sh start|stop DIR [--owner PID]"
+shift 2
+case "$cmd" in
+  stop) stop_pidfile "$dir/py.pid"; exit 0 ;;
+  start) ;;
+  *) die "pyhttp.sh: unknown command $cmd" ;;
+esac
+need python3
+owner=""
+[ "${1:-}" = "--owner" ] && owner=${2:-}
+mkdir -p "$dir"
+make_fixtures "$dir"
+rm -f "$dir/py.port"
+"$(python_bin)" "$(dirname "$0")/http_server.py" "$dir" </dev/null >"$dir/py.log" 2>&1 &
+echo $! >"$dir/py.pid"
+i=0
+while [ ! -s "$dir/py.port" ] && [ $i -lt 200 ]; do
+  alive "$(cat "$dir/py.pid")" || break
+  sleep 0.1; i=$((i + 1))
+done
+if [ ! -s "$dir/py.port" ]; then
+  echo "the Python test server did not start; its log:" >&2
+  tail -n 5 "$dir/py.log" >&2
+  stop_pidfile "$dir/py.pid"
+  exit 1
+fi
+watchdog "$dir/py.pid" "$owner"
+cat "$dir/py.port"
