@@ -16,7 +16,7 @@ SANITIZE ?=
 PKGS      = grpc libprotobuf-c check
 
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CPPFLAGS := -I. -I$(BUILD)/gen -D_GNU_SOURCE
+CPPFLAGS := -Iinclude -I. -I$(BUILD)/gen -D_GNU_SOURCE
 CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
 LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson -lpthread -lm
 ifneq ($(SANITIZE),)

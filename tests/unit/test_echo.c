@@ -50,7 +50,7 @@ START_TEST(test_type_check)
     fnw_op_env env = { h.loop, &opts, h.type, str, "t1", 0 };
     fnw_spec s = h_spec();
     const fnw_operation *op = fnw_registry_find(&h.reg, "echo", &h.err);
-    ck_assert_int_eq(fnw_engine_create(h.loop, op, &s, &env, &h.e, &h.err), -1);
+    ck_assert_int_eq(fnw_engine_new(h.loop, op, &s, &env, &h.e, &h.err), -1);
     ck_assert_str_eq(h.err.msg, "operation 'echo' needs the output type to equal the input type: "
                                 "input INT, output STRING");
     fnw_type_free(str);

@@ -157,7 +157,7 @@ static void h_create_op(harness *h, const fnw_operation *op, const fnw_spec *spe
 {
     fnw_options opts = { 0, NULL };
     fnw_op_env env = { h->loop, &opts, h->type, h->type, "t1", spec->batched };
-    int rc = fnw_engine_create(h->loop, op, spec, &env, &h->e, &h->err);
+    int rc = fnw_engine_new(h->loop, op, spec, &env, &h->e, &h->err);
     ck_assert_msg(rc == 0, "%s", h->err.msg);
 }
 
@@ -247,7 +247,7 @@ START_TEST(test_identity_type_mismatch)
     fnw_op_env env = { h.loop, &opts, h.type, lng, "t1", 0 };
     fnw_spec s = h_spec();
     const fnw_operation *op = fnw_registry_find(&h.reg, "identity", &h.err);
-    ck_assert_int_eq(fnw_engine_create(h.loop, op, &s, &env, &h.e, &h.err), -1);
+    ck_assert_int_eq(fnw_engine_new(h.loop, op, &s, &env, &h.e, &h.err), -1);
     ck_assert_ptr_null(h.e);
     ck_assert_str_eq(h.err.msg, "operation 'identity' needs the output type to equal the input type: "
                                 "input INT, output LONG");
@@ -257,12 +257,12 @@ START_TEST(test_identity_type_mismatch)
     ck_assert_int_eq(fnw_type_add_child(a, fnw_type_new(FNW_INT), "n", &h.err), 0);
     ck_assert_int_eq(fnw_type_add_child(b, fnw_type_new(FNW_STRING), "n", &h.err), 0);
     fnw_op_env env2 = { h.loop, &opts, a, b, "t1", 0 };
-    ck_assert_int_eq(fnw_engine_create(h.loop, op, &s, &env2, &h.e, &h.err), -1);
+    ck_assert_int_eq(fnw_engine_new(h.loop, op, &s, &env2, &h.e, &h.err), -1);
     ck_assert_str_eq(h.err.msg, "operation 'identity' needs the output type to equal the input type: "
                                 "input ROW<n INT>, output ROW<n STRING>");
     /* equal types are accepted */
     fnw_op_env env3 = { h.loop, &opts, a, a, "t1", 0 };
-    ck_assert_int_eq(fnw_engine_create(h.loop, op, &s, &env3, &h.e, &h.err), 0);
+    ck_assert_int_eq(fnw_engine_new(h.loop, op, &s, &env3, &h.e, &h.err), 0);
     fnw_type_free(a);
     fnw_type_free(b);
     fnw_type_free(lng);
@@ -793,7 +793,7 @@ static void destroy_on_finished(void *user)
 {
     harness *h = user;
     h->finished = 1;
-    fnw_engine_destroy(h->e);
+    fnw_engine_free(h->e);
     h->e = NULL;
     ev_break(h->loop, EVBREAK_ALL);
 }
@@ -821,7 +821,7 @@ END_TEST
 static void destroy_after_two(harness *h, const fnw_record *out)
 {
     if (h->n_out == 2) {
-        fnw_engine_destroy(h->e);
+        fnw_engine_free(h->e);
         h->e = NULL;
         ev_break(h->loop, EVBREAK_ALL);
     }

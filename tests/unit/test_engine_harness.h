@@ -134,7 +134,7 @@ static inline int h_create_opts(harness *h, const char *op_name, const fnw_spec 
     const fnw_operation *op = fnw_registry_find(&h->reg, op_name, &h->err);
     ck_assert_msg(op != NULL, "%s", h->err.msg);
     fnw_op_env env = { h->loop, &opts, h->type, h->type, "t1", spec->batched };
-    return fnw_engine_create(h->loop, op, spec, &env, &h->e, &h->err);
+    return fnw_engine_new(h->loop, op, spec, &env, &h->e, &h->err);
 }
 
 static inline void h_create(harness *h, const char *op_name, const fnw_spec *spec, const char *const *kv)
@@ -311,7 +311,7 @@ static inline const fnw_engine_metrics *h_m(const harness *h)
 
 static inline void h_free(harness *h)
 {
-    fnw_engine_destroy(h->e);
+    fnw_engine_free(h->e);
     fnw_type_free(h->type);
     ev_loop_destroy(h->loop);
     free(h->vals);
