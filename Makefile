@@ -70,6 +70,18 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(BU
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< $(TEST_SUPPORT) \
 	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
 
+# The operation API test runs an operation (tests/unit/plugin/) compiled with
+# include/ alone on the include path, as an operation built outside the tree is.
+PLUGIN_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/unit/plugin/*.c))
+$(BUILD)/obj/tests/unit/plugin/%.o: tests/unit/plugin/%.c $(wildcard tests/unit/plugin/*.h) include/fnworker.h
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS) -c $< -o $@
+$(BUILD)/tests/test_operation_api: tests/unit/test_operation_api.c $(PLUGIN_OBJ) $(TEST_SUPPORT) \
+                                   $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< $(PLUGIN_OBJ) $(TEST_SUPPORT) \
+	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
+
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; CK_DEFAULT_TIMEOUT=30 $$t; done
 
