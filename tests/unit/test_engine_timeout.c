@@ -55,7 +55,7 @@ START_TEST(test_timeout_empty)
     ck_assert_msg(h.t_finished >= 0.019, "took %.3f s", h.t_finished);
     ck_assert_int_ge(h_m(&h)->call_duration_ms.min, 20);
     ck_assert_msg(h_concurrency(&h) >= 5, "%.1f calls at once", h_concurrency(&h));
-    h_free(&h);   /* cancels the hung calls (ASan checks nothing leaks) */
+    h_free(&h);   /* frees the engine, which cancels the hung calls */
 }
 END_TEST
 
