@@ -243,7 +243,7 @@ static int compute_min(fnw_avro_plan *pl, uint32_t idx, fnw_error *err, int dept
     return 0;
 }
 
-int fnw_avro_plan_compile(void *schema, fnw_avro_plan **out, fnw_error *err)
+int fnw_avro_plan_new(void *schema, fnw_avro_plan **out, fnw_error *err)
 {
     *out = NULL;
     if (!schema)

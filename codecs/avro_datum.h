@@ -42,7 +42,7 @@
 typedef struct fnw_avro_plan fnw_avro_plan;
 
 /* schema is an avro_schema_t; the plan does not keep a reference to it. */
-int fnw_avro_plan_compile(void *schema, fnw_avro_plan **out, fnw_error *err);
+int fnw_avro_plan_new(void *schema, fnw_avro_plan **out, fnw_error *err);
 void fnw_avro_plan_free(fnw_avro_plan *pl);
 /* Fewest bytes a datum can take (0 means every datum takes 0 bytes). */
 uint32_t fnw_avro_plan_min_size(const fnw_avro_plan *pl);

@@ -108,7 +108,7 @@ int fnw_type_set_avro_schema(fnw_type *t, const char *json, fnw_error *err)
         return fnw_error_set(err, "invalid Avro schema: %s", why && *why ? why : "parse error");
     }
     fnw_avro_plan *plan = NULL;
-    if (fnw_avro_plan_compile(schema, &plan, err) < 0) {
+    if (fnw_avro_plan_new(schema, &plan, err) < 0) {
         avro_schema_decref(schema);
         return -1;
     }
