@@ -272,8 +272,8 @@ int fnw_options_choice(const fnw_options *o, const char *key, const char *const 
 /* ---- the operation table ------------------------------------------------------ */
 typedef struct fnw_call fnw_call;
 
-/* What open() gets; valid during open() only, except loop and the types,
- * which outlive the instance. */
+/* What open() gets. The struct and the options are valid during open()
+ * only (copy what you keep); loop and the types stay valid until close(). */
 typedef struct fnw_op_env {
     struct ev_loop *loop;
     const fnw_options *options;
@@ -329,7 +329,9 @@ void *fnw_call_op_data(fnw_call *c);
 void fnw_call_set_op_data(fnw_call *c, void *p);
 
 /* One output for input i: data = Flink bytes of the output type (NULL with
- * len 0 for a null value); copied. Returns -1 after the call is settled. */
+ * len 0 for a null value); copied. 0, or -1 when refused: i is out of
+ * range, the call is already settled, or the output could not be kept (out
+ * of memory: fnworker then fails the bundle itself). */
 int fnw_call_emit(fnw_call *c, size_t i, const uint8_t *data, size_t len);
 /* One output for input i, encoded from a value with the output type. */
 int fnw_call_emit_value(fnw_call *c, size_t i, const fnw_value *v, fnw_error *err);

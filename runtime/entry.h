@@ -1,5 +1,7 @@
 /* runtime/entry.h — what the runtime keeps per element (fnw_entry) and the
- * pool entries come from; internal to the runtime.
+ * pool entries come from; internal to the runtime. Inside runtime/ "entry"
+ * means this and nothing else: one input the runtime holds, with its staged
+ * outputs.
  *
  * An entry holds a copy of one input (its bytes in storage the entry keeps
  * and reuses) and the outputs staged for it by the current attempt of the
