@@ -16,7 +16,7 @@ SANITIZE ?=
 PKGS      = grpc libprotobuf-c check
 
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CPPFLAGS := -I. -I$(BUILD)/gen -D_GNU_SOURCE
+CPPFLAGS := -Iinclude -I. -I$(BUILD)/gen -D_GNU_SOURCE
 CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
 # hiredis and libcurl (the service clients, runtime/redis_client.c and
 # runtime/http_client.c) through pkg-config when it knows them.
@@ -70,6 +70,18 @@ $(BUILD)/fnworker: $(BUILD)/obj/worker/main.o $(BUILD)/libfnw.a
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< \
+	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
+
+# The operation API test runs an operation (tests/unit/plugin/) compiled with
+# include/ alone on the include path, as an operation built outside the tree is.
+PLUGIN_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/unit/plugin/*.c))
+$(BUILD)/obj/tests/unit/plugin/%.o: tests/unit/plugin/%.c $(wildcard tests/unit/plugin/*.h) include/fnworker.h
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS) -c $< -o $@
+$(BUILD)/tests/test_operation_api: tests/unit/test_operation_api.c $(PLUGIN_OBJ) $(TEST_SUPPORT) \
+                                   $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< $(PLUGIN_OBJ) $(TEST_SUPPORT) \
 	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
 
 unit: $(UNIT_BIN)

@@ -1,5 +1,7 @@
 /* codecs/arena.h — bump allocator for memory whose lifetime is a bundle, a
- * batch or a call.
+ * batch or a call. Operations see an arena as an opaque pointer with the
+ * allocation functions of fnworker.h; this header adds its layout and its
+ * lifecycle for the code that owns one.
  *
  * Hot paths never malloc per record: they allocate from an arena and drop
  * everything at once with fnw_arena_reset() (keeps the first block for reuse)
@@ -17,19 +19,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fnworker.h"
+
 typedef struct fnw_arena_block fnw_arena_block;
 
-typedef struct fnw_arena {
+struct fnw_arena {
     fnw_arena_block *head;     /* current block (blocks form a list) */
     size_t block_size;         /* size of the next block to allocate */
     size_t used_total;         /* bytes handed out since the last reset */
     size_t limit;              /* max bytes handed out; 0 = 1 GiB */
-} fnw_arena;
+};
 
 void fnw_arena_init(fnw_arena *a, size_t first_block, size_t limit);
-void *fnw_arena_alloc(fnw_arena *a, size_t n);            /* 16-byte aligned; NULL if over limit */
-void *fnw_arena_memdup(fnw_arena *a, const void *p, size_t n);
-char *fnw_arena_strdup(fnw_arena *a, const char *s);
 void fnw_arena_reset(fnw_arena *a);                        /* drop all but the largest block */
 void fnw_arena_free(fnw_arena *a);
 

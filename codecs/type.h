@@ -1,5 +1,8 @@
 /* codecs/type.h — a Flink DataStream type (the TypeInfo proto of
  * flink-fn-execution.proto) as a plain C tree that the serializers walk.
+ * Operations see fnw_type as opaque, through the read accessors of
+ * fnworker.h (type_access.c); this header gives the tree's fields to the
+ * code inside the tree, with the builders and the proto conversion.
  *
  * Kinds use the TypeInfo.TypeName numbers, so a proto value maps 1:1.
  * Ownership: a type tree is built once per descriptor (not on the data path)
@@ -15,19 +18,8 @@
 #include <stdint.h>
 
 #include "codecs/error.h"
+#include "fnworker.h"
 
-typedef enum fnw_kind {
-    FNW_ROW = 0, FNW_STRING = 1, FNW_BYTE = 2, FNW_BOOLEAN = 3, FNW_SHORT = 4,
-    FNW_INT = 5, FNW_LONG = 6, FNW_FLOAT = 7, FNW_DOUBLE = 8, FNW_CHAR = 9,
-    FNW_BIG_INT = 10, FNW_BIG_DEC = 11, FNW_SQL_DATE = 12, FNW_SQL_TIME = 13,
-    FNW_SQL_TIMESTAMP = 14, FNW_BASIC_ARRAY = 15, FNW_PRIMITIVE_ARRAY = 16,
-    FNW_TUPLE = 17, FNW_LIST = 18, FNW_MAP = 19, FNW_PICKLED_BYTES = 20,
-    FNW_OBJECT_ARRAY = 21, FNW_INSTANT = 22, FNW_AVRO = 23, FNW_LOCAL_DATE = 24,
-    FNW_LOCAL_TIME = 25, FNW_LOCAL_DATETIME = 26,
-    FNW_KIND_COUNT
-} fnw_kind;
-
-typedef struct fnw_type fnw_type;
 struct fnw_type {
     fnw_kind kind;
     uint32_t nchildren;
@@ -54,17 +46,11 @@ void fnw_type_free(fnw_type *t);
 /* Deep copy (NULL if out of memory or t is NULL). */
 fnw_type *fnw_type_clone(const fnw_type *t);
 
-/* 1 if equal: kinds, children recursively, ROW field names and AVRO schemas
- * (Flink's RowTypeInfo equality includes the names). */
-int fnw_type_equal(const fnw_type *a, const fnw_type *b);
-/* Same, but ROW field names may differ (the byte format does not use them). */
+/* fnw_type_equal (fnworker.h), but ROW field names may differ (the byte
+ * format does not use them). */
 int fnw_type_equal_ignoring_names(const fnw_type *a, const fnw_type *b);
 /* Depth of the tree: 1 for a scalar. */
 int fnw_type_depth(const fnw_type *t);
-const char *fnw_kind_name(fnw_kind k);
-/* Writes a readable form like "ROW<name STRING, n INT>" (truncated to n,
- * always NUL-terminated when n > 0); returns the length written. */
-size_t fnw_type_format(const fnw_type *t, char *buf, size_t n);
 
 /* From the protobuf-c TypeInfo (org.apache.flink.fn_execution.v1.TypeInfo),
  * declared as void* so this header needs no generated code; see typeinfo.c. */

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/builtins.h"
+#include "fnworker.h"
 
 typedef struct echo_state echo_state;
 
@@ -90,20 +90,36 @@ static int echo_parse(echo_state *st, const fnw_options *o, fnw_error *err)
     return 0;
 }
 
+/* Fails unless the output type equals the input type, naming both. */
+static int check_same_type(const fnw_op_env *env, fnw_error *err)
+{
+    const fnw_type *in = env->input_type, *out = env->output_type;
+    if (in == out || (in && out && fnw_type_equal(in, out)))
+        return 0;
+    char a[384] = "(none)", b[384] = "(none)";
+    if (in)
+        fnw_type_format(in, a, sizeof a);
+    if (out)
+        fnw_type_format(out, b, sizeof b);
+    return fnw_error_set(err, "operation 'echo' needs the output type to equal the input type: input %s, "
+                         "output %s", a, b);
+}
+
 static int echo_open(const fnw_op_env *env, void **state, fnw_error *err)
 {
     *state = NULL;
     if (fnw_options_check_known(env->options, echo_known, "echo", err) != 0)
         return -1;
-    if (fnw_builtin_check_same_type("echo", env, err) != 0)
+    if (check_same_type(env, err) != 0)
         return -1;
     echo_state *st = calloc(1, sizeof *st);
     if (!st)
         return fnw_error_set(err, "operation 'echo': out of memory");
     st->loop = env->loop;
-    if (echo_parse(st, env->options, err) != 0) {
+    fnw_error why;
+    if (echo_parse(st, env->options, &why) != 0) {
         free(st);
-        return fnw_error_prefix(err, "operation 'echo'");
+        return fnw_error_set(err, "operation 'echo': %s", why.msg);
     }
     *state = st;
     return 0;

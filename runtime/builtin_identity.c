@@ -1,11 +1,10 @@
 /* runtime/builtin_identity.c — the `identity` operation: each input becomes
  * one output with the same bytes. Synchronous, so the engine runs it without
  * copying or queueing; it needs the output type to equal the input type. */
-#include <stdio.h>
+#include "fnworker.h"
 
-#include "runtime/builtins.h"
-
-int fnw_builtin_check_same_type(const char *op_name, const fnw_op_env *env, fnw_error *err)
+/* Fails unless the output type equals the input type, naming both. */
+static int check_same_type(const fnw_op_env *env, fnw_error *err)
 {
     const fnw_type *in = env->input_type, *out = env->output_type;
     if (in == out || (in && out && fnw_type_equal(in, out)))
@@ -15,8 +14,8 @@ int fnw_builtin_check_same_type(const char *op_name, const fnw_op_env *env, fnw_
         fnw_type_format(in, a, sizeof a);
     if (out)
         fnw_type_format(out, b, sizeof b);
-    return fnw_error_set(err, "operation '%s' needs the output type to equal the input type: input %s, output %s",
-                         op_name, a, b);
+    return fnw_error_set(err, "operation 'identity' needs the output type to equal the input type: input %s, "
+                         "output %s", a, b);
 }
 
 static int identity_open(const fnw_op_env *env, void **state, fnw_error *err)
@@ -25,7 +24,7 @@ static int identity_open(const fnw_op_env *env, void **state, fnw_error *err)
     *state = NULL;
     if (fnw_options_check_known(env->options, known, "identity", err) != 0)
         return -1;
-    return fnw_builtin_check_same_type("identity", env, err);
+    return check_same_type(env, err);
 }
 
 static void identity_invoke(void *state, fnw_call *call)

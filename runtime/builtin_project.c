@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/builtins.h"
+#include "fnworker.h"
 
 #define MAX_FIELDS 1024
 
@@ -22,15 +22,6 @@ typedef struct project_state {
     size_t n;
     uint32_t idx[];     /* input field index of each output field */
 } project_state;
-
-/* Index of input field name[0..len), or -1. */
-static int64_t field_index(const fnw_type *in, const char *name, size_t len)
-{
-    for (uint32_t i = 0; i < in->nchildren; i++)
-        if (strlen(in->names[i]) == len && memcmp(in->names[i], name, len) == 0)
-            return i;
-    return -1;
-}
 
 static int no_such_field(const fnw_type *in, const char *name, size_t len, fnw_error *err)
 {
@@ -53,7 +44,7 @@ static int parse_fields(project_state *st, const char *list, const fnw_type *in,
         if (len == 0)
             return fnw_error_set(err, "option 'fields' of operation 'project' has an empty field name: '%s'",
                                  list);
-        int64_t i = field_index(in, p, len);
+        int64_t i = fnw_type_find_field(in, p, len);
         if (i < 0)
             return no_such_field(in, p, len, err);
         if (st->n == MAX_FIELDS)
@@ -73,19 +64,19 @@ static int check_output(const project_state *st, const fnw_type *in, const fnw_t
     char t[384] = "(none)";
     if (out)
         fnw_type_format(out, t, sizeof t);
-    if (!out || out->kind != FNW_ROW || out->nchildren != st->n)
+    if (!out || fnw_type_kind(out) != FNW_ROW || fnw_type_child_count(out) != st->n)
         return fnw_error_set(err, "operation 'project' selects %zu field(s), so its output type must be a ROW "
                              "of %zu field(s) with their types; the output type is %s", st->n, st->n, t);
     for (size_t k = 0; k < st->n; k++) {
-        const fnw_type *want = in->children[st->idx[k]];
-        if (fnw_type_equal(want, out->children[k]))
+        const fnw_type *want = fnw_type_child(in, st->idx[k]), *got = fnw_type_child(out, k);
+        if (fnw_type_equal(want, got))
             continue;
         char a[384], b[384];
         fnw_type_format(want, a, sizeof a);
-        fnw_type_format(out->children[k], b, sizeof b);
+        fnw_type_format(got, b, sizeof b);
         return fnw_error_set(err, "operation 'project': output field %zu ('%s') has type %s but the field it "
-                             "takes, input field '%s', has type %s (output type %s)", k, out->names[k], b,
-                             in->names[st->idx[k]], a, t);
+                             "takes, input field '%s', has type %s (output type %s)", k, fnw_type_field_name(out, k), b,
+                             fnw_type_field_name(in, st->idx[k]), a, t);
     }
     return 0;
 }
@@ -101,9 +92,9 @@ static int project_open(const fnw_op_env *env, void **state, fnw_error *err)
     if (!list)
         return fnw_error_set(err, "operation 'project' needs option 'fields': the input field names to keep, "
                              "comma-separated");
-    if (!in || in->kind != FNW_ROW)
+    if (!in || fnw_type_kind(in) != FNW_ROW)
         return fnw_error_set(err, "operation 'project' takes ROW inputs; the input type is %s",
-                             in ? fnw_kind_name(in->kind) : "(none)");
+                             in ? fnw_kind_name(fnw_type_kind(in)) : "(none)");
     project_state *st = calloc(1, sizeof *st + MAX_FIELDS * sizeof st->idx[0]);
     if (!st)
         return fnw_error_set(err, "operation 'project': out of memory");

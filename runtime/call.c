@@ -1,5 +1,5 @@
 /* runtime/call.c — one operation call, start to end (call.h), and the call
- * API operations use (operation.h).
+ * API operations use (fnworker.h).
  *
  * The state machine of a queued call:
  *
@@ -349,7 +349,7 @@ static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     s->cb->leave(s->user);
 }
 
-/* ---- the end of an attempt (operation.h) ------------------------------------------ */
+/* ---- the end of an attempt (fnworker.h) ------------------------------------------- */
 
 static __attribute__((noinline)) void attempt_completed(fnw_call *c)
 {
@@ -476,7 +476,7 @@ static int emit_direct(fnw_call *c, const uint8_t *data, size_t len)
     return 0;
 }
 
-/* ---- the rest of the call API (operation.h) --------------------------------------- */
+/* ---- the rest of the call API (fnworker.h) ---------------------------------------- */
 
 size_t fnw_call_size(const fnw_call *c)
 {

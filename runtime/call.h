@@ -1,7 +1,7 @@
 /* runtime/call.h — one operation call from start to end, internal to the
  * runtime: the attempt with the operation, the retry and timeout timers,
  * completion and failure, and the direct (synchronous) path. The call is
- * the object operations see through operation.h; this header is the side
+ * the object operations see through fnworker.h; this header is the side
  * the engine uses.
  *
  * The call never calls the engine. Whoever makes calls (the engine, or a

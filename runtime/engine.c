@@ -6,11 +6,11 @@
  * the callback table it gives them (call_callbacks below).
  *
  * Reentrancy: sink callbacks and operation callbacks may call back into the
- * engine (push into it, abort it, destroy it). Every entry point counts a
- * depth; work that frees structures (cleanup after a failure or abort,
- * destroy) and the sink's ready/failed/finished callbacks happen only when
- * the outermost entry point unwinds (leave()), so no frame below ever sees
- * freed memory.
+ * engine (push into it, abort it, free it). Every public function counts
+ * a depth; work that frees structures (cleanup after a failure or abort,
+ * fnw_engine_free) and the sink's ready/failed/finished callbacks happen
+ * only when the outermost public function unwinds (leave()), so no frame
+ * below ever sees freed memory.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,7 +55,7 @@ struct fnw_engine {
 
     int depth;
     int draining, drain_again;
-    int cleanup_pending, destroy_pending, fail_pending;
+    int cleanup_pending, free_pending, fail_pending;
     int blocked;                      /* has_space was false at the last unwind */
     fnw_error fail_msg;
 };
@@ -68,7 +68,7 @@ static void drain(fnw_engine *e);
 
 static int stopped(const fnw_engine *e)
 {
-    return e->cleanup_pending || e->destroy_pending ||
+    return e->cleanup_pending || e->free_pending ||
            (e->bstate != B_ACTIVE && e->bstate != B_FINISHING);
 }
 
@@ -101,7 +101,7 @@ static void leave(fnw_engine *e)
     if (--e->depth > 0)
         return;
     for (;;) {
-        if (e->destroy_pending) {
+        if (e->free_pending) {
             engine_free(e);
             return;
         }
@@ -383,7 +383,7 @@ static void cleanup(fnw_engine *e)
     if (e->has_batcher)
         fnw_batcher_clear(&e->batcher);
     fnw_call_pool_stop_all(&e->calls);
-    fnw_entry_release_all(&e->entries);
+    fnw_entry_pool_put_all(&e->entries);
     fnw_queue_clear(&e->queue);
     e->ovf_head = e->ovf_tail = NULL;
     e->ovf_n = 0;
@@ -404,13 +404,13 @@ static int create_check(const fnw_operation *op, fnw_error *err)
     return 0;
 }
 
-int fnw_engine_create(struct ev_loop *loop, const fnw_operation *op,
+int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op,
                       const fnw_spec *spec, const fnw_op_env *env,
                       fnw_engine **out, fnw_error *err)
 {
     *out = NULL;
     if (!loop || !op || !spec || !op->name)
-        return fnw_error_set(err, "fnw_engine_create: loop, operation and spec are required");
+        return fnw_error_set(err, "fnw_engine_new: loop, operation and spec are required");
     fnw_spec s = *spec;
     if (fnw_spec_validate(&s, err) != 0 || create_check(op, err) != 0)
         return -1;
@@ -462,7 +462,7 @@ int fnw_engine_create(struct ev_loop *loop, const fnw_operation *op,
 static void engine_free(fnw_engine *e)
 {
     e->depth = 1;
-    e->destroy_pending = 0;
+    e->free_pending = 0;
     e->bstate = B_ABORTED;
     cleanup(e);
     if (e->has_batcher)
@@ -478,12 +478,12 @@ static void engine_free(fnw_engine *e)
     free(e);
 }
 
-void fnw_engine_destroy(fnw_engine *e)
+void fnw_engine_free(fnw_engine *e)
 {
     if (!e)
         return;
     if (e->depth > 0) {
-        e->destroy_pending = 1;
+        e->free_pending = 1;
         return;
     }
     engine_free(e);
@@ -520,10 +520,10 @@ int fnw_engine_push(fnw_engine *e, const fnw_record *in)
     if (e->direct_mode) {
         run_direct(e, in);
     } else {
-        fnw_entry *en = fnw_entry_get(&e->entries);
+        fnw_entry *en = fnw_entry_pool_get(&e->entries);
         if (!en || fnw_entry_set_input(en, in) != 0) {
             if (en)
-                fnw_entry_put(&e->entries, en);
+                fnw_entry_pool_put(&e->entries, en);
             fail_bundle(e, "out of memory copying an input in transform '%s'", e->transform_id);
         } else {
             en->index = e->next_index++;

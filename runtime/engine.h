@@ -17,7 +17,7 @@
  * All calls happen on the loop thread. Callbacks may run inside push/finish
  * (synchronous operations emit during push) or later from loop callbacks.
  * From inside any sink callback it is safe to push into (or finish) another
- * engine, to push into this one, and to abort or destroy this one: the
+ * engine, to push into this one, and to abort or free this one: the
  * engine defers freeing until its own frames have unwound. ready, failed and
  * finished are only called once the engine's own work has unwound.
  *
@@ -72,11 +72,11 @@ typedef struct fnw_engine_metrics {
 } fnw_engine_metrics;
 
 /* Validates the spec against the operation, opens an operation instance. */
-int fnw_engine_create(struct ev_loop *loop, const fnw_operation *op,
+int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op,
                       const fnw_spec *spec, const fnw_op_env *env,
                       fnw_engine **out, fnw_error *err);
 /* Cancels what is in flight, closes the operation, frees everything. */
-void fnw_engine_destroy(fnw_engine *e);
+void fnw_engine_free(fnw_engine *e);
 
 /* Begins a bundle. bundle_label (e.g. the instruction id) is used in messages. */
 void fnw_engine_start(fnw_engine *e, const fnw_engine_sink *sink, const char *bundle_label);

@@ -78,7 +78,7 @@ void fnw_entry_pool_init(fnw_entry_pool *p)
     p->live = p->free = NULL;
 }
 
-fnw_entry *fnw_entry_get(fnw_entry_pool *p)
+fnw_entry *fnw_entry_pool_get(fnw_entry_pool *p)
 {
     fnw_entry *en = p->free;
     if (en)
@@ -95,7 +95,7 @@ fnw_entry *fnw_entry_get(fnw_entry_pool *p)
     return en;
 }
 
-void fnw_entry_put(fnw_entry_pool *p, fnw_entry *en)
+void fnw_entry_pool_put(fnw_entry_pool *p, fnw_entry *en)
 {
     if (en->live_prev)
         en->live_prev->live_next = en->live_next;
@@ -112,28 +112,28 @@ void fnw_entry_unhold_queue(fnw_entry_pool *p, fnw_entry *en)
 {
     en->held_by_queue = 0;
     if (!en->held_by_call)
-        fnw_entry_put(p, en);
+        fnw_entry_pool_put(p, en);
 }
 
 void fnw_entry_unhold_call(fnw_entry_pool *p, fnw_entry *en)
 {
     en->held_by_call = 0;
     if (!en->held_by_queue)
-        fnw_entry_put(p, en);
+        fnw_entry_pool_put(p, en);
 }
 
-void fnw_entry_release_all(fnw_entry_pool *p)
+void fnw_entry_pool_put_all(fnw_entry_pool *p)
 {
     while (p->live) {
         fnw_entry *en = p->live;
         en->held_by_queue = en->held_by_call = 0;
-        fnw_entry_put(p, en);
+        fnw_entry_pool_put(p, en);
     }
 }
 
 void fnw_entry_pool_free(fnw_entry_pool *p)
 {
-    fnw_entry_release_all(p);
+    fnw_entry_pool_put_all(p);
     while (p->free) {
         fnw_entry *en = p->free;
         p->free = en->live_next;

@@ -1,5 +1,7 @@
 /* runtime/entry.h — what the runtime keeps per element (fnw_entry) and the
- * pool entries come from; internal to the runtime.
+ * pool entries come from; internal to the runtime. Inside runtime/ "entry"
+ * means this and nothing else: one input the runtime holds, with its staged
+ * outputs.
  *
  * An entry holds a copy of one input (its bytes in storage the entry keeps
  * and reuses) and the outputs staged for it by the current attempt of the
@@ -57,12 +59,12 @@ void fnw_entry_pool_init(fnw_entry_pool *p);
 /* Frees the pool's memory, whoever still holds an entry. */
 void fnw_entry_pool_free(fnw_entry_pool *p);
 /* A cleared entry on the live list (NULL when out of memory). */
-fnw_entry *fnw_entry_get(fnw_entry_pool *p);
-void fnw_entry_put(fnw_entry_pool *p, fnw_entry *en);
+fnw_entry *fnw_entry_pool_get(fnw_entry_pool *p);
+void fnw_entry_pool_put(fnw_entry_pool *p, fnw_entry *en);
 /* Drop one holder; the entry goes back to the free list with the last. */
 void fnw_entry_unhold_queue(fnw_entry_pool *p, fnw_entry *en);
 void fnw_entry_unhold_call(fnw_entry_pool *p, fnw_entry *en);
 /* Every live entry back to the free list, whoever held it. */
-void fnw_entry_release_all(fnw_entry_pool *p);
+void fnw_entry_pool_put_all(fnw_entry_pool *p);
 
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "runtime/operation.h"
+#include "fnworker.h"
 
 const char *fnw_options_get(const fnw_options *o, const char *key)
 {

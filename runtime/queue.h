@@ -6,8 +6,9 @@
  *   unordered  a FIFO of segments. A watermark that advances closes the
  *              current segment; entries complete and leave in any order, but
  *              only from the first segment, so no result crosses a watermark.
- *              (PyFlink's watermark entries emit nothing, so a segment
- *              boundary is all that is kept of them.)
+ *              (PyFlink queues a watermark as an item of its own that
+ *              emits nothing, so a segment boundary is all that is kept
+ *              of it.)
  *
  * The queue does not own nodes: a node is embedded in the caller's entry.
  * Segments come from a free list kept by the queue, so steady-state use does

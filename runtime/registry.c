@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "runtime/builtins.h"
-#include "runtime/operation.h"
+#include "runtime/registry.h"
 
 void fnw_registry_init(fnw_registry *r)
 {

@@ -68,7 +68,7 @@ int fnw_processor_create(struct ev_loop *loop, const fnw_plan *plan, fnw_process
         const fnw_plan_step *st = &plan->steps[i];
         fnw_op_env env = {loop, &st->opts, st->input_type, st->output_type, st->transform_id,
                           st->spec.batched};
-        if (fnw_engine_create(loop, st->op, &st->spec, &env, &p->engines[i], err) < 0) {
+        if (fnw_engine_new(loop, st->op, &st->spec, &env, &p->engines[i], err) < 0) {
             fnw_error_prefix(err, "transform '%s'", st->transform_id);
             fnw_processor_destroy(p);
             return -1;
@@ -84,7 +84,7 @@ void fnw_processor_destroy(fnw_processor *p)
     if (!p)
         return;
     for (size_t i = 0; i < p->n; i++)
-        fnw_engine_destroy(p->engines[i]);
+        fnw_engine_free(p->engines[i]);
     free(p->engines);
     free(p);
 }

@@ -233,7 +233,7 @@ static void fake_init(const fnw_operation *op, int64_t timeout_ms, fnw_timeout_a
     for (size_t i = 0; i < n; i++) {
         uint8_t b[4] = { 0, 0, 0, (uint8_t)i };
         fnw_record r = { i == 2 ? INT64_MIN : 1000 + (int64_t)i, INT64_MIN, b, 4 };
-        F.en[i] = fnw_entry_get(&F.entries);
+        F.en[i] = fnw_entry_pool_get(&F.entries);
         ck_assert_ptr_nonnull(F.en[i]);
         ck_assert_int_eq(fnw_entry_set_input(F.en[i], &r), 0);
         F.en[i]->index = i;

@@ -55,6 +55,9 @@ typedef struct harness {
     double t0, t_finished;
     unsigned finished_iter;     /* ev_iteration() at sink.finished */
     ev_timer guard;
+    /* h_mark(): outputs already emitted when the mark timer fired (-1 before) */
+    ev_timer mark;
+    long mark_n_out;
     /* optional hook run for every output (after recording it) */
     void (*on_emit)(struct harness *h, const fnw_record *out);
     void *user;
@@ -134,7 +137,7 @@ static inline int h_create_opts(harness *h, const char *op_name, const fnw_spec 
     const fnw_operation *op = fnw_registry_find(&h->reg, op_name, &h->err);
     ck_assert_msg(op != NULL, "%s", h->err.msg);
     fnw_op_env env = { h->loop, &opts, h->type, h->type, "t1", spec->batched };
-    return fnw_engine_create(h->loop, op, spec, &env, &h->e, &h->err);
+    return fnw_engine_new(h->loop, op, spec, &env, &h->e, &h->err);
 }
 
 static inline void h_create(harness *h, const char *op_name, const fnw_spec *spec, const char *const *kv)
@@ -296,6 +299,28 @@ static inline void h_run_until(harness *h, int (*cond)(const harness *h), double
                   guard_s, h->n_out);
 }
 
+/* An order check instead of an upper bound on time: starts a timer s
+ * seconds from the loop's current time that records how many outputs were
+ * emitted when it fires (h->mark_n_out). libev runs timers that are due in
+ * the same iteration in expiry order, so an output whose timer was due
+ * before the mark is counted however late the loop wakes up. Start it after
+ * h_begin() and before feeding, so both share the loop time of h_begin(). */
+static inline void h_mark_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    harness *h = w->data;
+    (void)loop;
+    (void)revents;
+    h->mark_n_out = (long)h->n_out;
+}
+
+static inline void h_mark(harness *h, double s)
+{
+    h->mark_n_out = -1;
+    ev_timer_init(&h->mark, h_mark_cb, s, 0.);
+    h->mark.data = h;
+    ev_timer_start(h->loop, &h->mark);
+}
+
 /* Calls running at once on average: the sum of call durations over the
  * bundle's time. A loaded machine stretches both alike. */
 static inline double h_concurrency(const harness *h)
@@ -311,7 +336,8 @@ static inline const fnw_engine_metrics *h_m(const harness *h)
 
 static inline void h_free(harness *h)
 {
-    fnw_engine_destroy(h->e);
+    ev_timer_stop(h->loop, &h->mark);
+    fnw_engine_free(h->e);
     fnw_type_free(h->type);
     ev_loop_destroy(h->loop);
     free(h->vals);

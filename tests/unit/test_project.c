@@ -148,7 +148,7 @@ START_TEST(test_projects_rows)
     memset(&spec, 0, sizeof spec);
     fnw_engine *e = NULL;
     fnw_error err;
-    ck_assert_msg(fnw_engine_create(loop, project_op(), &spec, &env, &e, &err) == 0, "%s", err.msg);
+    ck_assert_msg(fnw_engine_new(loop, project_op(), &spec, &env, &e, &err) == 0, "%s", err.msg);
 
     got g;
     memset(&g, 0, sizeof g);
@@ -186,7 +186,7 @@ START_TEST(test_projects_rows)
     fnw_buf_free(&b);
     fnw_buf_free(&want_a);
     fnw_buf_free(&want_b);
-    fnw_engine_destroy(e);
+    fnw_engine_free(e);
     fnw_type_free(in);
     fnw_type_free(out);
     ev_loop_destroy(loop);

@@ -1,0 +1,349 @@
+/* fnworker.h — the public, versioned surface of fnworker: everything an
+ * operation author uses, and nothing else.
+ *
+ * fnworker runs operations for Apache Flink jobs. An operation is a table of
+ * functions (fnw_operation) that you register by name in a registry
+ * (fnw_registry_add); a job names it in its OperationSpec. The operations
+ * fnworker ships with (identity, echo, project) are written against this
+ * header alone, exactly as an operation built outside the tree is. Nothing
+ * outside this header is part of the interface: the other headers of the
+ * source tree change without notice.
+ *
+ * Versioning: FNW_ABI_VERSION changes whenever a declaration here changes in
+ * a way that breaks code compiled against an older copy (a struct's layout, a
+ * function's signature or meaning). Additions that break nothing keep it.
+ *
+ * Lifecycle of an operation:
+ *   open     fnworker opens one instance per transform of a process-bundle
+ *            descriptor: validate the options and types (fnw_op_env), keep
+ *            per-instance state. The instance is reused across bundles.
+ *   invoke   work arrives as calls. A call carries one input (per-element
+ *            mode) or up to batch_size inputs (batch mode, OperationSpec mode
+ *            BATCH). Start the work and return at once; later, from any libev
+ *            callback on the same loop, emit outputs with fnw_call_emit*()
+ *            and end the attempt with exactly one of fnw_call_complete() or
+ *            fnw_call_fail(). After that the call belongs to fnworker again:
+ *            do not touch it; it may be retried (invoke again, with
+ *            fnw_call_attempt() one higher) or freed.
+ *   cancel   fnworker gives up on a call the operation still has (the bundle
+ *            failed, the worker is stopping): stop the work, release what
+ *            refers to the call, never touch the call again. A call that
+ *            timed out is NOT cancelled: the operation may still complete it
+ *            later, and that late completion is ignored safely.
+ *   close    the worker stops or the instance is discarded after a failure.
+ *
+ * Threads: everything runs on one thread, the libev loop (env->loop), so
+ * timers and I/O watchers an operation starts there need no locks. Never
+ * block the loop.
+ *
+ * Outputs: in per-element mode every emit for input 0 is one output record
+ * (zero emits = an empty result). In batch mode emit(i, ...) gives input i
+ * its result; inputs that get no emit produce no output (counted as missing).
+ *
+ * Errors: a function that can fail returns 0 on success and -1 on failure,
+ * and writes a message a user can act on into the caller's fnw_error. Name
+ * what was wrong (the field, the option, the value), not where in the code.
+ *
+ * Memory: a record never owns its bytes (they are valid for the call that
+ * hands them over); values decoded for a call, and the call arena, live
+ * until the attempt ends. Copy what you keep longer.
+ */
+#ifndef FNWORKER_H
+#define FNWORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FNW_ABI_VERSION 1
+
+struct ev_loop;
+
+/* ---- errors ---------------------------------------------------------------- */
+#define FNW_ERROR_MAX 1024
+
+typedef struct fnw_error {
+    char msg[FNW_ERROR_MAX];
+} fnw_error;
+
+/* Sets err->msg from a printf format; returns -1 so callers can
+ * `return fnw_error_set(err, ...)`. err may be NULL. */
+int fnw_error_set(fnw_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- arenas: scratch memory released all at once ---------------------------- */
+typedef struct fnw_arena fnw_arena;
+
+/* 16-byte aligned; NULL when the arena's byte limit would be exceeded. */
+void *fnw_arena_alloc(fnw_arena *a, size_t n);
+void *fnw_arena_memdup(fnw_arena *a, const void *p, size_t n);
+char *fnw_arena_strdup(fnw_arena *a, const char *s);
+
+/* ---- types: a Flink type, read-only ----------------------------------------- */
+/* The TypeInfo.TypeName numbers of Flink's flink-fn-execution.proto. */
+typedef enum fnw_kind {
+    FNW_ROW = 0, FNW_STRING = 1, FNW_BYTE = 2, FNW_BOOLEAN = 3, FNW_SHORT = 4,
+    FNW_INT = 5, FNW_LONG = 6, FNW_FLOAT = 7, FNW_DOUBLE = 8, FNW_CHAR = 9,
+    FNW_BIG_INT = 10, FNW_BIG_DEC = 11, FNW_SQL_DATE = 12, FNW_SQL_TIME = 13,
+    FNW_SQL_TIMESTAMP = 14, FNW_BASIC_ARRAY = 15, FNW_PRIMITIVE_ARRAY = 16,
+    FNW_TUPLE = 17, FNW_LIST = 18, FNW_MAP = 19, FNW_PICKLED_BYTES = 20,
+    FNW_OBJECT_ARRAY = 21, FNW_INSTANT = 22, FNW_AVRO = 23, FNW_LOCAL_DATE = 24,
+    FNW_LOCAL_TIME = 25, FNW_LOCAL_DATETIME = 26,
+    FNW_KIND_COUNT
+} fnw_kind;
+
+/* A type tree, owned by fnworker and immutable while an operation sees it. */
+typedef struct fnw_type fnw_type;
+
+/* "ROW", "STRING", ...; "UNKNOWN" for a number that is not a kind. */
+const char *fnw_kind_name(fnw_kind k);
+fnw_kind fnw_type_kind(const fnw_type *t);
+/* ROW, TUPLE: the fields; BASIC/PRIMITIVE/OBJECT_ARRAY, LIST: the element;
+ * MAP: key, value; every other kind: none. */
+size_t fnw_type_child_count(const fnw_type *t);
+/* Child i, or NULL when i is out of range. */
+const fnw_type *fnw_type_child(const fnw_type *t, size_t i);
+/* ROW: the name of field i (possibly ""); NULL for other kinds or i out of range. */
+const char *fnw_type_field_name(const fnw_type *t, size_t i);
+/* ROW: the index of the first field named by the len bytes at name (which
+ * need not be NUL-terminated); -1 when there is none or t is not a ROW. */
+int64_t fnw_type_find_field(const fnw_type *t, const char *name, size_t len);
+/* 1 if a and b are the same type: kinds, children, ROW field names and Avro
+ * schemas (Flink's type equality includes the names). */
+int fnw_type_equal(const fnw_type *a, const fnw_type *b);
+/* Writes a readable form like "ROW<name STRING, n INT>" into buf (truncated
+ * to n, NUL-terminated when n > 0); returns the length written. */
+size_t fnw_type_format(const fnw_type *t, char *buf, size_t n);
+
+/* ---- values: a decoded Flink value ------------------------------------------
+ * A value mirrors its type: v->kind == fnw_type_kind(type). Scalars are
+ * inline; strings and byte blobs point at bytes (in the input or an arena);
+ * containers point at an array of child values.
+ *
+ * Field use by kind:
+ *   BYTE BOOLEAN SHORT INT LONG CHAR(UTF-16 unit) SQL_DATE(days)
+ *   SQL_TIME(ms of day) SQL_TIMESTAMP(ms)                 -> u.i
+ *   FLOAT -> u.f, DOUBLE -> u.d
+ *   STRING (UTF-8), BIG_DEC (decimal text), PICKLED_BYTES, AVRO (one Avro
+ *   binary datum), BIG_INT (two's-complement big-endian magnitude, as Java's
+ *   BigInteger.toByteArray()), PRIMITIVE_ARRAY<BYTE>       -> u.bytes, count = byte length
+ *   INSTANT -> u.instant; LOCAL_DATE/TIME/DATETIME -> u.local
+ *   ROW, TUPLE -> u.items[count] fields (ROW also row_kind)
+ *   BASIC/PRIMITIVE(non-byte)/OBJECT_ARRAY, LIST -> u.items[count] elements
+ *   MAP -> u.items[2*count]: key0, value0, key1, value1, ... (wire order kept)
+ * is_null marks a null where the format allows one (row fields, basic/object
+ * array elements, map values, the top-level data field) and, anywhere, for
+ * the kinds with a null encoding of their own: BIG_INT (length 0), INSTANT
+ * and LOCAL_DATE/TIME/DATETIME (Java's MIN_VALUE sentinels). */
+typedef enum fnw_row_kind {
+    FNW_INSERT = 0, FNW_UPDATE_BEFORE = 1, FNW_UPDATE_AFTER = 2, FNW_DELETE = 3,
+} fnw_row_kind;
+
+typedef struct fnw_value fnw_value;
+struct fnw_value {
+    uint8_t kind;       /* fnw_kind */
+    uint8_t is_null;
+    uint8_t row_kind;   /* ROW only */
+    uint32_t count;
+    union {
+        int64_t i;
+        float f;
+        double d;
+        const uint8_t *bytes;
+        struct { int64_t seconds; int32_t nanos; } instant;
+        struct {
+            int32_t year; int8_t month, day;
+            int8_t hour, minute, second; int32_t nano;
+        } local;
+        fnw_value *items;
+    } u;
+};
+
+/* Builders. Containers take an items array the caller owns (an arena, the
+ * stack); MAP takes 2*entries items (key0, value0, ...) and count = entries. */
+static inline fnw_value fnw_value_null(fnw_kind k)
+{
+    return (fnw_value){ .kind = (uint8_t)k, .is_null = 1 };
+}
+/* BYTE BOOLEAN SHORT INT LONG CHAR SQL_DATE SQL_TIME SQL_TIMESTAMP */
+static inline fnw_value fnw_value_int(fnw_kind k, int64_t i)
+{
+    return (fnw_value){ .kind = (uint8_t)k, .u.i = i };
+}
+static inline fnw_value fnw_value_float(float f)
+{
+    return (fnw_value){ .kind = FNW_FLOAT, .u.f = f };
+}
+static inline fnw_value fnw_value_double(double d)
+{
+    return (fnw_value){ .kind = FNW_DOUBLE, .u.d = d };
+}
+/* STRING BIG_DEC PICKLED_BYTES AVRO BIG_INT PRIMITIVE_ARRAY(BYTE): bytes are borrowed */
+static inline fnw_value fnw_value_bytes(fnw_kind k, const void *p, uint32_t n)
+{
+    return (fnw_value){ .kind = (uint8_t)k, .count = n, .u.bytes = (const uint8_t *)p };
+}
+/* STRING from a NUL-terminated UTF-8 string (borrowed). */
+static inline fnw_value fnw_value_str(const char *s)
+{
+    uint32_t n = 0;
+    while (s[n])
+        n++;
+    return fnw_value_bytes(FNW_STRING, s, n);
+}
+/* ROW TUPLE BASIC/PRIMITIVE/OBJECT_ARRAY LIST MAP (see above for MAP). */
+static inline fnw_value fnw_value_items(fnw_kind k, fnw_value *items, uint32_t count)
+{
+    return (fnw_value){ .kind = (uint8_t)k, .count = count, .u.items = items };
+}
+static inline fnw_value fnw_value_row(fnw_row_kind rk, fnw_value *items, uint32_t count)
+{
+    return (fnw_value){ .kind = FNW_ROW, .row_kind = (uint8_t)rk, .count = count, .u.items = items };
+}
+static inline fnw_value fnw_value_instant(int64_t seconds, int32_t nanos)
+{
+    fnw_value v = { .kind = FNW_INSTANT };
+    v.u.instant.seconds = seconds;
+    v.u.instant.nanos = nanos;
+    return v;
+}
+static inline fnw_value fnw_value_local_date(int32_t year, int month, int day)
+{
+    fnw_value v = { .kind = FNW_LOCAL_DATE };
+    v.u.local.year = year;
+    v.u.local.month = (int8_t)month;
+    v.u.local.day = (int8_t)day;
+    return v;
+}
+static inline fnw_value fnw_value_local_time(int hour, int minute, int second, int32_t nano)
+{
+    fnw_value v = { .kind = FNW_LOCAL_TIME };
+    v.u.local.hour = (int8_t)hour;
+    v.u.local.minute = (int8_t)minute;
+    v.u.local.second = (int8_t)second;
+    v.u.local.nano = nano;
+    return v;
+}
+static inline fnw_value fnw_value_local_datetime(int32_t year, int month, int day, int hour,
+                                                 int minute, int second, int32_t nano)
+{
+    fnw_value v = fnw_value_local_date(year, month, day);
+    v.kind = FNW_LOCAL_DATETIME;
+    v.u.local.hour = (int8_t)hour;
+    v.u.local.minute = (int8_t)minute;
+    v.u.local.second = (int8_t)second;
+    v.u.local.nano = nano;
+    return v;
+}
+
+/* ---- records: one element as the data plane carries it --------------------- */
+typedef struct fnw_record {
+    int64_t timestamp;      /* StreamRecord timestamp; INT64_MIN when it has none */
+    int64_t watermark;      /* operator watermark when the record arrived */
+    const uint8_t *data;    /* Flink bytes of the data value; NULL when the value is null */
+    uint32_t len;           /* byte length of data */
+} fnw_record;
+
+/* ---- options: the OperationSpec.options map --------------------------------- */
+typedef struct fnw_option {
+    const char *key;
+    const char *value;
+} fnw_option;
+
+typedef struct fnw_options {
+    size_t count;
+    const fnw_option *items;
+} fnw_options;
+
+/* Value of key, or NULL when absent. */
+const char *fnw_options_get(const fnw_options *o, const char *key);
+/* Fails naming the first key that is not in known (a NULL-terminated list). */
+int fnw_options_check_known(const fnw_options *o, const char *const *known,
+                            const char *op_name, fnw_error *err);
+/* Integer option in [min, max]; def when absent. Fails naming the option when
+ * the value is not a whole number or out of range. */
+int fnw_options_int(const fnw_options *o, const char *key, int64_t def,
+                    int64_t min, int64_t max, int64_t *out, fnw_error *err);
+/* Boolean option (true/false, 1/0, yes/no); def when absent. */
+int fnw_options_bool(const fnw_options *o, const char *key, int def, int *out, fnw_error *err);
+/* One of choices (a NULL-terminated list): *out = its index; def when absent. */
+int fnw_options_choice(const fnw_options *o, const char *key, const char *const *choices,
+                       int def, int *out, fnw_error *err);
+
+/* ---- the operation table ------------------------------------------------------ */
+typedef struct fnw_call fnw_call;
+
+/* What open() gets. The struct and the options are valid during open()
+ * only (copy what you keep); loop and the types stay valid until close(). */
+typedef struct fnw_op_env {
+    struct ev_loop *loop;
+    const fnw_options *options;
+    const fnw_type *input_type;    /* type of the data field of each input */
+    const fnw_type *output_type;   /* type the outputs must be encoded in */
+    const char *transform_id;
+    int batched;                   /* 1 in batch mode */
+} fnw_op_env;
+
+/* The type of an operation's outputs. Flink describes only an operator's
+ * input and output types, not the types between the functions it fuses into
+ * it, so a step that is not the last one of its chain is typed by this rule. */
+typedef enum fnw_output_rule {
+    /* Given by the OperationSpec's output_type (for the last step of a chain,
+     * the operator's output type, which output_type must then equal). A step
+     * whose type cannot be known that way fails with a message asking for
+     * output_type. The default for any operation that does not say. */
+    FNW_OUTPUT_DECLARED = 0,
+    /* Always the input type (identity, echo). */
+    FNW_OUTPUT_SAME_AS_INPUT = 1,
+} fnw_output_rule;
+
+typedef struct fnw_operation {
+    const char *name;
+    const char *summary;           /* one line for error messages and --help */
+    fnw_output_rule output_rule;
+    /* Synchronous operations always complete inside invoke; fnworker then
+     * skips copying inputs and queueing. */
+    int sync;
+    /* Allocate per-instance state, validate options. May be NULL. */
+    int (*open)(const fnw_op_env *env, void **state, fnw_error *err);
+    void (*close)(void *state);    /* may be NULL */
+    void (*invoke)(void *state, fnw_call *call);
+    /* Optional (may be NULL). Used with TIMEOUT_OPERATION: supply the
+     * result of a timed-out call synchronously with fnw_call_emit*, then
+     * return 0; return -1 with err set to fail the bundle. */
+    int (*on_timeout)(void *state, fnw_call *call, fnw_error *err);
+    /* Required unless sync: see "cancel" at the top. */
+    void (*cancel)(void *state, fnw_call *call);
+} fnw_operation;
+
+/* ---- the call ------------------------------------------------------------------ */
+size_t fnw_call_size(const fnw_call *c);                          /* inputs in this call */
+const fnw_record *fnw_call_input(const fnw_call *c, size_t i);    /* bytes valid until the call is settled */
+int fnw_call_attempt(const fnw_call *c);                          /* 1 on the first attempt */
+struct ev_loop *fnw_call_loop(const fnw_call *c);
+/* Scratch memory that lives until the attempt ends. */
+fnw_arena *fnw_call_arena(fnw_call *c);
+/* Decodes input i into out (memory from the call arena). */
+int fnw_call_decode(fnw_call *c, size_t i, fnw_value *out, fnw_error *err);
+/* Operation state slot for the call's lifetime (e.g. a timer watcher). */
+void *fnw_call_op_data(fnw_call *c);
+void fnw_call_set_op_data(fnw_call *c, void *p);
+
+/* One output for input i: data = Flink bytes of the output type (NULL with
+ * len 0 for a null value); copied. 0, or -1 when refused: i is out of
+ * range, the call is already settled, or the output could not be kept (out
+ * of memory: fnworker then fails the bundle itself). */
+int fnw_call_emit(fnw_call *c, size_t i, const uint8_t *data, size_t len);
+/* One output for input i, encoded from a value with the output type. */
+int fnw_call_emit_value(fnw_call *c, size_t i, const fnw_value *v, fnw_error *err);
+void fnw_call_complete(fnw_call *c);
+void fnw_call_fail(fnw_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- registration ---------------------------------------------------------------- */
+typedef struct fnw_registry fnw_registry;
+
+/* Adds op under op->name; op must outlive the registry. Fails when op has no
+ * name or no invoke, is asynchronous without cancel, its name is taken, or
+ * the registry is full. */
+int fnw_registry_add(fnw_registry *r, const fnw_operation *op, fnw_error *err);
+
+#endif

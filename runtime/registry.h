@@ -1,0 +1,25 @@
+/* runtime/registry.h — the registry's layout and the functions only the
+ * worker uses (operations see fnw_registry as opaque and only add to it,
+ * fnworker.h). A registry is a plain value its owner embeds; there is no
+ * global list. */
+#ifndef FNW_REGISTRY_H
+#define FNW_REGISTRY_H
+
+#include <stddef.h>
+
+#include "fnworker.h"
+
+#define FNW_REGISTRY_MAX 64
+
+struct fnw_registry {
+    size_t count;
+    const fnw_operation *ops[FNW_REGISTRY_MAX];
+};
+
+void fnw_registry_init(fnw_registry *r);           /* empty */
+/* Registers every built-in operation (identity, echo, project). */
+void fnw_registry_add_builtins(fnw_registry *r);
+/* NULL and err = "unknown operation 'x'; registered operations: a, b" */
+const fnw_operation *fnw_registry_find(const fnw_registry *r, const char *name, fnw_error *err);
+
+#endif
