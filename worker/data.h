@@ -104,7 +104,7 @@ int fnw_data_conn_congested(const fnw_data_conn *c);
  * come on any connection, is kept for its bundle. -1 when out of memory. */
 int fnw_data_expect(fnw_data_mgr *m, const char *instruction_id);
 /* The instruction is over without (or after) a bundle reading its input,
- * e.g. it failed before it started: what is held for it is released and
+ * e.g. it failed before it started: what is held for it is freed and
  * later data for it is dropped as it arrives. Inboxes a bundle still holds
  * are left to fnw_inbox_free(). */
 void fnw_data_finish(fnw_data_mgr *m, const char *instruction_id);

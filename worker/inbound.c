@@ -96,7 +96,7 @@ static fnw_inbox *inbox_new(fnw_data_conn *c, fnw_instr *e, const char *tid, siz
 
 /* Frees ib and its chunks; counted says whether its bytes are still counted
  * (not when its instruction's book entry is going away as a whole). */
-static void inbox_destroy(fnw_inbox *ib, int counted)
+static void inbox_drop(fnw_inbox *ib, int counted)
 {
     fnw_instr *e = ib->instr;
     fnw_data_conn *c = ib->conn;
@@ -127,7 +127,7 @@ static void inbox_destroy(fnw_inbox *ib, int counted)
 }
 
 /* Frees the inboxes of e no bundle holds; 1 if one is still held. */
-static int instr_release_unclaimed(fnw_instr *e, int counted)
+static int instr_free_unclaimed(fnw_instr *e, int counted)
 {
     int held = 0;
     fnw_inbox *ib = e->data;
@@ -136,7 +136,7 @@ static int instr_release_unclaimed(fnw_instr *e, int counted)
         if (ib->listener.user)
             held = 1;
         else
-            inbox_destroy(ib, counted);
+            inbox_drop(ib, counted);
         ib = next;
     }
     return held;
@@ -234,7 +234,7 @@ static void on_instr_drop(void *user, fnw_instr *e)
         m->quiet_n++;
         m->quiet_bytes += e->input_bytes;
     }
-    instr_release_unclaimed(e, 1);
+    instr_free_unclaimed(e, 1);
 }
 
 void fnw_inbound_expire(fnw_data_mgr *m)
@@ -379,7 +379,7 @@ void fnw_inbound_on_message(fnw_data_conn *c, grpc_slice msg)
 
 void fnw_inbound_notify(fnw_data_conn *c)
 {
-    /* Listeners may release their inbox while we walk: take next first. */
+    /* Listeners may free their inbox while we walk: take next first. */
     fnw_inbox *ib = c->claimed;
     while (ib) {
         fnw_inbox *next = ib->cnext;
@@ -423,16 +423,16 @@ void fnw_inbound_stop(fnw_data_mgr *m)
     warn_window_roll(m, now_s(m), 1);
 }
 
-static void release_for_free(void *user, fnw_instr *e)
+static void free_instr_inboxes(void *user, fnw_instr *e)
 {
     while (e->data)
-        inbox_destroy(e->data, 0);
+        inbox_drop(e->data, 0);
 }
 
 void fnw_inbound_free(fnw_data_mgr *m)
 {
     ev_timer_stop(m->loop, &m->expiry);
-    fnw_instr_free(&m->book, release_for_free);
+    fnw_instr_free(&m->book, free_instr_inboxes);
 }
 
 /* ---- public ------------------------------------------------------------------------ */
@@ -448,7 +448,7 @@ void fnw_data_finish(fnw_data_mgr *m, const char *iid)
     fnw_instr *e = instr_go_live(m, iid, strlen(iid));
     if (!e || e->state != FNW_INSTR_LIVE)
         return;
-    if (!instr_release_unclaimed(e, 1))
+    if (!instr_free_unclaimed(e, 1))
         fnw_instr_finish(&m->book, e, now_s(m));
     expiry_arm(m);
 }
@@ -504,8 +504,8 @@ void fnw_inbox_free(fnw_inbox *ib)
 {
     fnw_data_mgr *m = ib->conn->mgr;
     fnw_instr *e = ib->instr;
-    inbox_destroy(ib, 1);
-    if (!instr_release_unclaimed(e, 1))
+    inbox_drop(ib, 1);
+    if (!instr_free_unclaimed(e, 1))
         fnw_instr_finish(&m->book, e, now_s(m));
     expiry_arm(m);
 }

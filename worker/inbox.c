@@ -160,7 +160,7 @@ static fnw_inbox_status assemble(fnw_inbox *ib, fnw_frame *out)
     }
 }
 
-static fnw_inbox_status next_open(fnw_inbox *ib, fnw_frame *out)
+static fnw_inbox_status next_in_window(fnw_inbox *ib, fnw_frame *out)
 {
     if (ib->carry.len == 0) {
         if (!advance(ib))
@@ -192,7 +192,7 @@ fnw_inbox_status fnw_inbox_next_slow(fnw_inbox *ib, fnw_frame *out)
             ib->carry.len = 0;
         }
     }
-    fnw_inbox_status s = next_open(ib, out);
+    fnw_inbox_status s = next_in_window(ib, out);
     if (window_closed(ib)) {
         ib->closed_end = ib->win.end;
         ib->win.end = ib->win.p;
