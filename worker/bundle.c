@@ -8,9 +8,6 @@
 #include <string.h>
 
 #include "codecs/row.h"
-#include "codecs/varint.h"
-
-#define MAX_RECORD_BYTES ((uint64_t)1 << 30)
 
 enum bundle_state { B_RUNNING, B_FINISHING, B_SENDING_LAST, B_DONE };
 
@@ -37,8 +34,6 @@ struct fnw_bundle {
     fnw_outbox **outboxes;     /* [0] is the main sink */
     size_t n_out;
     step_link *links;
-    fnw_buf carry;             /* a record that spans chunks */
-    size_t chunk_off;          /* read position in the inbox's head chunk */
     int64_t index;             /* records read */
     int state;
     int pumping, again;
@@ -226,90 +221,8 @@ static int chain_has_space(const fnw_bundle *b)
     return 1;
 }
 
-/* Head chunk with unread bytes, dropping consumed ones. */
-static const fnw_chunk *current_chunk(fnw_bundle *b)
-{
-    const fnw_chunk *ch = b->inbox->head;
-    while (ch && b->chunk_off >= ch->n) {
-        fnw_inbox_pop(b->inbox);
-        b->chunk_off = 0;
-        ch = b->inbox->head;
-    }
-    return ch;
-}
-
-/* Moves up to want bytes of input into carry; returns how many. */
-static size_t carry_take(fnw_bundle *b, size_t want)
-{
-    size_t got = 0;
-    while (got < want) {
-        const fnw_chunk *ch = current_chunk(b);
-        if (!ch)
-            break;
-        size_t n = ch->n - b->chunk_off;
-        if (n > want - got)
-            n = want - got;
-        if (fnw_buf_append(&b->carry, ch->p + b->chunk_off, n) < 0)
-            return got;
-        b->chunk_off += n;
-        got += n;
-    }
-    return got;
-}
-
-/* 1: (*p, *n) is the next record; 0: need more input; -1: bad framing. */
-static int next_record(fnw_bundle *b, const uint8_t **p, size_t *n)
-{
-    uint64_t len = 0;
-    if (b->carry.len == 0) {
-        const fnw_chunk *ch = current_chunk(b);
-        if (!ch)
-            return 0;
-        const uint8_t *q = ch->p + b->chunk_off;
-        size_t avail = ch->n - b->chunk_off;
-        int k = fnw_varint_read(q, avail, &len);
-        if (k < 0 || len > MAX_RECORD_BYTES)
-            return -1;
-        if (k > 0 && len <= avail - (size_t)k) {
-            *p = q + k;
-            *n = (size_t)len;
-            b->chunk_off += (size_t)k + (size_t)len;
-            return 1;
-        }
-        /* the record continues in the next chunk: assemble it in carry */
-    }
-    for (;;) {
-        int k = fnw_varint_read(b->carry.p, b->carry.len, &len);
-        if (k < 0 || (k > 0 && len > MAX_RECORD_BYTES))
-            return -1;
-        if (k == 0) {
-            if (carry_take(b, 1) == 0)
-                return 0;
-            continue;
-        }
-        size_t total = (size_t)k + (size_t)len;
-        if (b->carry.len < total && carry_take(b, total - b->carry.len) == 0)
-            return 0;
-        if (b->carry.len < total)
-            continue;
-        *p = b->carry.p + k;
-        *n = (size_t)len;
-        return 1;
-    }
-}
-
-static int input_exhausted(fnw_bundle *b)
-{
-    return b->inbox->got_last && current_chunk(b) == NULL;
-}
-
 static void start_finish(fnw_bundle *b)
 {
-    if (b->carry.len) {
-        bundle_fail(b, "transform '%s': the input ended inside element %" PRId64
-                    " (%zu bytes of it arrived)", b->plan->source_id, b->index, b->carry.len);
-        return;
-    }
     b->state = B_FINISHING;
     fnw_engine_finish(b->proc->engines[0]);
 }
@@ -330,21 +243,18 @@ static void pump_once(fnw_bundle *b)
         for (int k = 0; k < PUMP_ROUND; k++) {
             if (b->state != B_RUNNING || !chain_has_space(b))
                 return;
-            const uint8_t *p;
-            size_t n;
-            int r = next_record(b, &p, &n);
-            if (r < 0) {
-                bundle_fail(b, "transform '%s': element %" PRId64 " has a bad length prefix",
-                            b->plan->source_id, b->index);
-                return;
-            }
-            if (r == 0) {
-                if (input_exhausted(b))
+            fnw_frame f;
+            fnw_inbox_status r = fnw_inbox_next(b->inbox, &f);
+            if (r != FNW_INBOX_RECORD) {
+                if (r == FNW_INBOX_BAD)
+                    bundle_fail(b, "transform '%s': element %" PRId64 " %s", b->plan->source_id,
+                                b->index, fnw_inbox_error(b->inbox));
+                else if (r == FNW_INBOX_END)
                     start_finish(b);
                 return;
             }
             fnw_input_row row;
-            if (fnw_row_split_input(b->plan->input_skip, p, n, &row, &err) < 0) {
+            if (fnw_row_split_input(b->plan->input_skip, f.p, f.n, &row, &err) < 0) {
                 char t[256];
                 fnw_type_format(b->plan->input_type, t, sizeof t);
                 bundle_fail(b, "transform '%s': cannot decode element %" PRId64 " as %s: %s",
@@ -354,7 +264,6 @@ static void pump_once(fnw_bundle *b)
             fnw_record rec = {row.timestamp, row.watermark, row.data, (uint32_t)row.len};
             b->index++;
             fnw_engine_push(b->proc->engines[0], &rec);
-            b->carry.len = 0;
         }
     }
 }
@@ -405,7 +314,6 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
     }
     b->done = done;
     b->user = user;
-    fnw_buf_init(&b->carry, MAX_RECORD_BYTES + FNW_VARINT_MAX);
     ev_timer_init(&b->done_timer, bundle_done_cb, 0, 0);
     b->done_timer.data = b;
     b->links = calloc(proc->n, sizeof *b->links);
@@ -416,7 +324,7 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
         return b;
     }
     for (size_t i = 0; i < plan->n_sinks; i++) {
-        b->outboxes[i] = fnw_data_open_outbox(b->conn, instruction_id, plan->sink_ids[i]);
+        b->outboxes[i] = fnw_outbox_new(b->conn, instruction_id, plan->sink_ids[i]);
         if (!b->outboxes[i]) {
             bundle_fail(b, "out of memory starting instruction %s", instruction_id);
             return b;
@@ -470,12 +378,11 @@ void fnw_bundle_free(fnw_bundle *b)
         for (size_t i = 0; i < b->proc->n; i++)
             fnw_engine_abort(b->proc->engines[i]);
     if (b->inbox)
-        fnw_inbox_release(b->inbox);
+        fnw_inbox_free(b->inbox);
     for (size_t i = 0; i < b->n_out; i++)
-        fnw_outbox_release(b->outboxes[i]);
+        fnw_outbox_free(b->outboxes[i]);
     free(b->outboxes);
     free(b->links);
-    fnw_buf_free(&b->carry);
     free(b->instruction_id);
     free(b);
 }

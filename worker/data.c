@@ -1,5 +1,6 @@
 /* worker/data.c — Data streams and outboxes (see data.h); what arrives on
- * a stream is worker/inbound.c's. */
+ * a stream is worker/inbound.c's. The streams are reached through the io
+ * table (data_conn.h): gRPC's, defined here, unless a test puts in its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,17 +12,21 @@
 
 /* ---- connections ---------------------------------------------------------------- */
 
-void fnw_data_conn_update_pause(fnw_data_conn *c)
+static double loop_now(struct ev_loop *loop)
 {
-    size_t limit = c->mgr->cfg.inbound_limit;
-    int want = c->inbound_bytes >= limit;
-    if (!want && c->recv_paused && c->inbound_bytes > limit / 2)
-        want = 1;   /* hysteresis: resume below half the limit */
-    if (want != c->recv_paused && c->stream) {
-        c->recv_paused = want;
-        fnw_stream_pause_recv(c->stream, want);
-    }
+    return ev_now(loop);
 }
+
+static void channel_free(grpc_channel *ch)
+{
+    grpc_channel_destroy(ch);
+}
+
+const fnw_data_io fnw_data_io_grpc = {
+    fnw_rpc_channel, channel_free, fnw_rpc_wait_ready, fnw_ready_cancel, fnw_stream_open,
+    fnw_stream_send_slices, fnw_stream_congested, fnw_stream_pause_recv, fnw_stream_cancel,
+    fnw_stream_release, loop_now,
+};
 
 static void conn_on_message(void *user, grpc_slice msg)
 {
@@ -41,7 +46,7 @@ static void conn_on_closed(void *user, grpc_status_code code, const char *detail
              details && *details ? details : "no details");
     free(c->error);
     c->error = strdup(msg);
-    fnw_stream_release(c->stream);
+    c->mgr->io->stream_free(c->stream);
     c->stream = NULL;
     fnw_inbound_closed(c, msg);
 }
@@ -103,7 +108,7 @@ static void outbox_send(fnw_outbox **obs, size_t n, int is_last, fnw_sent_cb don
                                       (size_t)(w - GRPC_SLICE_START_PTR(head)));
     }
     grpc_slice_unref(head);
-    fnw_stream_send_slices(c->stream, slices, ns, done, arg);
+    c->mgr->io->send(c->stream, slices, ns, done, arg);
     free(slices);
 }
 
@@ -140,7 +145,7 @@ static void conn_ready(void *user, int ready)
              c->mgr->cfg.connect_timeout_s);
     fnw_err(c->mgr->log, "%s", msg);
     c->error = strdup(msg);
-    fnw_stream_cancel(c->stream);
+    c->mgr->io->cancel(c->stream);
 }
 
 /* ---- public -------------------------------------------------------------------- */
@@ -151,6 +156,7 @@ int fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logge
     memset(m, 0, sizeof *m);
     m->loop = loop;
     m->rpc = rpc;
+    m->io = &fnw_data_io_grpc;
     m->log = log;
     m->cfg = *cfg;
     if (!m->cfg.flush_bytes)
@@ -174,12 +180,12 @@ fnw_data_conn *fnw_data_connect(fnw_data_mgr *m, const char *url)
         return NULL;
     c->mgr = m;
     c->url = strdup(url);
-    c->ch = fnw_rpc_channel(url);
+    c->ch = m->io->channel(url);
     ev_timer_init(&c->flush_timer, conn_flush_cb, m->cfg.flush_ms / 1000.0, 0);
     c->flush_timer.data = c;
     fnw_stream_handler h = {c, conn_on_message, conn_on_writable, conn_on_closed};
-    c->stream = fnw_stream_open(m->rpc, c->ch, FNW_METHOD_DATA, &h, 1);
-    c->ready = fnw_rpc_wait_ready(m->rpc, c->ch, m->cfg.connect_timeout_s, conn_ready, c);
+    c->stream = m->io->stream_start(m->rpc, c->ch, FNW_METHOD_DATA, &h, 1);
+    c->ready = m->io->wait_ready(m->rpc, c->ch, m->cfg.connect_timeout_s, conn_ready, c);
     c->next = m->conns;
     m->conns = c;
     fnw_info(m->log, "opened the data stream to %s", url);
@@ -193,10 +199,10 @@ const char *fnw_data_conn_error(const fnw_data_conn *c)
 
 int fnw_data_conn_congested(const fnw_data_conn *c)
 {
-    return c->stream && fnw_stream_congested(c->stream);
+    return c->stream && c->mgr->io->congested(c->stream);
 }
 
-fnw_outbox *fnw_data_open_outbox(fnw_data_conn *c, const char *iid, const char *tid)
+fnw_outbox *fnw_outbox_new(fnw_data_conn *c, const char *iid, const char *tid)
 {
     fnw_outbox *ob = calloc(1, sizeof *ob);
     if (!ob)
@@ -244,7 +250,7 @@ void fnw_outbox_finish(fnw_outbox **obs, size_t n, fnw_sent_cb done, void *arg)
     outbox_send(obs, n, 1, done, arg);
 }
 
-void fnw_outbox_release(fnw_outbox *ob)
+void fnw_outbox_free(fnw_outbox *ob)
 {
     fnw_data_conn *c = ob->conn;
     fnw_outbox **pp = &c->outboxes;
@@ -258,15 +264,15 @@ void fnw_outbox_release(fnw_outbox *ob)
     free(ob);
 }
 
-void fnw_data_shutdown(fnw_data_mgr *m)
+void fnw_data_stop(fnw_data_mgr *m)
 {
-    fnw_inbound_shutdown(m);
+    fnw_inbound_stop(m);
     for (fnw_data_conn *c = m->conns; c; c = c->next) {
         ev_timer_stop(m->loop, &c->flush_timer);
-        fnw_ready_cancel(c->ready);
+        m->io->ready_cancel(c->ready);
         c->ready = NULL;
         if (c->stream)
-            fnw_stream_cancel(c->stream);
+            m->io->cancel(c->stream);
     }
 }
 
@@ -277,12 +283,12 @@ void fnw_data_free(fnw_data_mgr *m)
     while (c) {
         fnw_data_conn *next = c->next;
         ev_timer_stop(m->loop, &c->flush_timer);
-        fnw_ready_cancel(c->ready);
+        m->io->ready_cancel(c->ready);
         while (c->outboxes)
-            fnw_outbox_release(c->outboxes);
+            fnw_outbox_free(c->outboxes);
         if (c->stream)
-            fnw_stream_release(c->stream);
-        grpc_channel_destroy(c->ch);
+            m->io->stream_free(c->stream);
+        m->io->channel_free(c->ch);
         free(c->error);
         free(c->url);
         free(c);

@@ -2,12 +2,12 @@
  * by every bundle that names that endpoint, demultiplexed by
  * (instruction_id, transform_id).
  *
- * Inbound, each (instruction, transform) is one byte stream until is_last:
- * fnw_inbox keeps the received chunks until the bundle has consumed them. A
- * chunk that is most of its message references the received gRPC slice (no
- * copy); a small part of a big message is copied out, so one kept byte never
- * keeps a whole message alive. Limits count the bytes held, not the bytes
- * used.
+ * Inbound, each (instruction, transform) is one byte stream until is_last,
+ * read record by record from its fnw_inbox (worker/inbox.h). Limits count
+ * the bytes the inbox holds, not the bytes used. When a message brings data
+ * (or is_last) for an inbox a bundle reads, that bundle's listener hears of
+ * it; the connection's own events (it can take output again, it failed)
+ * reach every bundle on it.
  *
  * Which instruction ids exist is kept in a book (worker/instr.h): data for
  * an instruction whose process_bundle has arrived (fnw_data_expect) is kept
@@ -25,7 +25,8 @@
  * unsent byte), and at the end of the bundle together with is_last.
  *
  * worker/data.c keeps the streams and the outboxes, worker/inbound.c what
- * arrives. Loop thread only.
+ * arrives (below data.c: it never calls it), worker/inbox.c an inbox's
+ * chunks and framing. Loop thread only.
  */
 #ifndef FNW_DATA_H
 #define FNW_DATA_H
@@ -37,40 +38,19 @@
 #include "codecs/buf.h"
 #include "codecs/error.h"
 #include "codecs/varint.h"
+#include "worker/inbox.h"
 #include "worker/instr.h"
 #include "worker/logging.h"
 #include "worker/rpc.h"
 
 typedef struct fnw_data_conn fnw_data_conn;
 
-typedef struct fnw_chunk {
-    struct fnw_chunk *next;
-    grpc_slice slice;          /* reference kept while the chunk lives (if ref) */
-    int ref;                   /* 0: the bytes are a copy stored after the chunk */
-    const uint8_t *p;
-    size_t n;
-    size_t held;               /* what the chunk keeps alive: n, or its whole message */
-} fnw_chunk;
-
 /* What a bundle implements to hear about its streams. */
 typedef struct fnw_data_listener {
     void *user;
-    void (*on_input)(void *user);      /* new chunks, is_last, or the connection can take output again */
+    void (*on_input)(void *user);      /* its inbox got data or is_last, or the connection can take output again */
     void (*on_failed)(void *user, const char *message);  /* the connection died */
 } fnw_data_listener;
-
-typedef struct fnw_inbox {
-    struct fnw_inbox *next;           /* the instruction's other inboxes */
-    struct fnw_inbox *cprev, *cnext;  /* the connection's claimed inboxes */
-    fnw_data_conn *conn;
-    fnw_instr *instr;
-    char *transform_id;
-    fnw_chunk *head, *tail;
-    size_t bytes;                     /* held by its chunks */
-    int got_last;
-    int lost;                         /* input was lost: later data is dropped */
-    fnw_data_listener listener;       /* user == NULL until a bundle claims it */
-} fnw_inbox;
 
 typedef struct fnw_outbox {
     struct fnw_outbox *next;
@@ -90,9 +70,12 @@ typedef struct fnw_data_config {
     fnw_instr_limits early;       /* early data and tombstones; zero fields take instr.h's defaults */
 } fnw_data_config;
 
+struct fnw_data_io;
+
 typedef struct fnw_data_mgr {
     struct ev_loop *loop;
     fnw_rpc *rpc;
+    const struct fnw_data_io *io; /* how connections reach their endpoints (data_conn.h) */
     fnw_logger *log;
     fnw_data_config cfg;
     fnw_data_conn *conns;
@@ -106,8 +89,8 @@ typedef struct fnw_data_mgr {
 /* -1 when out of memory. */
 int fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logger *log,
                   const fnw_data_config *cfg);
-/* Cancels every stream; inboxes and outboxes must have been released. */
-void fnw_data_shutdown(fnw_data_mgr *m);
+/* Cancels every stream; inboxes and outboxes must have been freed. */
+void fnw_data_stop(fnw_data_mgr *m);
 void fnw_data_free(fnw_data_mgr *m);
 
 /* The connection for url, opened on first use. */
@@ -121,9 +104,9 @@ int fnw_data_conn_congested(const fnw_data_conn *c);
  * come on any connection, is kept for its bundle. -1 when out of memory. */
 int fnw_data_expect(fnw_data_mgr *m, const char *instruction_id);
 /* The instruction is over without (or after) a bundle reading its input,
- * e.g. it failed before it started: what is held for it is released and
+ * e.g. it failed before it started: what is held for it is freed and
  * later data for it is dropped as it arrives. Inboxes a bundle still holds
- * are left to fnw_inbox_release(). */
+ * are left to fnw_inbox_free(). */
 void fnw_data_finish(fnw_data_mgr *m, const char *instruction_id);
 
 /* Claims (or creates) the inbound stream of (instruction, transform). NULL
@@ -133,14 +116,14 @@ void fnw_data_finish(fnw_data_mgr *m, const char *instruction_id);
 fnw_inbox *fnw_data_claim_inbox(fnw_data_conn *c, const char *instruction_id,
                                 const char *transform_id, const fnw_data_listener *l,
                                 fnw_error *err);
-/* Drops the head chunk (the consumer is done with its bytes). */
-void fnw_inbox_pop(fnw_inbox *ib);
-/* Releases the inbox and finishes its instruction; later data for it is
+/* Frees a claimed inbox and finishes its instruction; later data for it is
  * discarded. */
-void fnw_inbox_release(fnw_inbox *ib);
+void fnw_inbox_free(fnw_inbox *ib);
 
-fnw_outbox *fnw_data_open_outbox(fnw_data_conn *c, const char *instruction_id,
-                                 const char *transform_id);
+/* The outbound stream of (instruction, sink transform) on c. NULL when out
+ * of memory. */
+fnw_outbox *fnw_outbox_new(fnw_data_conn *c, const char *instruction_id,
+                           const char *transform_id);
 /* Appends one record (varint length + payload) to the outbox, sending
  * when the buffer reaches flush_bytes. payload is written by the caller
  * into the returned space of exactly len bytes. NULL on allocation failure.
@@ -164,6 +147,6 @@ static inline uint8_t *fnw_outbox_reserve(fnw_outbox *ob, size_t len)
  * in one message; done runs when it has been written (ok = 0 if not). */
 void fnw_outbox_finish(fnw_outbox **obs, size_t n, fnw_sent_cb done, void *arg);
 /* Frees an outbox without sending anything more (failed bundle). */
-void fnw_outbox_release(fnw_outbox *ob);
+void fnw_outbox_free(fnw_outbox *ob);
 
 #endif

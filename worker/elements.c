@@ -170,15 +170,22 @@ uint8_t *fnw_elements_put_data(uint8_t *out, const char *iid, size_t il, const c
     return out;
 }
 
+/* The head always carries field 3, even for no data bytes, so its writer
+ * need not special-case them: the body is the ids plus the data field. */
+static size_t data_head_body_size(size_t il, size_t tl, size_t dl)
+{
+    return data_body_size(il, tl, 0, 0) + len_field_size(dl);
+}
+
 size_t fnw_elements_data_head_size(size_t il, size_t tl, size_t dl)
 {
-    return fnw_elements_data_size(il, tl, dl, 0) - dl;
+    return len_field_size(data_head_body_size(il, tl, dl)) - dl;
 }
 
 uint8_t *fnw_elements_put_data_head(uint8_t *out, const char *iid, size_t il, const char *tid,
                                     size_t tl, size_t dl)
 {
-    out = put_entry_start(out, iid, il, tid, tl, data_body_size(il, tl, dl, 0));
+    out = put_entry_start(out, iid, il, tid, tl, data_head_body_size(il, tl, dl));
     *out++ = 0x1a;
     out += fnw_varint_write(out, dl);
     return out;

@@ -38,7 +38,8 @@ uint8_t *fnw_elements_put_data(uint8_t *out, const char *instruction_id, size_t 
                                const uint8_t *data, size_t data_len, int is_last);
 
 /* The same entry written without its data bytes, so the data can follow in
- * a slice of its own (no copy): head size, then the head writer. */
+ * a slice of its own (no copy): head size, then the head writer. The head
+ * always has the data field, also for data_len 0 (an empty bytes field). */
 size_t fnw_elements_data_head_size(size_t instruction_len, size_t transform_len, size_t data_len);
 uint8_t *fnw_elements_put_data_head(uint8_t *out, const char *instruction_id, size_t instruction_len,
                                     const char *transform_id, size_t transform_len, size_t data_len);

@@ -1,5 +1,7 @@
 /* worker/inbound.c — the received half of the data plane (see data.h):
- * Elements messages are split by (instruction, transform) into inboxes;
+ * Elements messages are split by (instruction, transform) into inboxes
+ * (worker/inbox.c frames them), and the bundles reading the inboxes that got
+ * input are woken;
  * which instruction an id is, and whether its data is kept, counted against
  * the connection's limit or against the early-data bounds, or dropped, is the
  * book's (worker/instr.h). Drops of early data are logged at WARN, a few one
@@ -12,6 +14,7 @@
 
 #include "worker/data_conn.h"
 #include "worker/elements.h"
+#include "worker/inbox_internal.h"
 
 #define DROP_WARNS_PER_WINDOW 10     /* early-data drops warned about one by one... */
 #define DROP_WARN_WINDOW_S 10.0      /* ...per window; the rest are summed up */
@@ -35,7 +38,20 @@ static char *span_dup(const char *p, size_t n)
 
 static double now_s(const fnw_data_mgr *m)
 {
-    return ev_now(m->loop);
+    return m->io->now(m->loop);
+}
+
+/* Stops or resumes receiving as c's held bytes cross the limit. */
+static void conn_update_pause(fnw_data_conn *c)
+{
+    size_t limit = c->mgr->cfg.inbound_limit;
+    int want = c->inbound_bytes >= limit;
+    if (!want && c->recv_paused && c->inbound_bytes > limit / 2)
+        want = 1;   /* hysteresis: resume below half the limit */
+    if (want != c->recv_paused && c->stream) {
+        c->recv_paused = want;
+        c->mgr->io->pause_recv(c->stream, want);
+    }
 }
 
 /* ---- inboxes and where their bytes are counted ----------------------------------
@@ -50,15 +66,14 @@ static void count_sub(fnw_inbox *ib, size_t n)
         fnw_instr_uncharge(&ib->conn->mgr->book, e, n);
     } else if (e->state == FNW_INSTR_LIVE) {
         ib->conn->inbound_bytes -= n;
-        fnw_data_conn_update_pause(ib->conn);
+        conn_update_pause(ib->conn);
     }
 }
 
-static void chunk_free(fnw_chunk *ch)
+/* The reader dropped a chunk it had read. */
+static void on_chunk_freed(fnw_inbox *ib, size_t held)
 {
-    if (ch->ref)
-        grpc_slice_unref(ch->slice);
-    free(ch);
+    count_sub(ib, held);
 }
 
 static fnw_inbox *inbox_new(fnw_data_conn *c, fnw_instr *e, const char *tid, size_t tl)
@@ -71,6 +86,7 @@ static fnw_inbox *inbox_new(fnw_data_conn *c, fnw_instr *e, const char *tid, siz
         free(ib);
         return NULL;
     }
+    fnw_inbox_reader_init(ib, on_chunk_freed);
     ib->conn = c;
     ib->instr = e;
     ib->next = e->data;
@@ -80,16 +96,18 @@ static fnw_inbox *inbox_new(fnw_data_conn *c, fnw_instr *e, const char *tid, siz
 
 /* Frees ib and its chunks; counted says whether its bytes are still counted
  * (not when its instruction's book entry is going away as a whole). */
-static void inbox_destroy(fnw_inbox *ib, int counted)
+static void inbox_drop(fnw_inbox *ib, int counted)
 {
     fnw_instr *e = ib->instr;
     fnw_data_conn *c = ib->conn;
     if (counted && ib->bytes)
         count_sub(ib, ib->bytes);
-    while (ib->head) {
-        fnw_chunk *ch = ib->head;
-        ib->head = ch->next;
-        chunk_free(ch);
+    fnw_inbox_reader_free(ib);
+    if (ib->woken) {
+        fnw_inbox **wp = &c->wake;
+        while (*wp != ib)
+            wp = &(*wp)->wnext;
+        *wp = ib->wnext;
     }
     fnw_inbox **pp = (fnw_inbox **)&e->data;
     while (*pp && *pp != ib)
@@ -109,7 +127,7 @@ static void inbox_destroy(fnw_inbox *ib, int counted)
 }
 
 /* Frees the inboxes of e no bundle holds; 1 if one is still held. */
-static int instr_release_unclaimed(fnw_instr *e, int counted)
+static int instr_free_unclaimed(fnw_instr *e, int counted)
 {
     int held = 0;
     fnw_inbox *ib = e->data;
@@ -118,7 +136,7 @@ static int instr_release_unclaimed(fnw_instr *e, int counted)
         if (ib->listener.user)
             held = 1;
         else
-            inbox_destroy(ib, counted);
+            inbox_drop(ib, counted);
         ib = next;
     }
     return held;
@@ -165,7 +183,7 @@ static fnw_instr *instr_go_live(fnw_data_mgr *m, const char *iid, size_t len)
     if (e && was_early) {
         for (fnw_inbox *ib = e->data; ib; ib = ib->next) {
             ib->conn->inbound_bytes += ib->bytes;
-            fnw_data_conn_update_pause(ib->conn);
+            conn_update_pause(ib->conn);
         }
     }
     return e;
@@ -216,17 +234,21 @@ static void on_instr_drop(void *user, fnw_instr *e)
         m->quiet_n++;
         m->quiet_bytes += e->input_bytes;
     }
-    instr_release_unclaimed(e, 1);
+    instr_free_unclaimed(e, 1);
 }
 
-static void expiry_cb(struct ev_loop *loop, ev_timer *t, int revents)
+void fnw_inbound_expire(fnw_data_mgr *m)
 {
-    fnw_data_mgr *m = t->data;
     double now = now_s(m);
     fnw_instr_expire(&m->book, now);
     warn_window_roll(m, now, 0);
     if (fnw_instr_idle(&m->book) && !m->quiet_n)
-        ev_timer_stop(loop, t);
+        ev_timer_stop(m->loop, &m->expiry);
+}
+
+static void expiry_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    fnw_inbound_expire(t->data);
 }
 
 static void expiry_arm(fnw_data_mgr *m)
@@ -266,29 +288,13 @@ static int inbox_append(recv_ctx *rc, fnw_inbox *ib, const fnw_elem_data *d)
     size_t held = copy ? d->data_len : whole;
     if (fnw_instr_charge(&m->book, e, held, now_s(m)) < 0)
         return -1;   /* over an early-data bound: e was dropped */
-    fnw_chunk *ch = malloc(sizeof *ch + (copy ? d->data_len : 0));
-    if (!ch) {
+    int r = copy ? fnw_inbox_append_copy(ib, d->data, d->data_len)
+                 : fnw_inbox_append_ref(ib, rc->slice, d->data, d->data_len, held);
+    if (r < 0) {
         fnw_instr_uncharge(&m->book, e, held);
         lose_input(rc->c, e, d->data_len);
         return -1;
     }
-    ch->next = NULL;
-    ch->ref = !copy;
-    ch->n = d->data_len;
-    ch->held = held;
-    if (copy) {
-        memcpy(ch + 1, d->data, d->data_len);
-        ch->p = (const uint8_t *)(ch + 1);
-    } else {
-        ch->slice = grpc_slice_ref(rc->slice);
-        ch->p = d->data;
-    }
-    if (ib->tail)
-        ib->tail->next = ch;
-    else
-        ib->head = ch;
-    ib->tail = ch;
-    ib->bytes += held;
     if (e->state == FNW_INSTR_LIVE)
         rc->c->inbound_bytes += held;
     return 0;
@@ -334,7 +340,24 @@ static int on_data_entry(void *arg, const fnw_elem_data *d)
         return 0;
     if (d->is_last)
         ib->got_last = 1;
+    if (ib->listener.user && !ib->woken && (d->data_len > 0 || d->is_last)) {
+        ib->woken = 1;
+        ib->wnext = c->wake;
+        c->wake = ib;
+    }
     return 0;
+}
+
+/* Tells the bundles whose inboxes got input. A listener may free any inbox
+ * meanwhile: it leaves the list then. */
+static void wake_marked(fnw_data_conn *c)
+{
+    while (c->wake) {
+        fnw_inbox *ib = c->wake;
+        c->wake = ib->wnext;
+        ib->woken = 0;
+        ib->listener.on_input(ib->listener.user);
+    }
 }
 
 void fnw_inbound_on_message(fnw_data_conn *c, grpc_slice msg)
@@ -349,14 +372,14 @@ void fnw_inbound_on_message(fnw_data_conn *c, grpc_slice msg)
     if (timers)
         fnw_warn(c->mgr->log, "data stream %s: ignored %zu timer entries (timers are not supported)",
                  c->url, timers);
-    fnw_data_conn_update_pause(c);
+    conn_update_pause(c);
     expiry_arm(c->mgr);
-    fnw_inbound_notify(c);
+    wake_marked(c);
 }
 
 void fnw_inbound_notify(fnw_data_conn *c)
 {
-    /* Listeners may release their inbox while we walk: take next first. */
+    /* Listeners may free their inbox while we walk: take next first. */
     fnw_inbox *ib = c->claimed;
     while (ib) {
         fnw_inbox *next = ib->cnext;
@@ -394,22 +417,22 @@ int fnw_inbound_init(fnw_data_mgr *m)
     return 0;
 }
 
-void fnw_inbound_shutdown(fnw_data_mgr *m)
+void fnw_inbound_stop(fnw_data_mgr *m)
 {
     ev_timer_stop(m->loop, &m->expiry);
     warn_window_roll(m, now_s(m), 1);
 }
 
-static void release_for_free(void *user, fnw_instr *e)
+static void free_instr_inboxes(void *user, fnw_instr *e)
 {
     while (e->data)
-        inbox_destroy(e->data, 0);
+        inbox_drop(e->data, 0);
 }
 
 void fnw_inbound_free(fnw_data_mgr *m)
 {
     ev_timer_stop(m->loop, &m->expiry);
-    fnw_instr_free(&m->book, release_for_free);
+    fnw_instr_free(&m->book, free_instr_inboxes);
 }
 
 /* ---- public ------------------------------------------------------------------------ */
@@ -425,7 +448,7 @@ void fnw_data_finish(fnw_data_mgr *m, const char *iid)
     fnw_instr *e = instr_go_live(m, iid, strlen(iid));
     if (!e || e->state != FNW_INSTR_LIVE)
         return;
-    if (!instr_release_unclaimed(e, 1))
+    if (!instr_free_unclaimed(e, 1))
         fnw_instr_finish(&m->book, e, now_s(m));
     expiry_arm(m);
 }
@@ -477,25 +500,12 @@ fnw_inbox *fnw_data_claim_inbox(fnw_data_conn *c, const char *iid, const char *t
     return ib;
 }
 
-void fnw_inbox_pop(fnw_inbox *ib)
-{
-    fnw_chunk *ch = ib->head;
-    if (!ch)
-        return;
-    ib->head = ch->next;
-    if (!ib->head)
-        ib->tail = NULL;
-    ib->bytes -= ch->held;
-    count_sub(ib, ch->held);
-    chunk_free(ch);
-}
-
-void fnw_inbox_release(fnw_inbox *ib)
+void fnw_inbox_free(fnw_inbox *ib)
 {
     fnw_data_mgr *m = ib->conn->mgr;
     fnw_instr *e = ib->instr;
-    inbox_destroy(ib, 1);
-    if (!instr_release_unclaimed(e, 1))
+    inbox_drop(ib, 1);
+    if (!instr_free_unclaimed(e, 1))
         fnw_instr_finish(&m->book, e, now_s(m));
     expiry_arm(m);
 }

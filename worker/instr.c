@@ -201,14 +201,14 @@ int fnw_instr_init(fnw_instr_book *b, const fnw_instr_limits *lim, fnw_instr_dro
     return b->buckets ? 0 : -1;
 }
 
-void fnw_instr_free(fnw_instr_book *b, void (*release)(void *user, fnw_instr *e))
+void fnw_instr_free(fnw_instr_book *b, void (*free_data)(void *user, fnw_instr *e))
 {
     for (size_t i = 0; i < b->n_buckets && b->buckets; i++) {
         fnw_instr *e = b->buckets[i];
         while (e) {
             fnw_instr *next = e->hnext;
-            if (release && e->data)
-                release(b->user, e);
+            if (free_data && e->data)
+                free_data(b->user, e);
             free(e);
             e = next;
         }

@@ -98,9 +98,9 @@ void fnw_instr_limits_default(fnw_instr_limits *l);
 /* -1 when out of memory. Zero limits take the defaults. */
 int fnw_instr_init(fnw_instr_book *b, const fnw_instr_limits *lim, fnw_instr_drop_cb on_drop,
                    void *user);
-/* Frees every entry; release (may be NULL) first runs for each entry that
+/* Frees every entry; free_data (may be NULL) first runs for each entry that
  * still has data, so the owner can free it. */
-void fnw_instr_free(fnw_instr_book *b, void (*release)(void *user, fnw_instr *e));
+void fnw_instr_free(fnw_instr_book *b, void (*free_data)(void *user, fnw_instr *e));
 
 fnw_instr *fnw_instr_find(const fnw_instr_book *b, const char *id, size_t len);
 

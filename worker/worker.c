@@ -551,7 +551,7 @@ static void worker_stop(fnw_worker *w, int code)
     if (w->control)
         fnw_control_shutdown(w->control);
     fnw_rpc_cancel_unary(&w->rpc);
-    fnw_data_shutdown(&w->data);
+    fnw_data_stop(&w->data);
     fnw_log_shutdown(&w->log);
     ev_signal_stop(w->loop, &w->sig_term);
     ev_signal_stop(w->loop, &w->sig_int);

@@ -163,6 +163,121 @@ START_TEST(malformed_input_fails_cleanly)
 }
 END_TEST
 
+/* A head for no data bytes still carries the (empty) data field: the size
+ * promised is what is written, and the entry's own length covers it. */
+START_TEST(head_for_empty_data_is_what_its_size_says)
+{
+    uint8_t buf[64];
+    memset(buf, 0xEE, sizeof buf);
+    size_t head = fnw_elements_data_head_size(1, 1, 0);
+    uint8_t *w = fnw_elements_put_data_head(buf, "7", 1, "t", 1, 0);
+    ck_assert_uint_eq((size_t)(w - buf), head);
+    ck_assert_uint_eq(head, 10);
+    ck_assert_uint_eq(buf[head], 0xEE);   /* nothing written past it */
+    ck_assert_uint_eq(buf[1], head - 2);  /* entry length: all after the key and itself */
+    seen s = {0};
+    size_t timers;
+    fnw_error err;
+    ck_assert_int_eq(fnw_elements_each(buf, head, collect, &s, &timers, &err), 0);
+    ck_assert_int_eq(s.n, 1);
+    ck_assert_uint_eq(s.d[0].instruction_len, 1);
+    ck_assert_uint_eq(s.d[0].transform_len, 1);
+    ck_assert_uint_eq(s.d[0].data_len, 0);
+    ck_assert_int_eq(s.d[0].is_last, 0);
+}
+END_TEST
+
+/* Where the data length, the entry body or an id crosses a varint size
+ * boundary, head + data is still byte for byte the whole entry. */
+START_TEST(head_sizes_match_at_varint_boundaries)
+{
+    static uint8_t payload[20000];
+    static uint8_t a[21000], b[21000];
+    const size_t lens[] = {1, 100, 114, 115, 116, 126, 127, 128, 129, 16383, 16384, 16500};
+    char id[200];
+    memset(id, 'i', sizeof id);
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        for (size_t il = 0; il <= 130; il += 65) {
+            size_t dl = lens[i];
+            payload[0] = (uint8_t)i;
+            size_t full = fnw_elements_data_size(il, 3, dl, 0);
+            ck_assert_ptr_eq(fnw_elements_put_data(a, id, il, "snk", 3, payload, dl, 0), a + full);
+            size_t head = fnw_elements_data_head_size(il, 3, dl);
+            ck_assert_uint_eq(head + dl, full);
+            uint8_t *w = fnw_elements_put_data_head(b, id, il, "snk", 3, dl);
+            ck_assert_ptr_eq(w, b + head);
+            memcpy(w, payload, dl);
+            ck_assert(memcmp(a, b, full) == 0);
+        }
+    }
+}
+END_TEST
+
+/* Empty ids are left out and read back as empty; an is_last entry without
+ * data reads as such. */
+START_TEST(empty_ids_and_bare_is_last)
+{
+    uint8_t buf[16];
+    size_t n = fnw_elements_data_size(0, 0, 0, 1);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_ptr_eq(fnw_elements_put_data(buf, "", 0, "", 0, NULL, 0, 1), buf + n);
+    seen s = {0};
+    size_t timers;
+    fnw_error err;
+    ck_assert_int_eq(fnw_elements_each(buf, n, collect, &s, &timers, &err), 0);
+    ck_assert_int_eq(s.n, 1);
+    ck_assert_uint_eq(s.d[0].instruction_len, 0);
+    ck_assert_str_eq(s.d[0].transform_id, "");
+    ck_assert_int_eq(s.d[0].is_last, 1);
+    ck_assert_uint_eq(s.d[0].data_len, 0);
+}
+END_TEST
+
+/* Fields we do not know (any wire type we can skip) are skipped; a group
+ * (wire type 3) is refused with its position. */
+START_TEST(unknown_fields_are_skipped_groups_refused)
+{
+    const uint8_t msg[] = {
+        0x0a, 19,                                  /* Data, 19 bytes: */
+        0x0a, 0x01, 'x',                           /*   instruction_id "x" */
+        0x29, 1, 2, 3, 4, 5, 6, 7, 8,              /*   field 5 fixed64 */
+        0x35, 1, 2, 3, 4,                          /*   field 6 fixed32 */
+        0x20, 0x01,                                /*   is_last */
+        0x18, 0x05,                                /* field 3 varint at the top: skipped */
+    };
+    seen s = {0};
+    size_t timers;
+    fnw_error err;
+    ck_assert_int_eq(fnw_elements_each(msg, sizeof msg, collect, &s, &timers, &err), 0);
+    ck_assert_int_eq(s.n, 1);
+    ck_assert_int_eq(s.d[0].is_last, 1);
+    ck_assert_uint_eq(s.d[0].instruction_len, 1);
+    const uint8_t group[] = {0x0b, 0x0c};
+    ck_assert_int_eq(fnw_elements_each(group, sizeof group, collect, &s, &timers, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "wire type 3"));
+}
+END_TEST
+
+static int refuse(void *arg, const fnw_elem_data *d)
+{
+    (*(int *)arg)++;
+    return -1;
+}
+
+/* A callback that refuses an entry stops the walk. */
+START_TEST(callback_failure_stops_the_walk)
+{
+    uint8_t buf[64];
+    uint8_t *w = fnw_elements_put_data(buf, "1", 1, "t", 1, (const uint8_t *)"\x01z", 2, 0);
+    w = fnw_elements_put_data(w, "1", 1, "t", 1, NULL, 0, 1);
+    int calls = 0;
+    size_t timers;
+    fnw_error err;
+    ck_assert_int_eq(fnw_elements_each(buf, (size_t)(w - buf), refuse, &calls, &timers, &err), -1);
+    ck_assert_int_eq(calls, 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("elements");
@@ -172,6 +287,11 @@ int main(void)
     tcase_add_test(tc, head_plus_separate_data_is_the_same_entry);
     tcase_add_test(tc, large_payload_sizes_match);
     tcase_add_test(tc, malformed_input_fails_cleanly);
+    tcase_add_test(tc, head_for_empty_data_is_what_its_size_says);
+    tcase_add_test(tc, head_sizes_match_at_varint_boundaries);
+    tcase_add_test(tc, empty_ids_and_bare_is_last);
+    tcase_add_test(tc, unknown_fields_are_skipped_groups_refused);
+    tcase_add_test(tc, callback_failure_stops_the_walk);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }
