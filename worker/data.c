@@ -41,7 +41,7 @@ static void conn_on_closed(void *user, grpc_status_code code, const char *detail
              details && *details ? details : "no details");
     free(c->error);
     c->error = strdup(msg);
-    fnw_stream_release(c->stream);
+    fnw_stream_free(c->stream);
     c->stream = NULL;
     fnw_inbound_closed(c, msg);
 }
@@ -178,7 +178,7 @@ fnw_data_conn *fnw_data_connect(fnw_data_mgr *m, const char *url)
     ev_timer_init(&c->flush_timer, conn_flush_cb, m->cfg.flush_ms / 1000.0, 0);
     c->flush_timer.data = c;
     fnw_stream_handler h = {c, conn_on_message, conn_on_writable, conn_on_closed};
-    c->stream = fnw_stream_open(m->rpc, c->ch, FNW_METHOD_DATA, &h, 1);
+    c->stream = fnw_stream_start(m->rpc, c->ch, FNW_METHOD_DATA, &h, 1);
     c->ready = fnw_rpc_wait_ready(m->rpc, c->ch, m->cfg.connect_timeout_s, conn_ready, c);
     c->next = m->conns;
     m->conns = c;
@@ -281,7 +281,7 @@ void fnw_data_free(fnw_data_mgr *m)
         while (c->outboxes)
             fnw_outbox_release(c->outboxes);
         if (c->stream)
-            fnw_stream_release(c->stream);
+            fnw_stream_free(c->stream);
         grpc_channel_destroy(c->ch);
         free(c->error);
         free(c->url);
