@@ -86,8 +86,8 @@ static void fail_instruction(fnw_worker *w, const char *iid, const char *msg)
 static void respond_bundle_ok(fnw_worker *w, const char *iid, const fnw_metric_set *ms)
 {
     pb_ProcessBundleResponse pbr = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__PROCESS_BUNDLE_RESPONSE__INIT;
-    pbr.n_monitoring_infos = ms->n;
-    pbr.monitoring_infos = ms->infos;
+    pbr.n_monitoring_infos = fnw_metrics_count(ms);
+    pbr.monitoring_infos = fnw_metrics_infos(ms);
     pb_InstructionResponse r = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__INSTRUCTION_RESPONSE__INIT;
     r.instruction_id = (char *)iid;
     r.response_case = RESP_CASE(PROCESS_BUNDLE);
