@@ -144,11 +144,24 @@ static void request_provision(fnw_boot *b)
     grpc_slice s = grpc_slice_malloc(n);
     PB(get_provision_info_request__pack)(&req, GRPC_SLICE_START_PTR(s));
     double left = fnw_boot_backoff_left(&b->backoff, ev_now(b->loop), 0.2);
-    if (fnw_unary_call(b->rpc, b->provision_ch, FNW_METHOD_PROVISION, s, left, 1, provision_done, b) < 0) {
+    if (b->transport->provision(b->transport_ctx, b->flags->provision_endpoint, s, left, provision_done,
+                                b) < 0) {
         fnw_err(b->log, "could not start GetProvisionInfo; exiting");
         boot_fail(b);
     }
 }
+
+/* The gRPC transport: ctx is the boot; the channel is made on first use. */
+static int grpc_provision(void *ctx, const char *endpoint, grpc_slice request, double timeout_s,
+                          fnw_unary_cb cb, void *user)
+{
+    fnw_boot *b = ctx;
+    if (!b->provision_ch)
+        b->provision_ch = fnw_rpc_channel(endpoint);
+    return fnw_unary_call(b->rpc, b->provision_ch, FNW_METHOD_PROVISION, request, timeout_s, 1, cb, user);
+}
+
+static const fnw_boot_transport grpc_transport = {grpc_provision};
 
 /* ---- lifecycle ------------------------------------------------------------------- */
 
@@ -162,8 +175,16 @@ void fnw_boot_init(fnw_boot *b, struct ev_loop *loop, const fnw_flags *flags, fn
     b->rpc = rpc;
     b->ev = ev;
     b->user = user;
+    b->transport = &grpc_transport;
+    b->transport_ctx = b;
     ev_timer_init(&b->retry_timer, provision_retry_cb, 0.2, 0);
     b->retry_timer.data = b;
+}
+
+void fnw_boot_use_transport(fnw_boot *b, const fnw_boot_transport *t, void *ctx)
+{
+    b->transport = t;
+    b->transport_ctx = ctx;
 }
 
 void fnw_boot_start(fnw_boot *b)
@@ -177,7 +198,6 @@ void fnw_boot_start(fnw_boot *b)
     if (f->logging_endpoint)
         b->logging_url = strdup(f->logging_endpoint);
     if (f->provision_endpoint) {
-        b->provision_ch = fnw_rpc_channel(f->provision_endpoint);
         request_provision(b);
     } else {
         connect_planes(b);

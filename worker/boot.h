@@ -13,6 +13,9 @@
  * channel is ready, or boot failed (the reason is logged; the worker exits
  * with code 1). Boot owns the channels it creates until fnw_boot_free.
  *
+ * The provisioning call goes through a fnw_boot_transport: gRPC unless
+ * fnw_boot_use_transport gave another (tests drive the retries with one).
+ *
  * Loop thread only.
  */
 #ifndef FNW_BOOT_H
@@ -41,6 +44,13 @@ int fnw_boot_backoff_next(fnw_boot_backoff *bo, double now, double *delay_s);
 /* Seconds left before the deadline, never less than floor. */
 double fnw_boot_backoff_left(const fnw_boot_backoff *bo, double now, double floor);
 
+typedef struct fnw_boot_transport {
+    /* One GetProvisionInfo call to endpoint; takes request. 0: cb runs
+     * exactly once, later; -1: the call could not start (no callback). */
+    int (*provision)(void *ctx, const char *endpoint, grpc_slice request, double timeout_s,
+                     fnw_unary_cb cb, void *user);
+} fnw_boot_transport;
+
 typedef struct fnw_boot_events {
     /* The control channel is READY; ch stays boot's. */
     void (*on_control_ready)(void *user, grpc_channel *ch);
@@ -56,6 +66,8 @@ typedef struct fnw_boot {
     fnw_rpc *rpc;
     const fnw_boot_events *ev;
     void *user;
+    const fnw_boot_transport *transport;
+    void *transport_ctx;
     grpc_channel *provision_ch, *control_ch, *logging_ch;
     fnw_ready_wait *control_wait;
     char *control_url, *logging_url;
@@ -67,6 +79,8 @@ typedef struct fnw_boot {
 /* Everything given is borrowed for boot's life. Starts nothing. */
 void fnw_boot_init(fnw_boot *b, struct ev_loop *loop, const fnw_flags *flags, fnw_logger *log,
                    fnw_rpc *rpc, const fnw_boot_events *ev, void *user);
+/* Provisions through t (borrowed) instead of gRPC; before fnw_boot_start. */
+void fnw_boot_use_transport(fnw_boot *b, const fnw_boot_transport *t, void *ctx);
 /* Warns about unknown flags and starts provisioning or connecting. */
 void fnw_boot_start(fnw_boot *b);
 /* No more events: cancels the retry timer and the control wait (the

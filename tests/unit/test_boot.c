@@ -1,9 +1,13 @@
 /* tests/unit/test_boot.c — boot without a network: the provisioning retry
  * schedule on a fake clock (0.1 s doubling while under 2 s, so it settles
  * at 3.2 s, until the deadline; the calls' own timeouts never drop under
- * their floors), and what boot takes from a GetProvisionInfoResponse (the
- * endpoints, the log level from pipeline options unless --log-level was
- * given) or refuses (bytes that are not one). */
+ * their floors); over a fake transport that always fails, boot retries no
+ * sooner than the schedule says, bounds each call by the time left, and
+ * fails once past --connect-timeout; a call that cannot start fails boot
+ * at once; a stopped boot reports nothing; and what boot takes from a
+ * GetProvisionInfoResponse (the endpoints, the log level from pipeline
+ * options unless --log-level was given) or refuses (bytes that are not
+ * one). */
 #include <check.h>
 
 #include "tests/unit/check_run.h"
@@ -40,6 +44,159 @@ START_TEST(time_left_never_drops_under_its_floor)
     ck_assert_double_eq_tol(fnw_boot_backoff_left(&bo, 109.0, 1.0), 1.0, 1e-9);
     ck_assert_double_eq_tol(fnw_boot_backoff_left(&bo, 109.9, 0.2), 0.2, 1e-9);
     ck_assert_double_eq_tol(fnw_boot_backoff_left(&bo, 200.0, 0.2), 0.2, 1e-9);
+}
+END_TEST
+
+/* ---- retries over a fake transport -------------------------------------------------- */
+
+#define MAX_ATTEMPTS 32
+
+typedef struct flaky {
+    struct ev_loop *loop;
+    int refuse;                       /* the call cannot start */
+    int attempts, failed, connected;
+    double asked[MAX_ATTEMPTS];       /* loop time of each attempt */
+    double answered[MAX_ATTEMPTS];    /* loop time of each failure delivered */
+    double timeout[MAX_ATTEMPTS];
+    ev_timer answer;                  /* delivers the failure later, as gRPC would */
+    fnw_unary_cb cb;
+    void *user;
+} flaky;
+
+static void flaky_answer(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    flaky *fk = t->data;
+    fk->answered[fk->attempts - 1] = ev_now(loop);
+    fk->cb(fk->user, GRPC_STATUS_UNAVAILABLE, "connection refused", grpc_empty_slice());
+}
+
+static int flaky_provision(void *ctx, const char *endpoint, grpc_slice request, double timeout_s,
+                           fnw_unary_cb cb, void *user)
+{
+    flaky *fk = ctx;
+    grpc_slice_unref(request);
+    ck_assert_str_eq(endpoint, "localhost:1");
+    ck_assert_int_lt(fk->attempts, MAX_ATTEMPTS);
+    fk->asked[fk->attempts] = ev_now(fk->loop);
+    fk->timeout[fk->attempts] = timeout_s;
+    fk->attempts++;
+    if (fk->refuse)
+        return -1;
+    fk->cb = cb;
+    fk->user = user;
+    ev_timer_set(&fk->answer, 0, 0);
+    ev_timer_start(fk->loop, &fk->answer);
+    return 0;
+}
+
+static const fnw_boot_transport flaky_transport = {flaky_provision};
+
+static void flaky_ready(void *user, grpc_channel *ch)
+{
+    ((flaky *)user)->connected++;
+}
+
+static void flaky_failed(void *user)
+{
+    flaky *fk = user;
+    fk->failed++;
+    ev_break(fk->loop, EVBREAK_ALL);
+}
+
+static const fnw_boot_events flaky_events = {flaky_ready, flaky_failed};
+
+static void guard_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    ck_abort_msg("boot neither failed nor stopped within 30 s");
+}
+
+typedef struct flaky_fixture {
+    flaky fk;
+    fnw_logger lg;
+    fnw_flags flags;
+    fnw_rpc rpc;
+    fnw_boot boot;
+    ev_timer guard;
+} flaky_fixture;
+
+static void flaky_init(flaky_fixture *f, double connect_timeout_s)
+{
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
+    memset(f, 0, sizeof *f);
+    f->fk.loop = ev_loop_new(EVFLAG_AUTO);
+    ev_timer_init(&f->fk.answer, flaky_answer, 0, 0);
+    f->fk.answer.data = &f->fk;
+    ev_timer_init(&f->guard, guard_cb, 30, 0);
+    ev_timer_start(f->fk.loop, &f->guard);
+    ev_unref(f->fk.loop);            /* the guard alone does not keep the loop running */
+    fnw_log_init(&f->lg, f->fk.loop, FNW_LOG_INFO);
+    f->flags.provision_endpoint = "localhost:1";
+    f->flags.connect_timeout_s = connect_timeout_s;
+    fnw_rpc_init(&f->rpc, NULL, "w-1", NULL);
+    fnw_boot_init(&f->boot, f->fk.loop, &f->flags, &f->lg, &f->rpc, &flaky_events, &f->fk);
+    fnw_boot_use_transport(&f->boot, &flaky_transport, &f->fk);
+}
+
+static void flaky_free(flaky_fixture *f)
+{
+    fnw_boot_stop(&f->boot);
+    fnw_boot_free(&f->boot);
+    fnw_log_free(&f->lg);
+    ev_ref(f->fk.loop);
+    ev_timer_stop(f->fk.loop, &f->guard);
+    ev_timer_stop(f->fk.loop, &f->fk.answer);
+    ev_loop_destroy(f->fk.loop);
+}
+
+START_TEST(provisioning_retries_on_schedule_then_fails_at_the_deadline)
+{
+    flaky_fixture f;
+    flaky_init(&f, 1.0);
+    double start = ev_now(f.fk.loop);
+    fnw_boot_start(&f.boot);
+    ev_run(f.fk.loop, 0);
+    ck_assert_int_eq(f.fk.failed, 1);
+    ck_assert_int_eq(f.fk.connected, 0);
+    ck_assert_int_ge(f.fk.attempts, 2);
+    static const double schedule[] = {0.1, 0.2, 0.4, 0.8, 1.6, 3.2};
+    for (int i = 0; i < f.fk.attempts; i++) {
+        /* each call is bounded by what is left, never under 0.2 s */
+        ck_assert_double_le_tol(f.fk.timeout[i], 1.0, 1e-6);
+        ck_assert_double_ge_tol(f.fk.timeout[i], 0.2, 1e-6);
+        if (i > 0)   /* never sooner than the schedule after the failure */
+            ck_assert_double_ge_tol(f.fk.asked[i] - f.fk.answered[i - 1], schedule[i - 1], 1e-3);
+    }
+    /* the last failure came at or after the deadline, the others before it */
+    ck_assert_double_ge_tol(f.fk.answered[f.fk.attempts - 1] - start, 1.0, 1e-6);
+    for (int i = 0; i + 1 < f.fk.attempts; i++)
+        ck_assert_double_lt(f.fk.answered[i] - start, 1.0);
+    flaky_free(&f);
+}
+END_TEST
+
+START_TEST(a_provision_call_that_cannot_start_fails_boot_at_once)
+{
+    flaky_fixture f;
+    flaky_init(&f, 60);
+    f.fk.refuse = 1;
+    fnw_boot_start(&f.boot);
+    ck_assert_int_eq(f.fk.attempts, 1);
+    ck_assert_int_eq(f.fk.failed, 1);
+    flaky_free(&f);
+}
+END_TEST
+
+START_TEST(a_stopped_boot_reports_nothing)
+{
+    flaky_fixture f;
+    flaky_init(&f, 60);
+    fnw_boot_start(&f.boot);
+    fnw_boot_stop(&f.boot);
+    ev_run(f.fk.loop, 0);          /* the failure is delivered; no retry follows */
+    ck_assert_int_eq(f.fk.attempts, 1);
+    ck_assert_int_eq(f.fk.failed, 0);
+    ck_assert_int_eq(f.fk.connected, 0);
+    flaky_free(&f);
 }
 END_TEST
 
@@ -159,6 +316,9 @@ static Suite *suite(void)
     TCase *tc = tcase_create("boot");
     tcase_add_test(tc, retry_schedule_doubles_then_settles_until_the_deadline);
     tcase_add_test(tc, time_left_never_drops_under_its_floor);
+    tcase_add_test(tc, provisioning_retries_on_schedule_then_fails_at_the_deadline);
+    tcase_add_test(tc, a_provision_call_that_cannot_start_fails_boot_at_once);
+    tcase_add_test(tc, a_stopped_boot_reports_nothing);
     tcase_add_test(tc, provision_info_names_the_endpoints_and_the_level);
     tcase_add_test(tc, a_log_level_flag_wins_over_pipeline_options);
     tcase_add_test(tc, bytes_that_are_not_provision_info_are_refused);
