@@ -10,7 +10,9 @@
  *
  * Loop thread only. The logger uses worker/rpc.h for its stream; rpc
  * reports its own failures back through fnw_log_rpc_sink(), a callback
- * fixed at rpc's init, so the two never call each other in a circle.
+ * fixed at rpc's init, so the two never call each other in a circle. The
+ * stream is reached through a fnw_log_transport: gRPC for fnw_log_start,
+ * a fake one in tests (fnw_log_start_on).
  */
 #ifndef FNW_LOGGING_H
 #define FNW_LOGGING_H
@@ -23,6 +25,14 @@
 
 typedef struct fnw_log_item fnw_log_item;
 
+/* What the logger needs of its stream; ctx is the transport's own. */
+typedef struct fnw_log_transport {
+    void *(*start)(void *ctx, const fnw_stream_handler *h);   /* NULL on failure */
+    void (*send)(void *stream, grpc_slice msg);                /* takes msg */
+    void (*close_send)(void *stream);
+    void (*free)(void *stream);
+} fnw_log_transport;
+
 /* The most entries that wait to be sent; more are dropped and counted. */
 #define FNW_LOG_QUEUE_MAX 10000
 
@@ -31,9 +41,11 @@ typedef struct fnw_log_item fnw_log_item;
 typedef struct fnw_logger {
     struct ev_loop *loop;
     fnw_level level;            /* entries below it are dropped; may change at any time */
-    fnw_rpc *rpc;
+    fnw_rpc *rpc;               /* the gRPC transport's */
     grpc_channel *channel;      /* not owned */
-    fnw_stream *stream;
+    const fnw_log_transport *t;
+    void *t_ctx;
+    void *stream;
     fnw_log_item *head, *tail;
     size_t queued;
     size_t dropped;
@@ -47,6 +59,8 @@ void fnw_log_init(fnw_logger *lg, struct ev_loop *loop, fnw_level level);
 /* Starts sending to the runner's Logging service over ch (reopening the
  * stream half a second after it closes, until fnw_log_stop). */
 void fnw_log_start(fnw_logger *lg, fnw_rpc *rpc, grpc_channel *ch);
+/* The same over another transport (t borrowed for the logger's life). */
+void fnw_log_start_on(fnw_logger *lg, const fnw_log_transport *t, void *ctx);
 fnw_level fnw_log_level(const fnw_logger *lg);
 /* Entries below level are dropped from now on (not counted as dropped). */
 void fnw_log_set_level(fnw_logger *lg, fnw_level level);
