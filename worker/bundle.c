@@ -45,55 +45,16 @@ struct fnw_bundle {
     void *user;
 };
 
-/* ---- processors ------------------------------------------------------------------ */
-
-int fnw_processor_create(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
-                         fnw_error *err)
-{
-    fnw_processor *p = calloc(1, sizeof *p);
-    if (!p)
-        return fnw_error_set(err, "out of memory");
-    p->plan = plan;
-    p->engines = calloc(plan->n_steps, sizeof *p->engines);
-    if (!p->engines) {
-        free(p);
-        return fnw_error_set(err, "out of memory");
-    }
-    for (size_t i = 0; i < plan->n_steps; i++) {
-        const fnw_plan_step *st = &plan->steps[i];
-        fnw_op_env env = {loop, &st->opts, st->input_type, st->output_type, st->transform_id,
-                          st->spec.batched};
-        if (fnw_engine_new(loop, st->op, &st->spec, &env, &p->engines[i], err) < 0) {
-            fnw_error_prefix(err, "transform '%s'", st->transform_id);
-            fnw_processor_destroy(p);
-            return -1;
-        }
-        p->n = i + 1;
-    }
-    *out = p;
-    return 0;
-}
-
-void fnw_processor_destroy(fnw_processor *p)
-{
-    if (!p)
-        return;
-    for (size_t i = 0; i < p->n; i++)
-        fnw_engine_free(p->engines[i]);
-    free(p->engines);
-    free(p);
-}
-
 /* ---- completion -------------------------------------------------------------------- */
 
 /* Each step's figures; a step whose metrics could not be built is logged
  * and left out, the bundle still succeeds. */
 static void collect_metrics(fnw_bundle *b, fnw_metric_set *ms)
 {
-    for (size_t i = 0; i < b->proc->n; i++) {
+    for (size_t i = 0; i < fnw_processor_steps(b->proc); i++) {
         const fnw_plan_step *st = &b->plan->steps[i];
         if (fnw_metrics_add(ms, st->transform_id, st->op->name, i,
-                            fnw_engine_metrics_get(b->proc->engines[i])) < 0)
+                            fnw_engine_metrics_get(fnw_processor_engine(b->proc, i))) < 0)
             fnw_log(b->log, FNW_LOG_WARN, b->instruction_id, st->transform_id,
                     "out of memory building the metrics of this step; some are missing from "
                     "this bundle's response");
@@ -153,8 +114,8 @@ static void step_emit(void *user, const fnw_record *out)
     fnw_bundle *b = l->b;
     if (b->state == B_DONE)
         return;
-    if (l->i + 1 < b->proc->n)
-        fnw_engine_push(b->proc->engines[l->i + 1], out);
+    if (l->i + 1 < fnw_processor_steps(b->proc))
+        fnw_engine_push(fnw_processor_engine(b->proc, l->i + 1), out);
     else
         write_output(b, out);
 }
@@ -196,8 +157,8 @@ static void step_finished(void *user)
     fnw_bundle *b = l->b;
     if (b->state == B_DONE)
         return;
-    if (l->i + 1 < b->proc->n) {
-        fnw_engine_finish(b->proc->engines[l->i + 1]);
+    if (l->i + 1 < fnw_processor_steps(b->proc)) {
+        fnw_engine_finish(fnw_processor_engine(b->proc, l->i + 1));
         return;
     }
     b->state = B_SENDING_LAST;
@@ -215,8 +176,8 @@ static void step_finished(void *user)
 
 static int chain_has_space(const fnw_bundle *b)
 {
-    for (size_t i = 0; i < b->proc->n; i++)
-        if (!fnw_engine_has_space(b->proc->engines[i]))
+    for (size_t i = 0; i < fnw_processor_steps(b->proc); i++)
+        if (!fnw_engine_has_space(fnw_processor_engine(b->proc, i)))
             return 0;
     return 1;
 }
@@ -224,7 +185,7 @@ static int chain_has_space(const fnw_bundle *b)
 static void start_finish(fnw_bundle *b)
 {
     b->state = B_FINISHING;
-    fnw_engine_finish(b->proc->engines[0]);
+    fnw_engine_finish(fnw_processor_engine(b->proc, 0));
 }
 
 /* Records per round between checks of the data connection. */
@@ -263,7 +224,7 @@ static void pump_once(fnw_bundle *b)
             }
             fnw_record rec = {row.timestamp, row.watermark, row.data, (uint32_t)row.len};
             b->index++;
-            fnw_engine_push(b->proc->engines[0], &rec);
+            fnw_engine_push(fnw_processor_engine(b->proc, 0), &rec);
         }
     }
 }
@@ -302,7 +263,7 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
     fnw_bundle *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
-    const fnw_plan *plan = proc->plan;
+    const fnw_plan *plan = fnw_processor_plan(proc);
     b->loop = loop;
     b->log = log;
     b->proc = proc;
@@ -316,7 +277,7 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
     b->user = user;
     ev_timer_init(&b->done_timer, bundle_done_cb, 0, 0);
     b->done_timer.data = b;
-    b->links = calloc(proc->n, sizeof *b->links);
+    b->links = calloc(fnw_processor_steps(proc), sizeof *b->links);
     b->outboxes = calloc(plan->n_sinks, sizeof *b->outboxes);
     b->conn = fnw_data_connect(data, plan->data_url);
     if (!b->instruction_id || !b->links || !b->outboxes || !b->conn) {
@@ -331,11 +292,11 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
         }
         b->n_out = i + 1;
     }
-    for (size_t i = 0; i < proc->n; i++) {
+    for (size_t i = 0; i < fnw_processor_steps(proc); i++) {
         b->links[i].b = b;
         b->links[i].i = i;
         fnw_engine_sink sink = {&b->links[i], step_emit, step_ready, step_failed, step_finished};
-        fnw_engine_start(proc->engines[i], &sink, b->instruction_id);
+        fnw_engine_start(fnw_processor_engine(proc, i), &sink, b->instruction_id);
     }
     fnw_data_listener l = {b, on_input, on_data_failed};
     fnw_error err;
@@ -359,12 +320,12 @@ fnw_processor *fnw_bundle_processor(const fnw_bundle *b)
     return b->proc;
 }
 
-void fnw_bundle_abandon(fnw_bundle *b)
+void fnw_bundle_stop(fnw_bundle *b)
 {
     b->state = B_DONE;
     ev_timer_stop(b->loop, &b->done_timer);
-    for (size_t i = 0; i < b->proc->n; i++)
-        fnw_engine_abort(b->proc->engines[i]);
+    for (size_t i = 0; i < fnw_processor_steps(b->proc); i++)
+        fnw_engine_abort(fnw_processor_engine(b->proc, i));
 }
 
 void fnw_bundle_free(fnw_bundle *b)
@@ -375,8 +336,8 @@ void fnw_bundle_free(fnw_bundle *b)
     if (b->last_send)
         b->last_send->b = NULL;
     if (b->failed && b->proc)
-        for (size_t i = 0; i < b->proc->n; i++)
-            fnw_engine_abort(b->proc->engines[i]);
+        for (size_t i = 0; i < fnw_processor_steps(b->proc); i++)
+            fnw_engine_abort(fnw_processor_engine(b->proc, i));
     if (b->inbox)
         fnw_inbox_free(b->inbox);
     for (size_t i = 0; i < b->n_out; i++)

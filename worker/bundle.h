@@ -1,8 +1,7 @@
 /* worker/bundle.h — one process_bundle instruction while it runs.
  *
- * A processor is a plan plus one engine per operation of its chain; it runs
- * one bundle at a time and is reused by the next bundle of the same
- * descriptor (operations stay open), or discarded after a failure.
+ * A bundle runs on a processor (worker/processors.h) that it borrows for
+ * its life; its owner decides afterwards whether the processor is reused.
  *
  * A bundle reads its input stream (worker/data.h), splits it into records
  * (a record may span chunks), pushes each through the chain while every
@@ -26,18 +25,7 @@
 #include "worker/logging.h"
 #include "worker/metrics.h"
 #include "worker/plan.h"
-
-typedef struct fnw_processor {
-    struct fnw_processor *next;
-    const fnw_plan *plan;        /* borrowed from the descriptor cache */
-    fnw_engine **engines;        /* one per plan step */
-    size_t n;
-    int busy;
-} fnw_processor;
-
-int fnw_processor_create(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
-                         fnw_error *err);
-void fnw_processor_destroy(fnw_processor *p);
+#include "worker/processors.h"
 
 typedef struct fnw_bundle fnw_bundle;
 /* error NULL on success; metrics valid during the call only. A failure is
@@ -51,8 +39,9 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
                              fnw_bundle_done_cb done, void *user);
 const char *fnw_bundle_instruction(const fnw_bundle *b);
 fnw_processor *fnw_bundle_processor(const fnw_bundle *b);
-/* Stops without reporting (the worker is stopping). */
-void fnw_bundle_abandon(fnw_bundle *b);
+/* Stops without reporting (the worker is stopping): what is in flight in
+ * the chain is aborted, and done is not called. */
+void fnw_bundle_stop(fnw_bundle *b);
 void fnw_bundle_free(fnw_bundle *b);
 
 #endif

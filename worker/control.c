@@ -9,9 +9,12 @@
 #include "worker/logging.h"
 
 struct fnw_control {
-    fnw_rpc *rpc;
+    const fnw_control_transport *t;
+    void *ctx;
+    fnw_rpc *rpc;              /* the gRPC transport's (fnw_control_start) */
     grpc_channel *ch;
-    fnw_stream *stream;
+    void *stream;
+    fnw_logger *log;
     fnw_control_handler h;
 };
 
@@ -27,7 +30,7 @@ static void refuse_request(fnw_control *c, const uint8_t *p, size_t n, const cha
 {
     char id[256];
     int have_id = fnw_pb_find_top_string(p, n, 1, id, sizeof id);   /* instruction_id */
-    fnw_log(c->rpc->log, FNW_LOG_ERROR, have_id ? id : NULL, NULL,
+    fnw_log(c->log, FNW_LOG_ERROR, have_id ? id : NULL, NULL,
             "refused a Control message of %zu bytes: %s", n, why);
     if (have_id)
         fnw_control_respond_error(c, id, why);
@@ -47,7 +50,7 @@ static void control_on_message(void *user, grpc_slice msg)
     pb_InstructionRequest *req = PB(instruction_request__unpack)(NULL, GRPC_SLICE_LENGTH(msg),
                                                                 GRPC_SLICE_START_PTR(msg));
     if (!req) {
-        fnw_log(c->rpc->log, FNW_LOG_ERROR, NULL, NULL,
+        fnw_log(c->log, FNW_LOG_ERROR, NULL, NULL,
                 "dropped a Control message that is not an InstructionRequest (%zu bytes); the runner "
                 "will get no response to it", (size_t)GRPC_SLICE_LENGTH(msg));
         return;
@@ -61,17 +64,75 @@ static void control_on_closed(void *user, grpc_status_code code, const char *det
     c->h.on_closed(c->h.user, code, details);
 }
 
-fnw_control *fnw_control_open(fnw_rpc *rpc, grpc_channel *ch, const fnw_control_handler *h)
+/* ---- the gRPC transport: ctx is the fnw_control ------------------------------ */
+
+static void *grpc_start(void *ctx, const fnw_stream_handler *h)
+{
+    fnw_control *c = ctx;
+    return fnw_stream_start(c->rpc, c->ch, FNW_METHOD_CONTROL, h, 0);
+}
+
+static void grpc_send(void *stream, grpc_slice msg)
+{
+    fnw_stream_send(stream, msg, NULL, NULL);
+}
+
+static void grpc_cancel(void *stream)
+{
+    fnw_stream_cancel(stream);
+}
+
+static void grpc_free(void *stream)
+{
+    fnw_stream_free(stream);
+}
+
+static int grpc_unary(void *ctx, const char *method, grpc_slice request, double timeout_s,
+                      fnw_unary_cb cb, void *user)
+{
+    fnw_control *c = ctx;
+    return fnw_unary_call(c->rpc, c->ch, method, request, timeout_s, 0, cb, user);
+}
+
+static const fnw_control_transport grpc_transport = {grpc_start, grpc_send, grpc_cancel, grpc_free,
+                                                     grpc_unary};
+
+static fnw_control *control_new(const fnw_control_transport *t, void *ctx, fnw_logger *log,
+                                const fnw_control_handler *h)
 {
     fnw_control *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->t = t;
+    c->ctx = ctx ? ctx : c;
+    c->log = log;
+    c->h = *h;
+    return c;
+}
+
+static fnw_control *control_start_stream(fnw_control *c)
+{
+    fnw_stream_handler sh = {c, control_on_message, NULL, control_on_closed};
+    c->stream = c->t->start(c->ctx, &sh);
+    return c;
+}
+
+fnw_control *fnw_control_start(fnw_rpc *rpc, grpc_channel *ch, fnw_logger *log,
+                               const fnw_control_handler *h)
+{
+    fnw_control *c = control_new(&grpc_transport, NULL, log, h);
+    if (!c)
+        return NULL;
     c->rpc = rpc;
     c->ch = ch;
-    c->h = *h;
-    fnw_stream_handler sh = {c, control_on_message, NULL, control_on_closed};
-    c->stream = fnw_stream_open(rpc, ch, FNW_METHOD_CONTROL, &sh, 0);
-    return c;
+    return control_start_stream(c);
+}
+
+fnw_control *fnw_control_start_on(const fnw_control_transport *t, void *ctx, fnw_logger *log,
+                                  const fnw_control_handler *h)
+{
+    fnw_control *c = control_new(t, ctx, log, h);
+    return c ? control_start_stream(c) : NULL;
 }
 
 void fnw_control_respond(fnw_control *c, const pb_InstructionResponse *resp)
@@ -81,7 +142,7 @@ void fnw_control_respond(fnw_control *c, const pb_InstructionResponse *resp)
     size_t n = PB(instruction_response__get_packed_size)(resp);
     grpc_slice s = grpc_slice_malloc(n);
     PB(instruction_response__pack)(resp, GRPC_SLICE_START_PTR(s));
-    fnw_stream_send(c->stream, s, NULL, NULL);
+    c->t->send(c->stream, s);
 }
 
 void fnw_control_respond_error(fnw_control *c, const char *instruction_id, const char *error)
@@ -133,7 +194,12 @@ int fnw_control_fetch_descriptor(fnw_control *c, const char *id, fnw_descriptor_
     size_t n = PB(get_process_bundle_descriptor_request__get_packed_size)(&req);
     grpc_slice s = grpc_slice_malloc(n);
     PB(get_process_bundle_descriptor_request__pack)(&req, GRPC_SLICE_START_PTR(s));
-    return fnw_unary_call(c->rpc, c->ch, FNW_METHOD_GET_DESCRIPTOR, s, 30.0, 0, fetch_done, f);
+    if (c->t->unary(c->ctx, FNW_METHOD_GET_DESCRIPTOR, s, 30.0, fetch_done, f) < 0) {
+        free(f->id);
+        free(f);
+        return -1;
+    }
+    return 0;
 }
 
 void fnw_control_free_request(pb_InstructionRequest *req)
@@ -146,16 +212,43 @@ void fnw_control_free_descriptor(pb_ProcessBundleDescriptor *d)
     PB(process_bundle_descriptor__free_unpacked)(d, NULL);
 }
 
-void fnw_control_shutdown(fnw_control *c)
+void fnw_control_stop(fnw_control *c)
 {
     if (c->stream)
-        fnw_stream_cancel(c->stream);
+        c->t->cancel(c->stream);
 }
 
 void fnw_control_free(fnw_control *c)
 {
     if (!c)
         return;
-    fnw_stream_release(c->stream);
+    if (c->stream)
+        c->t->free(c->stream);
     free(c);
+}
+
+static const char *request_kind(int c)
+{
+    switch (c) {
+    case REQ_CASE(PROCESS_BUNDLE_PROGRESS): return "process_bundle_progress";
+    case REQ_CASE(PROCESS_BUNDLE_SPLIT): return "process_bundle_split";
+    case REQ_CASE(FINALIZE_BUNDLE): return "finalize_bundle";
+    case REQ_CASE(MONITORING_INFOS): return "monitoring_infos";
+    case REQ_CASE(HARNESS_MONITORING_INFOS): return "harness_monitoring_infos";
+    case REQ_CASE(SAMPLE_DATA): return "sample_data";
+    }
+    return NULL;
+}
+
+void fnw_control_describe_unsupported(const pb_InstructionRequest *req, char *msg, size_t cap)
+{
+    if (req->request_case == REQ_CASE(_NOT_SET)) {
+        snprintf(msg, cap, "instruction %s has no request set (or one this worker does not "
+                 "know); fnworker handles process_bundle and register", req->instruction_id);
+        return;
+    }
+    const char *kind = request_kind(req->request_case);
+    snprintf(msg, cap, "fnworker does not support %s requests (instruction %s); it "
+             "handles process_bundle and register", kind ? kind : "this kind of",
+             req->instruction_id);
 }

@@ -4,11 +4,21 @@
  *
  * This unit only moves messages: it unpacks requests and hands them to its
  * handler, packs responses, and fetches descriptors. What a request means
- * is decided by worker/worker.c. Loop thread only.
+ * is decided by worker/worker.c. A message that cannot be read safely (it
+ * nests deeper than the worker reads) is refused here and answered with the
+ * reason when its instruction id can be read, so the runner does not wait
+ * for an answer that never comes.
+ *
+ * The unit reaches gRPC only through a fnw_control_transport: the real one
+ * (fnw_control_start) uses worker/rpc.h; tests give a fake one
+ * (fnw_control_start_on) and drive the handler without a network.
+ *
+ * Loop thread only.
  */
 #ifndef FNW_CONTROL_H
 #define FNW_CONTROL_H
 
+#include "worker/logging.h"
 #include "worker/pb.h"
 #include "worker/rpc.h"
 
@@ -21,17 +31,40 @@ typedef struct fnw_control_handler {
     void (*on_closed)(void *user, grpc_status_code code, const char *details);
 } fnw_control_handler;
 
+/* What the unit needs from gRPC; ctx is the transport's own. */
+typedef struct fnw_control_transport {
+    /* Starts the Control stream, delivering to h; NULL on failure. */
+    void *(*start)(void *ctx, const fnw_stream_handler *h);
+    void (*send)(void *stream, grpc_slice msg);        /* takes msg */
+    void (*cancel)(void *stream);
+    void (*free)(void *stream);
+    /* A unary call on the control channel; takes request; -1 if it could
+     * not start (then cb is not called). */
+    int (*unary)(void *ctx, const char *method, grpc_slice request, double timeout_s,
+                 fnw_unary_cb cb, void *user);
+} fnw_control_transport;
+
 /* d is owned by the callee (free with fnw_control_free_descriptor) or NULL
  * with why set. */
 typedef void (*fnw_descriptor_cb)(void *user, pb_ProcessBundleDescriptor *d, const char *why);
 
-fnw_control *fnw_control_open(fnw_rpc *rpc, grpc_channel *ch, const fnw_control_handler *h);
+/* Opens the Control stream on ch. log receives what cannot be answered. */
+fnw_control *fnw_control_start(fnw_rpc *rpc, grpc_channel *ch, fnw_logger *log,
+                               const fnw_control_handler *h);
+/* The same over another transport (t is borrowed for the unit's life). */
+fnw_control *fnw_control_start_on(const fnw_control_transport *t, void *ctx, fnw_logger *log,
+                                  const fnw_control_handler *h);
 void fnw_control_respond(fnw_control *c, const pb_InstructionResponse *resp);
 void fnw_control_respond_error(fnw_control *c, const char *instruction_id, const char *error);
 int fnw_control_fetch_descriptor(fnw_control *c, const char *id, fnw_descriptor_cb cb, void *user);
 void fnw_control_free_request(pb_InstructionRequest *req);
 void fnw_control_free_descriptor(pb_ProcessBundleDescriptor *d);
-void fnw_control_shutdown(fnw_control *c);   /* cancel the stream */
+/* Cancels the stream (on_closed still runs). */
+void fnw_control_stop(fnw_control *c);
 void fnw_control_free(fnw_control *c);
+
+/* The answer to a request the worker does not handle: names its kind
+ * when known, and what the worker does handle. */
+void fnw_control_describe_unsupported(const pb_InstructionRequest *req, char *msg, size_t cap);
 
 #endif

@@ -74,12 +74,12 @@ void fnw_log_request_apply(fnw_logger *lg, const fnw_log_request *req, const cha
 {
     if (req->found && !req->valid)
         fnw_warn(lg, "pipeline option %s is '%s', which is not a log level; keeping %s", req->key, req->text,
-                 fnw_level_name(lg->level));
+                 fnw_level_name(fnw_log_level(lg)));
     else if (req->found && cli_level)
         fnw_debug(lg, "pipeline option %s=%s ignored: --log-level=%s was given", req->key, req->text,
                   cli_level);
     else if (req->found) {
-        lg->level = req->level;
+        fnw_log_set_level(lg, req->level);
         fnw_debug(lg, "log level %s, from pipeline option %s=%s", fnw_level_name(req->level), req->key,
                   req->text);
     }

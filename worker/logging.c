@@ -9,7 +9,6 @@
 
 #include "worker/pb.h"
 
-#define LOG_QUEUE_MAX 10000
 #define LOG_BATCH_MAX 1000
 #define LOG_FLUSH_S 0.005
 
@@ -57,7 +56,7 @@ static void log_reopen_cb(struct ev_loop *loop, ev_timer *w, int revents);
 static void log_on_closed(void *user, grpc_status_code code, const char *details)
 {
     fnw_logger *lg = user;
-    fnw_stream_release(lg->stream);
+    lg->t->free(lg->stream);
     lg->stream = NULL;
     if (lg->stopping)
         return;
@@ -71,7 +70,7 @@ static void log_on_closed(void *user, grpc_status_code code, const char *details
 static void log_open_stream(fnw_logger *lg)
 {
     fnw_stream_handler h = {lg, log_on_message, NULL, log_on_closed};
-    lg->stream = fnw_stream_open(lg->rpc, lg->channel, FNW_METHOD_LOGGING, &h, 1);
+    lg->stream = lg->t->start(lg->t_ctx, &h);
 }
 
 static void log_reopen_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -94,12 +93,80 @@ void fnw_log_init(fnw_logger *lg, struct ev_loop *loop, fnw_level level)
     lg->reopen_timer.data = lg;
 }
 
-void fnw_log_connect(fnw_logger *lg, fnw_rpc *rpc, grpc_channel *ch)
+/* ---- the gRPC transport: ctx is the logger ---------------------------------- */
+
+static void *grpc_start(void *ctx, const fnw_stream_handler *h)
+{
+    fnw_logger *lg = ctx;
+    return fnw_stream_start(lg->rpc, lg->channel, FNW_METHOD_LOGGING, h, 1);
+}
+
+static void grpc_send(void *stream, grpc_slice msg)
+{
+    fnw_stream_send(stream, msg, NULL, NULL);
+}
+
+static void grpc_close_send(void *stream)
+{
+    fnw_stream_close_send(stream);
+}
+
+static void grpc_free(void *stream)
+{
+    fnw_stream_free(stream);
+}
+
+static const fnw_log_transport grpc_transport = {grpc_start, grpc_send, grpc_close_send, grpc_free};
+
+void fnw_log_start(fnw_logger *lg, fnw_rpc *rpc, grpc_channel *ch)
 {
     lg->rpc = rpc;
     lg->channel = ch;
+    fnw_log_start_on(lg, &grpc_transport, lg);
+}
+
+void fnw_log_start_on(fnw_logger *lg, const fnw_log_transport *t, void *ctx)
+{
+    lg->t = t;
+    lg->t_ctx = ctx;
     log_open_stream(lg);
     log_flush(lg);
+}
+
+fnw_level fnw_log_level(const fnw_logger *lg)
+{
+    return lg->level;
+}
+
+void fnw_log_set_level(fnw_logger *lg, fnw_level level)
+{
+    lg->level = level;
+}
+
+size_t fnw_log_queued(const fnw_logger *lg)
+{
+    return lg->queued;
+}
+
+size_t fnw_log_dropped(const fnw_logger *lg)
+{
+    return lg->dropped;
+}
+
+int fnw_log_streaming(const fnw_logger *lg)
+{
+    return lg->stream != NULL;
+}
+
+static void log_rpc_error(void *user, const char *message)
+{
+    fnw_log((fnw_logger *)user, FNW_LOG_ERROR, NULL, NULL, "%s", message);
+}
+
+fnw_rpc_log_sink fnw_log_rpc_sink(fnw_logger *lg)
+{
+    fnw_rpc_log_sink sink = {lg, log_rpc_error};
+    return sink;
 }
 
 static char *dup_or_null(const char *s)
@@ -132,7 +199,7 @@ void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
             ts.tv_nsec / 1000000, level_name(level), ctx, msg);
     if (!lg || (lg->stopping && !lg->stream))
         return;
-    if (lg->queued >= LOG_QUEUE_MAX) {
+    if (lg->queued >= FNW_LOG_QUEUE_MAX) {
         lg->dropped++;
         return;
     }
@@ -214,7 +281,7 @@ static void log_flush(fnw_logger *lg)
         size_t len = protobuf_c_message_get_packed_size(&list.base);
         grpc_slice s = grpc_slice_malloc(len);
         protobuf_c_message_pack(&list.base, GRPC_SLICE_START_PTR(s));
-        fnw_stream_send(lg->stream, s, NULL, NULL);
+        lg->t->send(lg->stream, s);
         for (size_t i = 0; i < n; i++)
             log_item_free(items[i]);
         free(entries); free(ptrs); free(stamps); free(items);
@@ -227,14 +294,14 @@ static void log_flush(fnw_logger *lg)
     }
 }
 
-void fnw_log_shutdown(fnw_logger *lg)
+void fnw_log_stop(fnw_logger *lg)
 {
     log_flush(lg);
     lg->stopping = 1;
     ev_timer_stop(lg->loop, &lg->flush_timer);
     ev_timer_stop(lg->loop, &lg->reopen_timer);
     if (lg->stream)
-        fnw_stream_close_send(lg->stream);
+        lg->t->close_send(lg->stream);
 }
 
 void fnw_log_free(fnw_logger *lg)
@@ -242,7 +309,7 @@ void fnw_log_free(fnw_logger *lg)
     ev_timer_stop(lg->loop, &lg->flush_timer);
     ev_timer_stop(lg->loop, &lg->reopen_timer);
     if (lg->stream) {
-        fnw_stream_release(lg->stream);
+        lg->t->free(lg->stream);
         lg->stream = NULL;
     }
     fnw_log_item *it = lg->head;

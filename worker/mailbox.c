@@ -19,11 +19,19 @@ void fnw_mailbox_init(fnw_mailbox *m, struct ev_loop *loop)
     ev_async_start(loop, &m->wake);
 }
 
-void fnw_mailbox_destroy(fnw_mailbox *m)
+void fnw_mailbox_free(fnw_mailbox *m)
 {
     ev_async_stop(m->loop, &m->wake);
     pthread_cond_destroy(&m->not_full);
     pthread_mutex_destroy(&m->mu);
+}
+
+unsigned fnw_mailbox_pending(fnw_mailbox *m)
+{
+    pthread_mutex_lock(&m->mu);
+    unsigned n = m->count;
+    pthread_mutex_unlock(&m->mu);
+    return n;
 }
 
 void fnw_mailbox_post(fnw_mailbox *m, fnw_tag *tag, int ok)

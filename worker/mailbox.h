@@ -27,6 +27,7 @@ struct fnw_tag {
 
 #define FNW_MAILBOX_SIZE 4096
 
+/* Embedded by its owner; the fields are private to mailbox.c. */
 typedef struct fnw_mailbox {
     pthread_mutex_t mu;
     pthread_cond_t not_full;
@@ -37,7 +38,10 @@ typedef struct fnw_mailbox {
 } fnw_mailbox;
 
 void fnw_mailbox_init(fnw_mailbox *m, struct ev_loop *loop);
-void fnw_mailbox_destroy(fnw_mailbox *m);
+/* Stops the wake watcher; queued completions are not run (drain first). */
+void fnw_mailbox_free(fnw_mailbox *m);
+/* Completions queued and not yet run (any thread). */
+unsigned fnw_mailbox_pending(fnw_mailbox *m);
 /* Any thread: queue a completion and wake the loop. */
 void fnw_mailbox_post(fnw_mailbox *m, fnw_tag *tag, int ok);
 /* Loop thread: run every queued completion (also done by the ev_async). */

@@ -34,6 +34,7 @@
 #define FNW_METRICS_GROUP "fnworker"
 #define FNW_METRICS_GENERIC "MetricGroupType.generic"
 
+/* Embedded by its owner; read it through the accessors below. */
 typedef struct fnw_metric_set {
     fnw_arena arena;
     pb_MonitoringInfo **infos;
@@ -48,5 +49,15 @@ void fnw_metrics_init(fnw_metric_set *s);
 int fnw_metrics_add(fnw_metric_set *s, const char *transform_id, const char *operation,
                     size_t index, const fnw_engine_metrics *m);
 void fnw_metrics_free(fnw_metric_set *s);
+
+/* The MonitoringInfos built so far (valid until fnw_metrics_free). */
+static inline size_t fnw_metrics_count(const fnw_metric_set *s)
+{
+    return s->n;
+}
+static inline pb_MonitoringInfo **fnw_metrics_infos(const fnw_metric_set *s)
+{
+    return s->infos;
+}
 
 #endif

@@ -47,7 +47,7 @@ typedef Fnworker__V1__OperationSpec pb_OperationSpec;
 #define REQ_CASE(x) ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__INSTRUCTION_REQUEST__REQUEST_##x
 #define RESP_CASE(x) ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__INSTRUCTION_RESPONSE__RESPONSE_##x
 
-/* gRPC method paths (beam-fnapi.md §2). */
+/* gRPC method paths of the Beam Fn API services the worker calls. */
 #define FNW_METHOD_CONTROL "/org.apache.beam.model.fn_execution.v1.BeamFnControl/Control"
 #define FNW_METHOD_GET_DESCRIPTOR "/org.apache.beam.model.fn_execution.v1.BeamFnControl/GetProcessBundleDescriptor"
 #define FNW_METHOD_DATA "/org.apache.beam.model.fn_execution.v1.BeamFnData/Data"

@@ -12,7 +12,9 @@
  * a step (worker/step.h: run mode, types between fused functions).
  *
  * Ownership: a plan owns copies of everything it keeps; the descriptor can
- * be freed after fnw_plan_build().
+ * be freed after fnw_plan_build(). A plan is read-only once built: its
+ * fields (and its steps') are the interface, read by the processors that
+ * run it and the bundles that feed it, and only plan.c writes them.
  */
 #ifndef FNW_PLAN_H
 #define FNW_PLAN_H

@@ -13,6 +13,7 @@
 
 #include "worker/mailbox.h"
 
+/* Embedded by its owner; the fields are private to pump.c. */
 typedef struct fnw_pump {
     grpc_completion_queue *cq;
     fnw_mailbox *mailbox;
@@ -21,6 +22,11 @@ typedef struct fnw_pump {
 } fnw_pump;
 
 int fnw_pump_start(fnw_pump *p, fnw_mailbox *m);
+/* The queue every gRPC call of the worker is created on. */
+static inline grpc_completion_queue *fnw_pump_cq(const fnw_pump *p)
+{
+    return p->cq;
+}
 /* Shuts the queue down, joins the thread, destroys the queue. Every call on
  * the queue must have been finished (all tags returned) before this. */
 void fnw_pump_stop(fnw_pump *p);

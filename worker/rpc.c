@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/logging.h"
 
 #define container_of(p, T, m) ((T *)((char *)(p) - offsetof(T, m)))
 
@@ -55,6 +54,29 @@ grpc_channel *fnw_rpc_channel(const char *url)
     grpc_channel *ch = grpc_channel_create(url, creds, &ca);
     grpc_channel_credentials_release(creds);
     return ch;
+}
+
+void fnw_rpc_init(fnw_rpc *rpc, grpc_completion_queue *cq, const char *worker_id,
+                  const fnw_rpc_log_sink *log)
+{
+    memset(rpc, 0, sizeof *rpc);
+    rpc->cq = cq;
+    rpc->worker_id = worker_id;
+    if (log)
+        rpc->log = *log;
+}
+
+int fnw_rpc_live_calls(const fnw_rpc *rpc)
+{
+    return rpc->live_calls;
+}
+
+static void rpc_report(fnw_rpc *rpc, const char *message)
+{
+    if (rpc->log.error)
+        rpc->log.error(rpc->log.user, message);
+    else
+        fprintf(stderr, "fnworker ERROR %s\n", message);
 }
 
 /* ---- readiness -------------------------------------------------------------- */
@@ -182,7 +204,9 @@ static void stream_start_batch(fnw_stream *s, grpc_op *ops, size_t n, fnw_tag *t
     if (e != GRPC_CALL_OK) {
         /* Treat as a failed completion, delivered through the mailbox path
          * semantics: run it now. Only happens on programming errors. */
-        fnw_log(s->rpc->log, FNW_LOG_ERROR, NULL, NULL, "grpc_call_start_batch failed (%d)", (int)e);
+        char msg[64];
+        snprintf(msg, sizeof msg, "grpc_call_start_batch failed (%d)", (int)e);
+        rpc_report(s->rpc, msg);
         tag->done(tag, 0);
     }
 }
@@ -319,7 +343,7 @@ static void stream_status_done(fnw_tag *tag, int ok)
     stream_maybe_free(s);
 }
 
-fnw_stream *fnw_stream_open(fnw_rpc *rpc, grpc_channel *ch, const char *method,
+fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method,
                             const fnw_stream_handler *h, int wait_for_ready)
 {
     fnw_stream *s = calloc(1, sizeof *s);
@@ -398,11 +422,6 @@ void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg)
     fnw_stream_send_slices(s, &msg, 1, done, arg);
 }
 
-size_t fnw_stream_queued(const fnw_stream *s)
-{
-    return s->queued;
-}
-
 int fnw_stream_congested(const fnw_stream *s)
 {
     return s->queued >= STREAM_HIGH_WATER;
@@ -437,12 +456,7 @@ void fnw_stream_cancel(fnw_stream *s)
         grpc_call_cancel(s->call, NULL);
 }
 
-int fnw_stream_is_closed(const fnw_stream *s)
-{
-    return s->closed;
-}
-
-void fnw_stream_release(fnw_stream *s)
+void fnw_stream_free(fnw_stream *s)
 {
     if (!s)
         return;
@@ -468,6 +482,28 @@ typedef struct unary_call {
     void *user;
 } unary_call;
 
+static void unary_unlink(unary_call *u)
+{
+    *u->pprev = u->next;
+    if (u->next)
+        u->next->pprev = u->pprev;
+}
+
+/* Frees a call that is out of the cancel list. */
+static void unary_free(unary_call *u)
+{
+    if (u->recv_bb)
+        grpc_byte_buffer_destroy(u->recv_bb);
+    grpc_byte_buffer_destroy(u->send_bb);
+    grpc_metadata_array_destroy(&u->recv_md);
+    grpc_metadata_array_destroy(&u->trailing);
+    grpc_slice_unref(u->details);
+    grpc_slice_unref(u->md.value);
+    grpc_call_unref(u->call);
+    u->rpc->live_calls--;
+    free(u);
+}
+
 static void unary_done(fnw_tag *tag, int ok)
 {
     unary_call *u = container_of(tag, unary_call, tag);
@@ -479,24 +515,13 @@ static void unary_done(fnw_tag *tag, int ok)
             grpc_byte_buffer_reader_destroy(&r);
         }
     }
-    *u->pprev = u->next;
-    if (u->next)
-        u->next->pprev = u->pprev;
+    unary_unlink(u);
     char *details = grpc_slice_to_c_string(u->details);
     grpc_status_code code = ok ? u->status : GRPC_STATUS_UNAVAILABLE;
     u->cb(u->user, code, details, resp);
     gpr_free(details);
     grpc_slice_unref(resp);
-    if (u->recv_bb)
-        grpc_byte_buffer_destroy(u->recv_bb);
-    grpc_byte_buffer_destroy(u->send_bb);
-    grpc_metadata_array_destroy(&u->recv_md);
-    grpc_metadata_array_destroy(&u->trailing);
-    grpc_slice_unref(u->details);
-    grpc_slice_unref(u->md.value);
-    grpc_call_unref(u->call);
-    u->rpc->live_calls--;
-    free(u);
+    unary_free(u);
 }
 
 int fnw_unary_call(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice request,
@@ -548,8 +573,8 @@ int fnw_unary_call(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slic
     ops[5].data.recv_status_on_client.status_details = &u->details;
     grpc_call_error e = grpc_call_start_batch(u->call, ops, 6, &u->tag, NULL);
     if (e != GRPC_CALL_OK) {
-        u->status = GRPC_STATUS_INTERNAL;
-        unary_done(&u->tag, 0);
+        unary_unlink(u);          /* nothing was started: no callback */
+        unary_free(u);
         return -1;
     }
     return 0;

@@ -2,13 +2,17 @@
  * readiness waits, bidi streams and unary calls, all driven from the loop
  * thread, with completions arriving through the mailbox (worker/mailbox.h).
  *
- * Rules this module keeps (toolchain.md §2): one op of each kind in flight
- * per call, so sends are chained (the next starts when the previous one
- * completes); RECV_STATUS is posted up front; a call is freed only after
- * every one of its tags came back. Every call carries the worker_id header.
+ * Rules this module keeps: one op of each kind in flight per call, so sends
+ * are chained (the next starts when the previous one completes);
+ * RECV_STATUS is posted up front; a call is freed only after every one of
+ * its tags came back. Every call carries the worker_id header.
  *
- * Ownership: a stream owns the slices queued on it; fnw_stream_release()
+ * Ownership: a stream owns the slices queued on it; fnw_stream_free()
  * hands the stream back, and the memory goes once its last tag returns.
+ *
+ * Dependencies run one way: the logger (worker/logging.h) sends over these
+ * streams, and this module reports its own failures through the
+ * fnw_rpc_log_sink given to fnw_rpc_init, never by calling the logger.
  */
 #ifndef FNW_RPC_H
 #define FNW_RPC_H
@@ -19,16 +23,32 @@
 #include "worker/mailbox.h"
 
 struct unary_call;
-struct fnw_logger;
 
+/* Where this module reports a failure it cannot hand to a caller (a batch
+ * gRPC refused to start). error NULL: the message goes to stderr. */
+typedef struct fnw_rpc_log_sink {
+    void *user;
+    void (*error)(void *user, const char *message);
+} fnw_rpc_log_sink;
+
+/* Embedded by its owner; the fields are private to rpc.c (use the
+ * functions below). */
 typedef struct fnw_rpc {
     grpc_completion_queue *cq;
     const char *worker_id;
-    struct fnw_logger *log;   /* where call failures are reported; may be NULL (stderr) */
+    fnw_rpc_log_sink log;
     int live_calls;           /* calls whose tags are not all back */
     struct unary_call *unary; /* unary calls in flight (for cancel_all) */
 } fnw_rpc;
 
+/* Every call is created on cq (drained by worker/pump.h) and carries the
+ * worker_id header; worker_id is borrowed for rpc's lifetime. log may be
+ * NULL (stderr). */
+void fnw_rpc_init(fnw_rpc *rpc, grpc_completion_queue *cq, const char *worker_id,
+                  const fnw_rpc_log_sink *log);
+/* Calls (streams and unary) whose completions are not all back yet: the
+ * completion queue may be shut down once this is 0. */
+int fnw_rpc_live_calls(const fnw_rpc *rpc);
 /* Cancels every unary call in flight (their callbacks still run). */
 void fnw_rpc_cancel_unary(fnw_rpc *rpc);
 
@@ -62,14 +82,13 @@ typedef struct fnw_stream_handler {
 
 /* wait_for_ready: the call waits for the channel to connect instead of
  * failing at once (pair it with fnw_rpc_wait_ready to bound the wait). */
-fnw_stream *fnw_stream_open(fnw_rpc *rpc, grpc_channel *ch, const char *method,
+fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method,
                             const fnw_stream_handler *h, int wait_for_ready);
 /* Queues msg (ownership taken). done, if given, runs when it was written
  * (ok = 1) or could not be (ok = 0). */
 void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg);
 /* The same for a message made of n slices (all taken). */
 void fnw_stream_send_slices(fnw_stream *s, grpc_slice *slices, size_t n, fnw_sent_cb done, void *arg);
-size_t fnw_stream_queued(const fnw_stream *s);
 int fnw_stream_congested(const fnw_stream *s);   /* queued >= high-water */
 /* While paused no RECV_MESSAGE is posted: HTTP/2 flow control then slows
  * the server down. */
@@ -77,16 +96,17 @@ void fnw_stream_pause_recv(fnw_stream *s, int paused);
 /* Half-close once the queued messages are written. */
 void fnw_stream_close_send(fnw_stream *s);
 void fnw_stream_cancel(fnw_stream *s);
-int fnw_stream_is_closed(const fnw_stream *s);
 /* The owner is done with s: no more callbacks; freed when its tags return. */
-void fnw_stream_release(fnw_stream *s);
+void fnw_stream_free(fnw_stream *s);
 
 /* ---- unary calls ----------------------------------------------------------- */
 /* response is borrowed for the callback; empty on failure. */
 typedef void (*fnw_unary_cb)(void *user, grpc_status_code code, const char *details,
                              grpc_slice response);
 /* wait_for_ready: the call waits (up to timeout_s) for the channel to connect
- * instead of failing at once while the server is not up yet. */
+ * instead of failing at once while the server is not up yet. Takes request.
+ * 0: cb runs exactly once, later; -1: the call could not start and cb is
+ * never called. */
 int fnw_unary_call(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice request,
                    double timeout_s, int wait_for_ready, fnw_unary_cb cb, void *user);
 

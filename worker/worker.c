@@ -1,4 +1,16 @@
-/* worker/worker.c — boot, instructions, descriptor cache, stop (see worker.h). */
+/* worker/worker.c — the worker process: it owns every unit, dispatches the
+ * runner's instructions, tracks the bundles in progress and stops in order
+ * (see worker.h).
+ *
+ * Units and who tells whom: boot (worker/boot.h) connects and reports the
+ * control channel ready or boot failed; control (worker/control.h) hands
+ * in requests and says when its stream closed; the descriptor cache
+ * (worker/descriptors.h) hands back bundles that waited for their
+ * descriptor; a bundle (worker/bundle.h) reports when it is done, and its
+ * processor then goes back to its descriptor's pool or is discarded
+ * (worker/processors.h). Each reports through a callback table fixed when
+ * this file sets it up; none of them calls into this file otherwise.
+ */
 #include "worker/worker.h"
 
 #include <ev.h>
@@ -9,45 +21,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/pb_nesting.h"
 #include "runtime/operation.h"
+#include "worker/boot.h"
 #include "worker/bundle.h"
 #include "worker/control.h"
 #include "worker/data.h"
-#include "worker/log_options.h"
+#include "worker/descriptors.h"
 #include "worker/logging.h"
 #include "worker/mailbox.h"
 #include "worker/pb.h"
-#include "worker/plan.h"
+#include "worker/processors.h"
 #include "worker/pump.h"
 #include "worker/rpc.h"
 
-/* A descriptor as the worker knows it: its plan (or why it has none), the
- * processors idle for it, and the bundles waiting for it to arrive (in
- * arrival order). */
-typedef struct pending_bundle {
-    struct pending_bundle *next;
-    char *instruction_id;
-} pending_bundle;
-
-struct fnw_worker;
-
-typedef struct descriptor_entry {
-    struct descriptor_entry *next;
-    struct fnw_worker *w;
-    char *id;
-    fnw_plan *plan;
-    char *error;
-    char *data_url;           /* known even when the plan failed */
-    int fetching;
-    fnw_processor *idle;
-    pending_bundle *pending, *pending_tail;
-} descriptor_entry;
-
+/* A bundle in progress, and the descriptor whose pool gets its processor
+ * back. */
 typedef struct active_bundle {
     struct active_bundle *next;
     fnw_bundle *b;
-    descriptor_entry *entry;
+    fnw_descriptor *descriptor;
     char *instruction_id;
 } active_bundle;
 
@@ -60,15 +52,10 @@ typedef struct fnw_worker {
     fnw_rpc rpc;
     fnw_registry registry;
     fnw_data_mgr data;
-    grpc_channel *provision_ch, *control_ch, *logging_ch;
+    fnw_boot boot;
     fnw_control *control;
-    fnw_ready_wait *control_wait;
-    char *control_url, *logging_url;
-    descriptor_entry *entries;
+    fnw_descriptors descriptors;
     active_bundle *active;
-    double boot_deadline;
-    ev_timer retry_timer;
-    double retry_delay;       /* provisioning backoff, 0.1 s doubling to 2 s */
     ev_timer stop_timer;
     ev_timer idle_timer;      /* returns freed memory once bundles stop */
     double stop_started;
@@ -78,7 +65,6 @@ typedef struct fnw_worker {
 } fnw_worker;
 
 static void worker_stop(fnw_worker *w, int code);
-static void start_bundle(fnw_worker *w, descriptor_entry *e, const char *iid);
 
 /* ---- responses ---------------------------------------------------------------------- */
 
@@ -100,8 +86,8 @@ static void fail_instruction(fnw_worker *w, const char *iid, const char *msg)
 static void respond_bundle_ok(fnw_worker *w, const char *iid, const fnw_metric_set *ms)
 {
     pb_ProcessBundleResponse pbr = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__PROCESS_BUNDLE_RESPONSE__INIT;
-    pbr.n_monitoring_infos = ms->n;
-    pbr.monitoring_infos = ms->infos;
+    pbr.n_monitoring_infos = fnw_metrics_count(ms);
+    pbr.monitoring_infos = fnw_metrics_infos(ms);
     pb_InstructionResponse r = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__INSTRUCTION_RESPONSE__INIT;
     r.instruction_id = (char *)iid;
     r.response_case = RESP_CASE(PROCESS_BUNDLE);
@@ -109,98 +95,38 @@ static void respond_bundle_ok(fnw_worker *w, const char *iid, const fnw_metric_s
     fnw_control_respond(w->control, &r);
 }
 
-/* ---- descriptors ---------------------------------------------------------------------- */
-
-static descriptor_entry *entry_get(fnw_worker *w, const char *id)
-{
-    for (descriptor_entry *e = w->entries; e; e = e->next)
-        if (!strcmp(e->id, id))
-            return e;
-    descriptor_entry *e = calloc(1, sizeof *e);
-    if (!e)
-        return NULL;
-    e->id = strdup(id);
-    e->w = w;
-    e->next = w->entries;
-    w->entries = e;
-    return e;
-}
-
-static void entry_set_descriptor(fnw_worker *w, descriptor_entry *e,
-                                 const pb_ProcessBundleDescriptor *d, const char *why)
-{
-    fnw_error err;
-    e->fetching = 0;
-    if (!d) {
-        free(e->error);
-        e->error = strdup(why);
-        return;
-    }
-    fnw_plan_free(e->plan);
-    e->plan = NULL;
-    free(e->error);
-    e->error = NULL;
-    free(e->data_url);
-    e->data_url = fnw_plan_data_url(d);
-    if (fnw_plan_build(d, &w->registry, &e->plan, &err) < 0)
-        e->error = strdup(err.msg);
-    else
-        fnw_info(&w->log, "descriptor %s: %zu operation(s), input from %s, data endpoint %s", e->id,
-                 e->plan->n_steps, e->plan->source_id, e->plan->data_url);
-}
-
-static void descriptor_arrived(void *user, pb_ProcessBundleDescriptor *d, const char *why)
-{
-    descriptor_entry *e = user;
-    fnw_worker *wk = e->w;
-    if (wk->stopping) {
-        if (d)
-            fnw_control_free_descriptor(d);
-        return;
-    }
-    entry_set_descriptor(wk, e, d, why);
-    if (d)
-        fnw_control_free_descriptor(d);
-    pending_bundle *p = e->pending;
-    e->pending = e->pending_tail = NULL;
-    while (p) {
-        pending_bundle *next = p->next;
-        start_bundle(wk, e, p->instruction_id);
-        free(p->instruction_id);
-        free(p);
-        p = next;
-    }
-}
-
 /* ---- bundles ------------------------------------------------------------------------------ */
+
+static active_bundle *active_take(fnw_worker *w, fnw_bundle *b)
+{
+    active_bundle **pp = &w->active;
+    while (*pp && (*pp)->b != b)
+        pp = &(*pp)->next;
+    active_bundle *ab = *pp;
+    if (ab)
+        *pp = ab->next;
+    return ab;
+}
 
 static void bundle_finished(void *user, fnw_bundle *b, const char *error, const fnw_metric_set *ms)
 {
     fnw_worker *w = user;
-    active_bundle **pp = &w->active, *ab = NULL;
-    while (*pp && (*pp)->b != b)
-        pp = &(*pp)->next;
-    if (*pp) {
-        ab = *pp;
-        *pp = ab->next;
-    }
+    active_bundle *ab = active_take(w, b);
     const char *iid = ab ? ab->instruction_id : fnw_bundle_instruction(b);
     fnw_processor *proc = fnw_bundle_processor(b);
+    fnw_processors *pool = ab && ab->descriptor ? fnw_descriptor_processors(ab->descriptor) : NULL;
     if (error) {
         respond_error(w, iid, error);
         fnw_bundle_free(b);
-        fnw_processor_destroy(proc);   /* a failed chain is not reused */
+        fnw_processor_free(proc);   /* a failed chain is not reused */
     } else {
         fnw_debug(&w->log, "instruction %s finished", iid);
         respond_bundle_ok(w, iid, ms);
         fnw_bundle_free(b);
-        if (ab && ab->entry) {
-            proc->busy = 0;
-            proc->next = ab->entry->idle;
-            ab->entry->idle = proc;
-        } else {
-            fnw_processor_destroy(proc);
-        }
+        if (pool)
+            fnw_processors_put(pool, proc);
+        else
+            fnw_processor_free(proc);
     }
     /* a bundle that failed before it claimed its input leaves data behind */
     fnw_data_finish(&w->data, iid);
@@ -223,32 +149,36 @@ static void idle_cb(struct ev_loop *loop, ev_timer *t, int revents)
         malloc_trim(0);
 }
 
-static void start_bundle(fnw_worker *w, descriptor_entry *e, const char *iid)
+/* A processor for the bundle: an idle one of d, or a new one. */
+static fnw_processor *take_processor(fnw_worker *w, fnw_descriptor *d, const char *iid)
+{
+    fnw_processor *proc;
+    fnw_error err;
+    if (fnw_processors_take(fnw_descriptor_processors(d), w->loop, fnw_descriptor_plan(d), &proc,
+                            &err) < 0) {
+        char msg[FNW_ERROR_MAX + 128];
+        snprintf(msg, sizeof msg, "instruction %s, descriptor %s: %s", iid, fnw_descriptor_id(d), err.msg);
+        fail_instruction(w, iid, msg);
+        return NULL;
+    }
+    return proc;
+}
+
+static void start_bundle(fnw_worker *w, fnw_descriptor *d, const char *iid)
 {
     /* Beam's runner waits for our Data stream before it looks at any
      * response, so open it even for a bundle that fails right away. */
-    if (e->data_url)
-        fnw_data_connect(&w->data, e->data_url);
-    if (e->error) {
+    if (fnw_descriptor_data_url(d))
+        fnw_data_connect(&w->data, fnw_descriptor_data_url(d));
+    if (fnw_descriptor_error(d)) {
         char msg[FNW_ERROR_MAX + 128];
-        snprintf(msg, sizeof msg, "instruction %s: %s", iid, e->error);
+        snprintf(msg, sizeof msg, "instruction %s: %s", iid, fnw_descriptor_error(d));
         fail_instruction(w, iid, msg);
         return;
     }
-    fnw_processor *proc = e->idle;
-    if (proc) {
-        e->idle = proc->next;
-    } else {
-        fnw_error err;
-        if (fnw_processor_create(w->loop, e->plan, &proc, &err) < 0) {
-            char msg[FNW_ERROR_MAX + 128];
-            snprintf(msg, sizeof msg, "instruction %s, descriptor %s: %s", iid, e->id, err.msg);
-            fail_instruction(w, iid, msg);
-            return;
-        }
-    }
-    proc->busy = 1;
-    proc->next = NULL;
+    fnw_processor *proc = take_processor(w, d, iid);
+    if (!proc)
+        return;
     active_bundle *ab = calloc(1, sizeof *ab);
     if (ab)
         ab->instruction_id = strdup(iid);
@@ -258,55 +188,81 @@ static void start_bundle(fnw_worker *w, descriptor_entry *e, const char *iid)
         if (ab)
             free(ab->instruction_id);
         free(ab);
-        fnw_processor_destroy(proc);
+        fnw_processor_free(proc);
         char msg[256];
         snprintf(msg, sizeof msg, "instruction %s: out of memory starting the bundle", iid);
         fail_instruction(w, iid, msg);
         return;
     }
-    ab->entry = e;
+    ab->descriptor = d;
     ab->next = w->active;
     w->active = ab;
 }
 
+/* ---- descriptors ---------------------------------------------------------------------- */
+
+static void descriptor_ready(void *user, fnw_descriptor *d, const char *iid)
+{
+    start_bundle(user, d, iid);
+}
+
+static const fnw_descriptors_events descriptor_events = {descriptor_ready};
+
+typedef struct fetch_ctx {
+    fnw_worker *w;
+    fnw_descriptor *d;
+} fetch_ctx;
+
+static void descriptor_fetched(void *user, pb_ProcessBundleDescriptor *pb, const char *why)
+{
+    fetch_ctx f = *(fetch_ctx *)user;
+    free(user);
+    if (!f.w->stopping)
+        fnw_descriptors_arrived(&f.w->descriptors, f.d, pb, why);
+    if (pb)
+        fnw_control_free_descriptor(pb);
+}
+
+static void fetch_descriptor(fnw_worker *w, fnw_descriptor *d)
+{
+    fetch_ctx *f = malloc(sizeof *f);
+    if (f) {
+        f->w = w;
+        f->d = d;
+    }
+    if (!f || fnw_control_fetch_descriptor(w->control, fnw_descriptor_id(d), descriptor_fetched, f) < 0) {
+        free(f);
+        fnw_descriptors_arrived(&w->descriptors, d, NULL, "could not start GetProcessBundleDescriptor");
+    }
+}
+
+/* ---- instructions ---------------------------------------------------------------------- */
+
 static void handle_process_bundle(fnw_worker *w, const char *iid, const pb_ProcessBundleRequest *pb)
 {
-    descriptor_entry *e = entry_get(w, pb->process_bundle_descriptor_id);
-    if (!e || fnw_data_expect(&w->data, iid) < 0) {
+    fnw_descriptor *d = fnw_descriptors_get(&w->descriptors, pb->process_bundle_descriptor_id);
+    if (!d || fnw_data_expect(&w->data, iid) < 0) {
         fail_instruction(w, iid, "out of memory accepting a process_bundle request");
         return;
     }
-    if (e->plan || e->error) {
-        start_bundle(w, e, iid);
+    if (fnw_descriptor_known(d)) {
+        start_bundle(w, d, iid);
         return;
     }
-    pending_bundle *p = calloc(1, sizeof *p);
-    if (p)
-        p->instruction_id = strdup(iid);
-    if (!p || !p->instruction_id) {
-        free(p);
+    int r = fnw_descriptors_wait(&w->descriptors, d, iid);
+    if (r < 0)
         fail_instruction(w, iid, "out of memory queueing a process_bundle request");
-        return;
-    }
-    if (e->pending_tail)
-        e->pending_tail->next = p;
-    else
-        e->pending = p;
-    e->pending_tail = p;
-    if (!e->fetching) {
-        e->fetching = 1;
-        if (fnw_control_fetch_descriptor(w->control, e->id, descriptor_arrived, e) < 0)
-            descriptor_arrived(e, NULL, "could not start GetProcessBundleDescriptor");
-    }
+    else if (r > 0)
+        fetch_descriptor(w, d);
 }
 
 static void handle_register(fnw_worker *w, const pb_InstructionRequest *req)
 {
     for (size_t i = 0; i < req->register_->n_process_bundle_descriptor; i++) {
-        const pb_ProcessBundleDescriptor *d = req->register_->process_bundle_descriptor[i];
-        descriptor_entry *e = entry_get(w, d->id);
-        if (e)
-            entry_set_descriptor(w, e, d, NULL);
+        const pb_ProcessBundleDescriptor *pb = req->register_->process_bundle_descriptor[i];
+        fnw_descriptor *d = fnw_descriptors_get(&w->descriptors, pb->id);
+        if (d)
+            fnw_descriptors_set(&w->descriptors, d, pb);
     }
     pb_RegisterResponse rr = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__REGISTER_RESPONSE__INIT;
     pb_InstructionResponse r = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__INSTRUCTION_RESPONSE__INIT;
@@ -314,19 +270,6 @@ static void handle_register(fnw_worker *w, const pb_InstructionRequest *req)
     r.response_case = RESP_CASE(REGISTER);
     r.register_ = &rr;
     fnw_control_respond(w->control, &r);
-}
-
-static const char *request_kind(int c)
-{
-    switch (c) {
-    case REQ_CASE(PROCESS_BUNDLE_PROGRESS): return "process_bundle_progress";
-    case REQ_CASE(PROCESS_BUNDLE_SPLIT): return "process_bundle_split";
-    case REQ_CASE(FINALIZE_BUNDLE): return "finalize_bundle";
-    case REQ_CASE(MONITORING_INFOS): return "monitoring_infos";
-    case REQ_CASE(HARNESS_MONITORING_INFOS): return "harness_monitoring_infos";
-    case REQ_CASE(SAMPLE_DATA): return "sample_data";
-    }
-    return NULL;
 }
 
 static void control_request(void *user, pb_InstructionRequest *req)
@@ -344,19 +287,10 @@ static void control_request(void *user, pb_InstructionRequest *req)
     case REQ_CASE(REGISTER):
         handle_register(w, req);
         break;
-    case REQ_CASE(_NOT_SET):
-        snprintf(msg, sizeof msg, "instruction %s has no request set (or one this worker does not "
-                 "know); fnworker handles process_bundle and register", req->instruction_id);
+    default:
+        fnw_control_describe_unsupported(req, msg, sizeof msg);
         respond_error(w, req->instruction_id, msg);
         break;
-    default: {
-        const char *kind = request_kind(req->request_case);
-        snprintf(msg, sizeof msg, "fnworker does not support %s requests (instruction %s); it "
-                 "handles process_bundle and register", kind ? kind : "this kind of",
-                 req->instruction_id);
-        respond_error(w, req->instruction_id, msg);
-        break;
-    }
     }
     fnw_control_free_request(req);
 }
@@ -374,142 +308,28 @@ static void control_closed(void *user, grpc_status_code code, const char *detail
         for (active_bundle *a = w->active; a; a = a->next)
             n++;
         fnw_err(&w->log, "lost the control stream to %s (status %d: %s) with %zu bundle(s) in "
-                "progress; exiting", w->control_url, (int)code, details, n);
+                "progress; exiting", fnw_boot_control_url(&w->boot), (int)code, details, n);
         worker_stop(w, 1);
     }
 }
 
 /* ---- boot ------------------------------------------------------------------------------- */
 
-static void control_ready(void *user, int ready)
+static void boot_control_ready(void *user, grpc_channel *ch)
 {
     fnw_worker *w = user;
-    w->control_wait = NULL;
-    if (w->stopping)
-        return;
-    if (!ready) {
-        fnw_err(&w->log, "could not connect to the control endpoint %s within %.0f s; exiting",
-                w->control_url, w->flags->connect_timeout_s);
-        worker_stop(w, 1);
-        return;
-    }
     fnw_control_handler h = {w, control_request, control_closed};
-    w->control = fnw_control_open(&w->rpc, w->control_ch, &h);
+    w->control = fnw_control_start(&w->rpc, ch, &w->log, &h);
     fnw_info(&w->log, "fnworker %s (worker %s) connected to control %s", FNW_VERSION,
-             w->flags->id, w->control_url);
+             w->flags->id, fnw_boot_control_url(&w->boot));
 }
 
-static void connect_planes(fnw_worker *w)
+static void boot_failed(void *user)
 {
-    if (w->logging_url && *w->logging_url) {
-        w->logging_ch = fnw_rpc_channel(w->logging_url);
-        fnw_log_connect(&w->log, &w->rpc, w->logging_ch);
-    }
-    w->control_ch = fnw_rpc_channel(w->control_url);
-    double left = w->boot_deadline - ev_now(w->loop);
-    w->control_wait = fnw_rpc_wait_ready(&w->rpc, w->control_ch, left > 1 ? left : 1,
-                                         control_ready, w);
+    worker_stop(user, 1);
 }
 
-static void request_provision(fnw_worker *w);
-
-static void provision_retry_cb(struct ev_loop *loop, ev_timer *t, int revents)
-{
-    request_provision(t->data);
-}
-
-static int take_provision(fnw_worker *w, grpc_slice resp)
-{
-    fnw_error err;   /* pipeline_options is a Struct, which nests without a limit */
-    if (fnw_pb_check_nesting(&PB(get_provision_info_response__descriptor), GRPC_SLICE_START_PTR(resp),
-                             GRPC_SLICE_LENGTH(resp), &err) < 0) {
-        fnw_err(&w->log, "GetProvisionInfo: %s", err.msg);
-        return -1;
-    }
-    pb_GetProvisionInfoResponse *r = PB(get_provision_info_response__unpack)(
-        NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
-    if (!r)
-        return -1;
-    pb_ProvisionInfo *info = r->info;
-    fnw_log_request lr;
-    fnw_log_request_read(info ? info->pipeline_options : NULL, &lr);
-    fnw_log_request_apply(&w->log, &lr, w->flags->log_level);
-    if (info && info->control_endpoint && *info->control_endpoint->url && !w->control_url)
-        w->control_url = strdup(info->control_endpoint->url);
-    if (info && info->logging_endpoint && *info->logging_endpoint->url && !w->logging_url)
-        w->logging_url = strdup(info->logging_endpoint->url);
-    PB(get_provision_info_response__free_unpacked)(r, NULL);
-    return 0;
-}
-
-static void provision_done(void *user, grpc_status_code code, const char *details, grpc_slice resp)
-{
-    fnw_worker *w = user;
-    if (w->stopping)
-        return;
-    if (code == GRPC_STATUS_OK) {
-        if (take_provision(w, resp) < 0) {
-            fnw_err(&w->log, "GetProvisionInfo from %s returned bytes that are not a "
-                    "GetProvisionInfoResponse; exiting", w->flags->provision_endpoint);
-            worker_stop(w, 1);
-            return;
-        }
-        if (!w->control_url) {
-            fnw_err(&w->log, "the provision info from %s names no control endpoint; exiting",
-                    w->flags->provision_endpoint);
-            worker_stop(w, 1);
-            return;
-        }
-        connect_planes(w);
-        return;
-    }
-    double now = ev_now(w->loop);
-    if (now >= w->boot_deadline) {
-        fnw_err(&w->log, "could not get provisioning info from %s within %.0f s (last status %d: %s); "
-                "exiting", w->flags->provision_endpoint, w->flags->connect_timeout_s, (int)code, details);
-        worker_stop(w, 1);
-        return;
-    }
-    fnw_debug(&w->log, "GetProvisionInfo from %s failed (status %d: %s); retrying in %.1f s",
-              w->flags->provision_endpoint, (int)code, details, w->retry_delay);
-    ev_timer_set(&w->retry_timer, w->retry_delay, 0);
-    if (w->retry_delay < 2.0)
-        w->retry_delay *= 2;
-    ev_timer_start(w->loop, &w->retry_timer);
-}
-
-static void request_provision(fnw_worker *w)
-{
-    pb_GetProvisionInfoRequest req = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__GET_PROVISION_INFO_REQUEST__INIT;
-    size_t n = PB(get_provision_info_request__get_packed_size)(&req);
-    grpc_slice s = grpc_slice_malloc(n);
-    PB(get_provision_info_request__pack)(&req, GRPC_SLICE_START_PTR(s));
-    double left = w->boot_deadline - ev_now(w->loop);
-    if (fnw_unary_call(&w->rpc, w->provision_ch, FNW_METHOD_PROVISION, s, left > 0.2 ? left : 0.2, 1,
-                       provision_done, w) < 0) {
-        fnw_err(&w->log, "could not start GetProvisionInfo; exiting");
-        worker_stop(w, 1);
-    }
-}
-
-static void boot(fnw_worker *w)
-{
-    const fnw_flags *f = w->flags;
-    for (size_t i = 0; i < f->n_unknown; i++)
-        fnw_warn(&w->log, "ignoring unknown flag %s", f->unknown[i]);
-    w->boot_deadline = ev_now(w->loop) + f->connect_timeout_s;
-    w->retry_delay = 0.1;
-    if (f->control_endpoint)
-        w->control_url = strdup(f->control_endpoint);
-    if (f->logging_endpoint)
-        w->logging_url = strdup(f->logging_endpoint);
-    if (f->provision_endpoint) {
-        w->provision_ch = fnw_rpc_channel(f->provision_endpoint);
-        request_provision(w);
-    } else {
-        connect_planes(w);
-    }
-}
+static const fnw_boot_events boot_events = {boot_control_ready, boot_failed};
 
 /* ---- stop ------------------------------------------------------------------------------------ */
 
@@ -517,13 +337,28 @@ static void stop_poll_cb(struct ev_loop *loop, ev_timer *t, int revents)
 {
     fnw_worker *w = t->data;
     double waited = ev_now(loop) - w->stop_started;
-    if (waited > 0.3 && w->log.stream)
+    if (waited > 0.3 && fnw_log_streaming(&w->log))
         fnw_log_free(&w->log);           /* the runner did not close it: cancel */
-    if (w->rpc.live_calls <= 0 || waited > 1.5) {
-        if (w->rpc.live_calls > 0)
-            fnw_warn(&w->log, "stopping with %d gRPC call(s) still open", w->rpc.live_calls);
+    int live = fnw_rpc_live_calls(&w->rpc);
+    if (live <= 0 || waited > 1.5) {
+        if (live > 0)
+            fnw_warn(&w->log, "stopping with %d gRPC call(s) still open", live);
         ev_timer_stop(loop, t);
         ev_break(loop, EVBREAK_ALL);
+    }
+}
+
+static void stop_bundles(fnw_worker *w)
+{
+    while (w->active) {
+        active_bundle *a = w->active;
+        w->active = a->next;
+        fnw_processor *proc = fnw_bundle_processor(a->b);
+        fnw_bundle_stop(a->b);
+        fnw_bundle_free(a->b);
+        fnw_processor_free(proc);
+        free(a->instruction_id);
+        free(a);
     }
 }
 
@@ -534,25 +369,14 @@ static void worker_stop(fnw_worker *w, int code)
     w->stopping = 1;
     w->exit_code = code;
     w->stop_started = ev_now(w->loop);
-    fnw_ready_cancel(w->control_wait);
-    w->control_wait = NULL;
-    ev_timer_stop(w->loop, &w->retry_timer);
+    fnw_boot_stop(&w->boot);
     ev_timer_stop(w->loop, &w->idle_timer);
-    while (w->active) {
-        active_bundle *a = w->active;
-        w->active = a->next;
-        fnw_processor *proc = fnw_bundle_processor(a->b);
-        fnw_bundle_abandon(a->b);
-        fnw_bundle_free(a->b);
-        fnw_processor_destroy(proc);
-        free(a->instruction_id);
-        free(a);
-    }
+    stop_bundles(w);
     if (w->control)
-        fnw_control_shutdown(w->control);
+        fnw_control_stop(w->control);
     fnw_rpc_cancel_unary(&w->rpc);
     fnw_data_stop(&w->data);
-    fnw_log_shutdown(&w->log);
+    fnw_log_stop(&w->log);
     ev_signal_stop(w->loop, &w->sig_term);
     ev_signal_stop(w->loop, &w->sig_int);
     ev_timer_init(&w->stop_timer, stop_poll_cb, 0.01, 0.01);
@@ -567,34 +391,45 @@ static void signal_cb(struct ev_loop *loop, ev_signal *s, int revents)
     worker_stop(w, 0);
 }
 
-static void free_entries(fnw_worker *w)
+/* ---- run ------------------------------------------------------------------------------------- */
+
+static void watch_signal(fnw_worker *w, ev_signal *s, int signum)
 {
-    descriptor_entry *e = w->entries;
-    while (e) {
-        descriptor_entry *next = e->next;
-        while (e->idle) {
-            fnw_processor *p = e->idle;
-            e->idle = p->next;
-            fnw_processor_destroy(p);
-        }
-        while (e->pending) {
-            pending_bundle *p = e->pending;
-            e->pending = p->next;
-            free(p->instruction_id);
-            free(p);
-        }
-        e->pending_tail = NULL;
-        fnw_plan_free(e->plan);
-        free(e->error);
-        free(e->data_url);
-        free(e->id);
-        free(e);
-        e = next;
-    }
-    w->entries = NULL;
+    ev_signal_init(s, signal_cb, signum);
+    s->data = w;
+    ev_signal_start(w->loop, s);
 }
 
-/* ---- run ------------------------------------------------------------------------------------- */
+/* Everything but the data plane, which is set up first (it can fail). */
+static void worker_setup(fnw_worker *w)
+{
+    fnw_mailbox_init(&w->mailbox, w->loop);
+    fnw_pump_start(&w->pump, &w->mailbox);
+    fnw_rpc_log_sink sink = fnw_log_rpc_sink(&w->log);
+    fnw_rpc_init(&w->rpc, fnw_pump_cq(&w->pump), w->flags->id, &sink);
+    fnw_registry_init(&w->registry);
+    fnw_registry_add_builtins(&w->registry);
+    fnw_descriptors_init(&w->descriptors, &w->registry, &w->log, &descriptor_events, w);
+    fnw_boot_init(&w->boot, w->loop, w->flags, &w->log, &w->rpc, &boot_events, w);
+    ev_timer_init(&w->idle_timer, idle_cb, 0.2, 0);
+    w->idle_timer.data = w;
+    watch_signal(w, &w->sig_term, SIGTERM);
+    watch_signal(w, &w->sig_int, SIGINT);
+}
+
+/* Everything is cancelled: release, let the tags come back. */
+static void worker_teardown(fnw_worker *w)
+{
+    fnw_control_free(w->control);
+    w->control = NULL;
+    fnw_data_free(&w->data);
+    fnw_log_free(&w->log);
+    fnw_descriptors_free(&w->descriptors);
+    fnw_boot_free(&w->boot);
+    fnw_pump_stop(&w->pump);
+    fnw_mailbox_drain(&w->mailbox);
+    fnw_mailbox_free(&w->mailbox);
+}
 
 int fnw_worker_run(const fnw_flags *flags)
 {
@@ -619,45 +454,13 @@ int fnw_worker_run(const fnw_flags *flags)
         grpc_shutdown();
         return 1;
     }
-    fnw_mailbox_init(&w->mailbox, w->loop);
-    fnw_pump_start(&w->pump, &w->mailbox);
-    w->rpc.cq = w->pump.cq;
-    w->rpc.worker_id = flags->id;
-    w->rpc.log = &w->log;
-    fnw_registry_init(&w->registry);
-    fnw_registry_add_builtins(&w->registry);
-    ev_timer_init(&w->idle_timer, idle_cb, 0.2, 0);
-    w->idle_timer.data = w;
-    ev_timer_init(&w->retry_timer, provision_retry_cb, 0.2, 0);
-    w->retry_timer.data = w;
-    ev_signal_init(&w->sig_term, signal_cb, SIGTERM);
-    w->sig_term.data = w;
-    ev_signal_start(w->loop, &w->sig_term);
-    ev_signal_init(&w->sig_int, signal_cb, SIGINT);
-    w->sig_int.data = w;
-    ev_signal_start(w->loop, &w->sig_int);
+    worker_setup(w);
 
-    boot(w);
+    fnw_boot_start(&w->boot);
     ev_run(w->loop, 0);
 
-    /* teardown: everything is cancelled; release, let the tags come back */
-    fnw_control_free(w->control);
-    w->control = NULL;
-    fnw_data_free(&w->data);
-    fnw_log_free(&w->log);
-    free_entries(w);
-    if (w->provision_ch)
-        grpc_channel_destroy(w->provision_ch);
-    if (w->control_ch)
-        grpc_channel_destroy(w->control_ch);
-    if (w->logging_ch)
-        grpc_channel_destroy(w->logging_ch);
-    fnw_pump_stop(&w->pump);
-    fnw_mailbox_drain(&w->mailbox);
-    fnw_mailbox_destroy(&w->mailbox);
+    worker_teardown(w);
     int code = w->exit_code;
-    free(w->control_url);
-    free(w->logging_url);
     ev_loop_destroy(w->loop);
     free(w);
     grpc_shutdown();

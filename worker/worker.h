@@ -1,6 +1,7 @@
-/* worker/worker.h — the worker process once its flags are parsed: boot
- * (provisioning, logging, control), the descriptor cache and its processor
- * pools, the instructions the runner sends, and an orderly stop.
+/* worker/worker.h — the worker process once its flags are parsed: it sets
+ * up its units (boot, control, the descriptor cache and its processor
+ * pools, the data plane, the logger), dispatches the instructions the
+ * runner sends, and stops in order.
  *
  * Boot, as Flink's ProcessEnvironment expects: GetProvisionInfo with the
  * worker_id header (retried until --connect-timeout), then the Control

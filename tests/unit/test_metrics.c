@@ -26,9 +26,9 @@ static const char *label(const pb_MonitoringInfo *mi, const char *key)
 
 static const pb_MonitoringInfo *find(const fnw_metric_set *s, const char *tid, const char *name)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (!strcmp(label(s->infos[i], "PTRANSFORM"), tid) && !strcmp(label(s->infos[i], "NAME"), name))
-            return s->infos[i];
+    for (size_t i = 0; i < fnw_metrics_count(s); i++)
+        if (!strcmp(label(fnw_metrics_infos(s)[i], "PTRANSFORM"), tid) && !strcmp(label(fnw_metrics_infos(s)[i], "NAME"), name))
+            return fnw_metrics_infos(s)[i];
     return NULL;
 }
 
@@ -137,9 +137,9 @@ START_TEST(never_updated_distribution_and_gauge_are_omitted)
     ck_assert_ptr_null(find(&s, "transform-0", "batchSize"));
     ck_assert_ptr_null(find(&s, "transform-0", "asyncCallDurationMs"));
     ck_assert_ptr_null(find(&s, "transform-0", "inflightHighWater"));
-    ck_assert_int_eq((int)s.n, 8);               /* the eight counters */
-    for (size_t i = 0; i < s.n; i++)
-        ck_assert_int_gt((int)s.infos[i]->payload.len, 0);   /* Beam stops at an empty payload */
+    ck_assert_int_eq((int)fnw_metrics_count(&s), 8);               /* the eight counters */
+    for (size_t i = 0; i < fnw_metrics_count(&s); i++)
+        ck_assert_int_gt((int)fnw_metrics_infos(&s)[i]->payload.len, 0);   /* Beam stops at an empty payload */
     /* one sample: the distribution is sent, the other one still is not */
     m.batch_size = (fnw_dist){1, 5, 5, 5};
     ck_assert_int_eq(fnw_metrics_add(&s, "transform-1", "echo", 1, &m), 0);
@@ -189,10 +189,10 @@ START_TEST(packs_into_a_response)
     fnw_engine_metrics a = async_step();
     for (size_t i = 0; i < 5; i++)                /* more than the first slot block */
         ck_assert_int_eq(fnw_metrics_add(&s, "transform-x", "echo", i, &a), 0);
-    ck_assert_int_eq((int)s.n, 55);
+    ck_assert_int_eq((int)fnw_metrics_count(&s), 55);
     pb_ProcessBundleResponse r = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__PROCESS_BUNDLE_RESPONSE__INIT;
-    r.n_monitoring_infos = s.n;
-    r.monitoring_infos = s.infos;
+    r.n_monitoring_infos = fnw_metrics_count(&s);
+    r.monitoring_infos = fnw_metrics_infos(&s);
     size_t len = PB(process_bundle_response__get_packed_size)(&r);
     uint8_t *buf = malloc(len);
     ck_assert_ptr_nonnull(buf);

@@ -1,0 +1,179 @@
+/* worker/descriptors.c — the descriptor cache (see descriptors.h). */
+#include "worker/descriptors.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A bundle waiting for its descriptor. */
+typedef struct waiting_bundle {
+    struct waiting_bundle *next;
+    char *instruction_id;
+} waiting_bundle;
+
+struct fnw_descriptor {
+    fnw_descriptor *next;
+    char *id;
+    fnw_plan *plan;
+    char *error;
+    char *data_url;              /* known even when the plan failed */
+    int fetching;
+    fnw_processors idle;
+    waiting_bundle *waiting, *waiting_tail;
+    size_t n_waiting;
+};
+
+void fnw_descriptors_init(fnw_descriptors *c, const fnw_registry *reg, fnw_logger *log,
+                          const fnw_descriptors_events *ev, void *user)
+{
+    c->list = NULL;
+    c->registry = reg;
+    c->log = log;
+    c->ev = ev;
+    c->user = user;
+}
+
+static void waiting_free(waiting_bundle *p)
+{
+    free(p->instruction_id);
+    free(p);
+}
+
+void fnw_descriptors_free(fnw_descriptors *c)
+{
+    fnw_descriptor *d = c->list;
+    while (d) {
+        fnw_descriptor *next = d->next;
+        fnw_processors_free(&d->idle);
+        while (d->waiting) {
+            waiting_bundle *p = d->waiting;
+            d->waiting = p->next;
+            waiting_free(p);
+        }
+        fnw_plan_free(d->plan);
+        free(d->error);
+        free(d->data_url);
+        free(d->id);
+        free(d);
+        d = next;
+    }
+    c->list = NULL;
+}
+
+fnw_descriptor *fnw_descriptors_get(fnw_descriptors *c, const char *id)
+{
+    for (fnw_descriptor *d = c->list; d; d = d->next)
+        if (!strcmp(d->id, id))
+            return d;
+    fnw_descriptor *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->id = strdup(id);
+    if (!d->id) {
+        free(d);
+        return NULL;
+    }
+    fnw_processors_init(&d->idle);
+    d->next = c->list;
+    c->list = d;
+    return d;
+}
+
+/* pb NULL: the descriptor could not be had, for reason why. */
+static void descriptor_set(fnw_descriptors *c, fnw_descriptor *d, const pb_ProcessBundleDescriptor *pb,
+                           const char *why)
+{
+    fnw_error err;
+    d->fetching = 0;
+    if (!pb) {
+        free(d->error);
+        d->error = strdup(why);
+        return;
+    }
+    fnw_plan_free(d->plan);
+    d->plan = NULL;
+    free(d->error);
+    d->error = NULL;
+    free(d->data_url);
+    d->data_url = fnw_plan_data_url(pb);
+    if (fnw_plan_build(pb, c->registry, &d->plan, &err) < 0)
+        d->error = strdup(err.msg);
+    else
+        fnw_info(c->log, "descriptor %s: %zu operation(s), input from %s, data endpoint %s", d->id,
+                 d->plan->n_steps, d->plan->source_id, d->plan->data_url);
+}
+
+void fnw_descriptors_set(fnw_descriptors *c, fnw_descriptor *d, const pb_ProcessBundleDescriptor *pb)
+{
+    descriptor_set(c, d, pb, NULL);
+}
+
+void fnw_descriptors_arrived(fnw_descriptors *c, fnw_descriptor *d,
+                             const pb_ProcessBundleDescriptor *pb, const char *why)
+{
+    descriptor_set(c, d, pb, why);
+    waiting_bundle *p = d->waiting;
+    d->waiting = d->waiting_tail = NULL;
+    d->n_waiting = 0;
+    while (p) {
+        waiting_bundle *next = p->next;
+        c->ev->on_ready(c->user, d, p->instruction_id);
+        waiting_free(p);
+        p = next;
+    }
+}
+
+int fnw_descriptors_wait(fnw_descriptors *c, fnw_descriptor *d, const char *instruction_id)
+{
+    waiting_bundle *p = calloc(1, sizeof *p);
+    if (p)
+        p->instruction_id = strdup(instruction_id);
+    if (!p || !p->instruction_id) {
+        free(p);
+        return -1;
+    }
+    if (d->waiting_tail)
+        d->waiting_tail->next = p;
+    else
+        d->waiting = p;
+    d->waiting_tail = p;
+    d->n_waiting++;
+    if (d->fetching)
+        return 0;
+    d->fetching = 1;
+    return 1;
+}
+
+const char *fnw_descriptor_id(const fnw_descriptor *d)
+{
+    return d->id;
+}
+
+int fnw_descriptor_known(const fnw_descriptor *d)
+{
+    return d->plan || d->error;
+}
+
+const fnw_plan *fnw_descriptor_plan(const fnw_descriptor *d)
+{
+    return d->plan;
+}
+
+const char *fnw_descriptor_error(const fnw_descriptor *d)
+{
+    return d->error;
+}
+
+const char *fnw_descriptor_data_url(const fnw_descriptor *d)
+{
+    return d->data_url;
+}
+
+size_t fnw_descriptor_waiting(const fnw_descriptor *d)
+{
+    return d->n_waiting;
+}
+
+fnw_processors *fnw_descriptor_processors(fnw_descriptor *d)
+{
+    return &d->idle;
+}
