@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/binding_text.h"
+
 #define OOM "out of memory (the batch's arena limit)"
 
 /* "JSON string \"abc\"", "JSON number 1.5", "JSON object (3 members)"... */
@@ -23,7 +25,8 @@ static void describe(const json_t *j, char *out, size_t cap)
         snprintf(out, cap, "JSON number %" JSON_INTEGER_FORMAT, json_integer_value(j));
         return;
     case JSON_REAL:
-        snprintf(out, cap, "JSON number %.17g", json_real_value(j));
+        fnw_vtext_double(ex, sizeof ex, json_real_value(j));
+        snprintf(out, cap, "JSON number %s", ex);
         return;
     case JSON_TRUE: snprintf(out, cap, "JSON true"); return;
     case JSON_FALSE: snprintf(out, cap, "JSON false"); return;

@@ -23,7 +23,13 @@ static void describe(const fnw_reply *r, char *out, size_t cap)
         snprintf(out, cap, "Redis string %s", ex);
         return;
     case FNW_REPLY_INTEGER: snprintf(out, cap, "Redis integer %" PRId64, r->u.i); return;
-    case FNW_REPLY_DOUBLE: snprintf(out, cap, "Redis double %.17g", r->u.d); return;
+    case FNW_REPLY_DOUBLE:
+        if (isfinite(r->u.d))
+            fnw_vtext_double(ex, sizeof ex, r->u.d);
+        else
+            snprintf(ex, sizeof ex, "%s", isnan(r->u.d) ? "nan" : r->u.d > 0 ? "inf" : "-inf");
+        snprintf(out, cap, "Redis double %s", ex);
+        return;
     case FNW_REPLY_BOOL: snprintf(out, cap, "Redis boolean %s", r->u.b ? "true" : "false"); return;
     case FNW_REPLY_ARRAY: snprintf(out, cap, "a Redis array (%zu elements)", r->len); return;
     case FNW_REPLY_NIL: snprintf(out, cap, "Redis nil"); return;
