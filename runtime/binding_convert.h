@@ -46,7 +46,8 @@
  *   BOOL            BOOLEAN; STRING as true/false
  *   ARRAY           arrays and LIST element by element; ROW by position
  *                   (HMGET: as many elements as fields); MAP<STRING,_> from
- *                   key, value, key, value... (HGETALL), an even count
+ *                   key, value, key, value... (HGETALL), an even count,
+ *                   keys being strings or numbers (never nil or arrays)
  * Any other pairing fails. A failure names the field (with the path below
  * it, e.g. 'user.tags[2]'), an excerpt of the value (at most 60 characters,
  * non-printable bytes escaped as \xHH) and the target type.
