@@ -175,6 +175,8 @@ static int put_header(const uint8_t *p, size_t n, fnw_buf *out, const char **why
 
 static int put_escaped(const uint8_t *p, size_t n, fnw_escape esc, fnw_buf *out, const char **why)
 {
+    if (n == 0)   /* p may be NULL for an empty value */
+        return esc == FNW_ESCAPE_JSON ? put(out, "\"\"", 2, why) : 0;
     switch (esc) {
     case FNW_ESCAPE_URL_PATH:
     case FNW_ESCAPE_URL_QUERY:
@@ -356,7 +358,7 @@ static int json_value(const fnw_type *t, const fnw_value *v, fnw_buf *out, const
     size_t n;
     int quote;
     scalar_text(t, v, tmp, &p, &n, &quote);
-    return quote ? put_json_string(p, n, out, why) : put(out, p, n, why);
+    return quote ? put_escaped(p, n, FNW_ESCAPE_JSON, out, why) : put(out, p, n, why);
 }
 
 int fnw_vtext_write(const fnw_type *t, const fnw_value *v, fnw_escape esc, fnw_buf *out,

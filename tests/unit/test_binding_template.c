@@ -134,6 +134,17 @@ START_TEST(test_scalar_text)
     expect_scalar(FNW_CHAR, fnw_value_int(FNW_CHAR, 0x20ac), "\xe2\x82\xac");
     expect_scalar(FNW_CHAR, fnw_value_int(FNW_CHAR, 0xd800), "\xef\xbf\xbd");
     expect_scalar(FNW_BIG_DEC, fnw_value_str("12.50"), "12.50");
+    expect_scalar(FNW_STRING, fnw_value_bytes(FNW_STRING, NULL, 0), "");
+    /* an empty (not null) string is "" in JSON, distinct from null */
+    fnw_type *in = R(1, "x", T(FNW_STRING));
+    fnw_value v = fnw_value_bytes(FNW_STRING, NULL, 0), row = fnw_value_row(FNW_INSERT, &v, 1);
+    char *got = render("[{x}]", FNW_ESCAPE_JSON, in, &row);
+    ck_assert_str_eq(got, "[\"\"]");
+    free(got);
+    got = render("/{x}/", FNW_ESCAPE_URL_PATH, in, &row);
+    ck_assert_str_eq(got, "//");
+    free(got);
+    fnw_type_free(in);
 }
 END_TEST
 
