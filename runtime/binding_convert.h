@@ -49,8 +49,10 @@
  *                   key, value, key, value... (HGETALL), an even count,
  *                   keys being strings or numbers (never nil or arrays)
  * Any other pairing fails. A failure names the field (with the path below
- * it, e.g. 'user.tags[2]'), an excerpt of the value (at most 60 characters,
- * non-printable bytes escaped as \xHH) and the target type.
+ * it, e.g. 'user.tags[2]'), an excerpt of the value and the target type.
+ * Excerpts stop after 60 characters ("..." marks the cut): strings are
+ * quoted with '"', '\' and non-printable bytes escaped (\xHH); JSON objects
+ * and arrays are shown as compact ASCII JSON text; Redis arrays by length.
  */
 #ifndef FNW_BINDING_CONVERT_H
 #define FNW_BINDING_CONVERT_H

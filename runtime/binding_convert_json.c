@@ -12,7 +12,32 @@
 
 #define OOM "out of memory (the batch's arena limit)"
 
-/* "JSON string \"abc\"", "JSON number 1.5", "JSON object (3 members)"... */
+typedef struct excerpt_buf {
+    char *p;
+    size_t len, cap;
+} excerpt_buf;
+
+/* json_dump_callback sink: keeps what fits, then stops the dump. */
+static int excerpt_sink(const char *chunk, size_t n, void *data)
+{
+    excerpt_buf *b = data;
+    size_t room = b->cap - b->len;
+    memcpy(b->p + b->len, chunk, n < room ? n : room);
+    b->len += n < room ? n : room;
+    return n < room ? 0 : -1;
+}
+
+/* Compact ASCII JSON text of a container, cut after FNW_CONV_EXCERPT chars. */
+static void container_excerpt(const json_t *j, char *out, size_t cap)
+{
+    char text[FNW_CONV_EXCERPT + 1];
+    excerpt_buf b = { text, 0, sizeof text };
+    json_dump_callback(j, excerpt_sink, &b, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
+    int cut = b.len > FNW_CONV_EXCERPT;
+    snprintf(out, cap, "%.*s%s", (int)(cut ? FNW_CONV_EXCERPT : b.len), text, cut ? "..." : "");
+}
+
+/* "JSON string \"abc\"", "JSON number 1.5", "JSON object {\"a\":1}"... */
 static void describe(const json_t *j, char *out, size_t cap)
 {
     char ex[256];
@@ -31,8 +56,11 @@ static void describe(const json_t *j, char *out, size_t cap)
     case JSON_TRUE: snprintf(out, cap, "JSON true"); return;
     case JSON_FALSE: snprintf(out, cap, "JSON false"); return;
     case JSON_NULL: snprintf(out, cap, "JSON null"); return;
-    case JSON_OBJECT: snprintf(out, cap, "a JSON object (%zu members)", json_object_size(j)); return;
-    case JSON_ARRAY: snprintf(out, cap, "a JSON array (%zu elements)", json_array_size(j)); return;
+    case JSON_OBJECT:
+    case JSON_ARRAY:
+        container_excerpt(j, ex, sizeof ex);
+        snprintf(out, cap, "JSON %s %s", json_is_object(j) ? "object" : "array", ex);
+        return;
     }
     snprintf(out, cap, "a JSON value");
 }
