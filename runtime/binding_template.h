@@ -15,8 +15,9 @@
  *
  * Compilation (fnw_tmpl_new, once at open) resolves every placeholder to a
  * path of field indexes and fails, naming the option and the placeholder,
- * on: an empty or unterminated placeholder, a stray brace (above), a name longer than
- * FNW_TMPL_MAX_NAME bytes, an empty path component ({a..b}), a field the
+ * on: an empty or unterminated placeholder, a stray brace (above), a name
+ * longer than FNW_TMPL_MAX_NAME bytes, an empty path component ({a..b}),
+ * a field the
  * input type does not have, a path through a field that is not a ROW, a
  * field whose type cannot be written in the template's escaping mode (only
  * JSON takes ROW, MAP<STRING,_> and arrays; see binding_text.h), a
@@ -24,16 +25,17 @@
  * the literal text.
  *
  * Rendering (fnw_tmpl_render, per element) appends to the caller's fnw_buf:
- * literal text as written, each placeholder's value escaped for the mode
+ * literal text as written (in URL modes it is the caller's URL, so it is
+ * not encoded), each placeholder's value escaped for the mode
  * (binding_text.h). It allocates nothing itself (the buffer keeps its memory
  * between elements). Nulls: a null field, or a field under a null ROW,
  * renders as nothing in RAW, URL and HEADER modes and as `null` in JSON
- * mode. A value the mode refuses (CR/LF in a header value, invalid UTF-8 in
- * JSON) fails with a message naming the option and the field, and the
+ * mode. A value the mode refuses (CR, LF or NUL in a header value, invalid
+ * UTF-8 in JSON) fails with a message naming the option and the field, and the
  * buffer is left as it was.
  *
  * Redis commands (fnw_tmpl_argv_new) split the template text at compile
- * time on unquoted spaces, tabs and line breaks outside placeholders; each
+ * time on spaces, tabs and line breaks outside placeholders; each
  * piece is its own RAW template, so a field value holding spaces stays one
  * argument, and the empty value of a null field is still an argument. There
  * is no quoting: a literal argument cannot hold whitespace.
