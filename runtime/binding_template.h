@@ -17,12 +17,11 @@
  * path of field indexes and fails, naming the option and the placeholder,
  * on: an empty or unterminated placeholder, a stray brace (above), a name
  * longer than FNW_TMPL_MAX_NAME bytes, an empty path component ({a..b}),
- * a field the
- * input type does not have, a path through a field that is not a ROW, a
- * field whose type cannot be written in the template's escaping mode (only
- * JSON takes ROW, MAP<STRING,_> and arrays; see binding_text.h), a
- * template longer than FNW_TMPL_MAX_TEXT, and, in HEADER mode, CR or LF in
- * the literal text.
+ * a field the input type does not have, a path through a field that is
+ * not a ROW, a field whose type cannot be written in the template's
+ * escaping mode (only JSON takes ROW, MAP<STRING,_> and arrays; see
+ * binding_text.h), a template longer than FNW_TMPL_MAX_TEXT, and, in HEADER
+ * mode, CR or LF in the literal text.
  *
  * Rendering (fnw_tmpl_render, per element) appends to the caller's fnw_buf:
  * literal text as written (in URL modes it is the caller's URL, so it is
