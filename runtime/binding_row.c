@@ -1,4 +1,4 @@
-/* runtime/binding_row.c — planning and assembling an operation's output ROW
+/* runtime/binding_row.c — mapping and assembling an operation's output ROW
  * from copied input fields and result fields (rules in binding_row.h). */
 #include "runtime/binding_row.h"
 
@@ -51,7 +51,7 @@ static int64_t find(const fnw_type *row, const char *name)
     return -1;
 }
 
-static int plan_results(fnw_outrow *r, const char *const *results, const char *op, fnw_error *err)
+static int map_results(fnw_outrow *r, const char *const *results, const char *op, fnw_error *err)
 {
     for (size_t k = 0; k < r->nresults; k++) {
         const char *name = results[k] ? results[k] : "";
@@ -71,7 +71,7 @@ static int plan_results(fnw_outrow *r, const char *const *results, const char *o
 }
 
 /* Output field i (not a result) from the input field of its name. */
-static int plan_copy(fnw_outrow *r, uint32_t i, const char *op, fnw_error *err)
+static int map_copy(fnw_outrow *r, uint32_t i, const char *op, fnw_error *err)
 {
     const char *name = r->out->names[i];
     int64_t j = find(r->in, name);
@@ -92,7 +92,7 @@ static int plan_copy(fnw_outrow *r, uint32_t i, const char *op, fnw_error *err)
     return 0;
 }
 
-static int plan(fnw_outrow *r, const char *const *results, const char *op, fnw_error *err)
+static int map_fields(fnw_outrow *r, const char *const *results, const char *op, fnw_error *err)
 {
     const fnw_type *out = r->out;
     for (uint32_t i = 0; i < out->nchildren; i++)
@@ -102,10 +102,10 @@ static int plan(fnw_outrow *r, const char *const *results, const char *op, fnw_e
                                      out->names[i]);
     for (uint32_t i = 0; i < out->nchildren; i++)
         r->src[i] = 0;
-    if (plan_results(r, results, op, err) != 0)
+    if (map_results(r, results, op, err) != 0)
         return -1;
     for (uint32_t i = 0; i < out->nchildren; i++)
-        if (r->src[i] != FROM_RESULT && plan_copy(r, i, op, err) != 0)
+        if (r->src[i] != FROM_RESULT && map_copy(r, i, op, err) != 0)
             return -1;
     return 0;
 }
@@ -134,7 +134,7 @@ fnw_outrow *fnw_outrow_new(const fnw_type *in, const fnw_type *out, const char *
         fnw_error_set(err, "operation '%s': out of memory", op);
         return NULL;
     }
-    if (plan(r, results, op, err) != 0) {
+    if (map_fields(r, results, op, err) != 0) {
         fnw_outrow_free(r);
         return NULL;
     }

@@ -2,7 +2,7 @@
  * input ROW and the fields the operation fills with results.
  *
  * Planned once at open (fnw_outrow_new) from the input type, the output type
- * and the names of the result fields, the plan says for each output field
+ * and the names of the result fields, the layout says for each output field
  * where its value comes from:
  *   - a result field (named in results) is filled by the operation; until
  *     it is, it is null;
@@ -33,7 +33,7 @@
 
 typedef struct fnw_outrow fnw_outrow;
 
-/* in and out are borrowed (they must outlive the plan); op names the
+/* in and out are borrowed (they must outlive the layout); op names the
  * operation in messages. NULL with a message on failure. */
 fnw_outrow *fnw_outrow_new(const fnw_type *in, const fnw_type *out, const char *const *results,
                            size_t nresults, const char *op, fnw_error *err);

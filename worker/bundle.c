@@ -36,7 +36,7 @@ struct fnw_bundle {
     step_link *links;
     int64_t index;             /* records read */
     int state;
-    int pumping, again;
+    int feeding, again;
     int failed;
     char error[FNW_ERROR_MAX + 256];   /* kept inline: reporting a failure never allocates */
     ev_timer done_timer;       /* reports from a clean stack */
@@ -191,7 +191,7 @@ static void start_finish(fnw_bundle *b)
 /* Records per round between checks of the data connection. */
 #define PUMP_ROUND 256
 
-static void pump_once(fnw_bundle *b)
+static void feed_chain(fnw_bundle *b)
 {
     fnw_error err;
     while (b->state == B_RUNNING) {
@@ -231,16 +231,16 @@ static void pump_once(fnw_bundle *b)
 
 static void bundle_kick(fnw_bundle *b)
 {
-    if (b->pumping) {
+    if (b->feeding) {
         b->again = 1;
         return;
     }
-    b->pumping = 1;
+    b->feeding = 1;
     do {
         b->again = 0;
-        pump_once(b);
+        feed_chain(b);
     } while (b->again && b->state == B_RUNNING);
-    b->pumping = 0;
+    b->feeding = 0;
 }
 
 static void on_input(void *user)

@@ -3,8 +3,8 @@
  * A bundle runs on a processor (worker/processors.h) that it borrows for
  * its life; its owner decides afterwards whether the processor is reused.
  *
- * A bundle reads its input stream (worker/data.h), splits it into records
- * (a record may span chunks), pushes each through the chain while every
+ * A bundle takes whole records from its inbox (worker/inbox.h, which
+ * assembles a record that spans chunks), pushes each through the chain while every
  * engine has space, writes results as Row(timestamp, data) to the main sink,
  * and at is_last drains the chain step by step, sends the remaining output
  * with is_last on every sink, waits until that message is written, and only

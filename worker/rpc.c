@@ -223,7 +223,7 @@ static void stream_post_recv(fnw_stream *s)
     stream_start_batch(s, &op, 1, &s->t_recv);
 }
 
-static void stream_pump_send(fnw_stream *s)
+static void stream_send_next(fnw_stream *s)
 {
     if (s->in_flight || !s->q_head || s->closed)
         return;
@@ -299,7 +299,7 @@ static void stream_send_done(fnw_tag *tag, int ok)
         free(n);
     }
     if (ok)
-        stream_pump_send(s);
+        stream_send_next(s);
     if (s->was_congested && s->queued <= STREAM_LOW_WATER) {
         s->was_congested = 0;
         s->in_callback++;
@@ -414,7 +414,7 @@ void fnw_stream_send_slices(fnw_stream *s, grpc_slice *slices, size_t n, fnw_sen
     s->queued++;
     if (s->queued >= STREAM_HIGH_WATER)
         s->was_congested = 1;
-    stream_pump_send(s);
+    stream_send_next(s);
 }
 
 void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg)
@@ -447,7 +447,7 @@ void fnw_stream_close_send(fnw_stream *s)
     else
         s->q_head = n;
     s->q_tail = n;
-    stream_pump_send(s);
+    stream_send_next(s);
 }
 
 void fnw_stream_cancel(fnw_stream *s)
