@@ -23,7 +23,7 @@ class StandInDataStream(object):
 
     def process(self, func, output_type=None):
         self.calls.append((func, output_type))
-        return "result stream"
+        return self
 
 
 class StandInType(object):
@@ -32,7 +32,7 @@ class StandInType(object):
 
 def run(helper, *args, **kwargs):
     ds = StandInDataStream()
-    assert helper(ds, *args, **kwargs) == "result stream"
+    assert helper(ds, *args, **kwargs) is ds
     assert len(ds.calls) == 1
     func, output_type = ds.calls[0]
     assert isinstance(func, fnworker.FnworkerFunction)
