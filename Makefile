@@ -35,7 +35,7 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps demo check unit integration script-tests sanitize valgrind bench bench-tools bench-smoke clean harness
+.PHONY: all deps demo check unit integration script-tests python-tests sanitize valgrind bench bench-tools bench-smoke clean harness
 all: $(BUILD)/fnworker
 
 deps: $(BUILD)/.deps
@@ -100,8 +100,13 @@ integration: $(BUILD)/fnworker $(BUILD)/harness/harness.jar
 script-tests:
 	@set -e; for t in tests/shell/test_*.sh; do echo "== $$t"; sh $$t; done
 
+# The fnworker Python package (python/), with Debian's python3 and unittest.
+PYTHON ?= /usr/bin/python3
+python-tests:
+	cd python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests
+
 check: deps
-	@$(MAKE) --no-print-directory all unit integration script-tests bench-smoke
+	@$(MAKE) --no-print-directory all unit integration script-tests python-tests bench-smoke
 	@echo "make check: all tests passed"
 
 demo: deps

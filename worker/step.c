@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codecs/pb_nesting.h"
+#include "codecs/pickle_payload.h"
 
 #define FT_ASYNC_BATCH ORG__APACHE__FLINK__FN_EXECUTION__V1__USER_DEFINED_DATA_STREAM_FUNCTION__FUNCTION_TYPE__ASYNC_BATCH
 #define MODE(x) FNWORKER__V1__OPERATION_SPEC__MODE__##x
@@ -94,6 +95,22 @@ static int step_from_spec(const pb_OperationSpec *os, int function_type, const f
     return copy_options(os, st, err);
 }
 
+/* The OperationSpec inside a pickle written by the fnworker Python package
+ * (a PyFlink job); any other pickle fails, saying what it holds. */
+static int unpickle_spec(const pb_UDSF *f, uint8_t **buf, ProtobufCBinaryData *spec, fnw_error *err)
+{
+    *buf = malloc(f->payload.len);
+    if (!*buf)
+        return fnw_error_set(err, "out of memory");
+    if (fnw_pickle_payload_read(f->payload.data, f->payload.len, *buf, &spec->len, err) < 0) {
+        free(*buf);
+        *buf = NULL;
+        return -1;
+    }
+    spec->data = *buf;
+    return 0;
+}
+
 int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
                    fnw_plan_step *st, fnw_error *err)
 {
@@ -103,19 +120,20 @@ int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
     if (f->payload.len == 0)
         return fnw_error_set(err, "transform '%s': the function payload is empty; fnworker expects a "
                              "fnworker.v1.OperationSpec there " SEE_README, id);
-    if (f->payload.data[0] == 0x80)
-        return fnw_error_set(err, "transform '%s': the function payload is a Python pickle (a PyFlink "
-                             "function). fnworker runs native operations: the payload must be a "
-                             "fnworker.v1.OperationSpec naming one " SEE_README, id);
+    uint8_t *unpickled = NULL;
+    ProtobufCBinaryData spec = f->payload;
+    if (fnw_pickle_payload_is_pickle(spec.data, spec.len) && unpickle_spec(f, &unpickled, &spec, err) < 0)
+        return fnw_error_prefix(err, "transform '%s'", id);
     /* output_type is a TypeInfo, which nests without a limit of its own */
-    if (fnw_pb_check_nesting(&fnworker__v1__operation_spec__descriptor, f->payload.data, f->payload.len,
-                             err) < 0)
+    int rc = fnw_pb_check_nesting(&fnworker__v1__operation_spec__descriptor, spec.data, spec.len, err);
+    pb_OperationSpec *os = rc < 0 ? NULL : fnworker__v1__operation_spec__unpack(NULL, spec.len, spec.data);
+    free(unpickled);
+    if (rc < 0)
         return fnw_error_prefix(err, "transform '%s': OperationSpec", id);
-    pb_OperationSpec *os = fnworker__v1__operation_spec__unpack(NULL, f->payload.len, f->payload.data);
     if (!os)
         return fnw_error_set(err, "transform '%s': the function payload is not a valid "
                              "fnworker.v1.OperationSpec " SEE_README, id);
-    int rc = step_from_spec(os, (int)f->function_type, reg, st, err);
+    rc = step_from_spec(os, (int)f->function_type, reg, st, err);
     fnworker__v1__operation_spec__free_unpacked(os, NULL);
     if (rc < 0 && st->op)
         return fnw_error_prefix(err, "transform '%s' (operation '%s')", id, st->op->name);

@@ -1,0 +1,20 @@
+"""fnworker from PyFlink: run fnworker's native operations in a PyFlink
+DataStream job. ``import fnworker`` needs only the standard library; the
+job's functions are pickled by PyFlink as usual, and fnworker reads the
+pickle without running Python (see python/README.md).
+
+    from fnworker import Operation, unordered_wait
+    ds = unordered_wait(ds, Operation("echo"), Time.seconds(5), 1000, output_type=row_type)
+"""
+
+from ._datastream import (function, ordered_wait, ordered_wait_batch, ordered_wait_with_retry,
+                          process, unordered_wait, unordered_wait_batch, unordered_wait_with_retry)
+from ._payload import FnworkerFunction, run_in_fnworker
+from ._spec import NO_RETRY, Operation, RetryStrategy
+from ._types import type_info_bytes
+
+__all__ = [
+    "Operation", "RetryStrategy", "NO_RETRY", "FnworkerFunction", "run_in_fnworker", "function",
+    "process", "unordered_wait", "ordered_wait", "unordered_wait_with_retry",
+    "ordered_wait_with_retry", "unordered_wait_batch", "ordered_wait_batch", "type_info_bytes",
+]
