@@ -35,7 +35,7 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps demo check unit integration script-tests python-tests sanitize valgrind bench bench-tools bench-smoke clean harness
+.PHONY: all deps demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize valgrind bench bench-tools bench-smoke clean harness
 all: $(BUILD)/fnworker
 
 deps: $(BUILD)/.deps
@@ -106,7 +106,7 @@ python-tests:
 	cd python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests
 
 check: deps
-	@$(MAKE) --no-print-directory all unit integration script-tests python-tests bench-smoke
+	@$(MAKE) --no-print-directory all unit integration script-tests python-tests fuzz-replay bench-smoke
 	@echo "make check: all tests passed"
 
 demo: deps
@@ -151,6 +151,40 @@ bench: deps
 	@$(MAKE) --no-print-directory all bench-tools
 	sh scripts/bench.sh $(BUILD)
 # ---- end of bench ----------------------------------------------------------------
+
+# ---- fuzzing ------------------------------------------------------------------
+# Each tests/fuzz/fuzz_<name>.c is a libFuzzer target over one parser that
+# takes outside bytes; tests/fuzz/corpus/<name>/ is its committed seed corpus.
+#   make fuzz-replay   every corpus once through its target (any compiler, seconds; in make check)
+#   make fuzz          each target under libFuzzer + ASan/UBSan for FUZZ_S seconds (default 60);
+#                      new inputs go to build/fuzz/corpus/<name>/, findings to build/fuzz/findings/
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
+FUZZ_REPLAY  := $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_NAMES))
+FUZZ_S       ?= 60
+
+$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libfnw.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/replay.c $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS)
+
+fuzz-replay: $(FUZZ_REPLAY)
+	@set -e; for n in $(FUZZ_NAMES); do printf '== fuzz corpus %s: ' $$n; \
+	  $(BUILD)/fuzz/replay_$$n tests/fuzz/corpus/$$n; done
+
+fuzz: deps
+	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang SANITIZE=1 \
+	  OPT="-O1 -g -fsanitize=fuzzer-no-link" build/fuzz/libfnw.a
+	@set -e; mkdir -p build/fuzz/findings; for n in $(FUZZ_NAMES); do \
+	  clang $(CPPFLAGS) -Ibuild/fuzz/gen -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined \
+	    -o build/fuzz/fuzz_$$n tests/fuzz/fuzz_$$n.c build/fuzz/libfnw.a $(LDLIBS); \
+	  mkdir -p build/fuzz/corpus/$$n; cp -n tests/fuzz/corpus/$$n/* build/fuzz/corpus/$$n/ 2>/dev/null || true; \
+	  echo "== fuzzing $$n for $(FUZZ_S) s"; \
+	  build/fuzz/fuzz_$$n -max_total_time=$(FUZZ_S) -rss_limit_mb=2048 -timeout=10 \
+	    -artifact_prefix=build/fuzz/findings/$$n- -print_final_stats=1 build/fuzz/corpus/$$n 2>&1 | \
+	    grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+==ERROR|SUMMARY)" ; \
+	  done; if ls build/fuzz/findings/* >/dev/null 2>&1; then echo "make fuzz: findings in build/fuzz/findings/"; exit 1; fi
+	@echo "make fuzz: no finding"
 
 clean:
 	rm -rf build
