@@ -295,6 +295,38 @@ START_TEST(test_map_by_pos)
 }
 END_TEST
 
+START_TEST(test_map_whole_reply)
+{
+    /* HGETALL into one MAP field, in the hash's order */
+    fixture x;
+    const char *kv[] = { "command", "HGETALL user:{id}", "result_field", "attrs", NULL };
+    fx_open(&x, R(2, "id", T(FNW_INT), "attrs", M(T(FNW_STRING), T(FNW_STRING))), kv);
+    fnw_reply kvs[] = { str("b"), str("2"), str("a"), str("1") };
+    fnw_reply r = arr(kvs, 4);
+    fnw_value row;
+    fnw_error err;
+    ck_assert_int_eq(fnw_redisop_map(x.p, &x.input, &r, &x.a, &row, &err), FNW_REDISOP_ROW);
+    ck_assert_int_eq(row.u.items[1].kind, FNW_MAP);
+    ck_assert_uint_eq(row.u.items[1].count, 2);
+    ck_assert(memcmp(row.u.items[1].u.items[0].u.bytes, "b", 1) == 0);
+    ck_assert(memcmp(row.u.items[1].u.items[3].u.bytes, "1", 1) == 0);
+    fx_close(&x);
+
+    /* any other command into any convertible type: LRANGE into LIST<LONG> */
+    const char *kv2[] = { "command", "LRANGE hits:{id} 0 -1", "result_field", "hits", NULL };
+    fx_open(&x, R(2, "id", T(FNW_INT), "hits", C(FNW_LIST, T(FNW_LONG))), kv2);
+    ck_assert_int_eq(x.p->shape, FNW_REDISOP_OTHER);
+    fnw_reply items[] = { str("5"), str("-6") };
+    r = arr(items, 2);
+    ck_assert_int_eq(fnw_redisop_map(x.p, &x.input, &r, &x.a, &row, &err), FNW_REDISOP_ROW);
+    ck_assert_uint_eq(row.u.items[1].count, 2);
+    ck_assert_int_eq(row.u.items[1].u.items[1].u.i, -6);
+    fnw_reply none = arr(NULL, 0);                      /* an empty list is a value, not missing */
+    ck_assert(!fnw_redisop_is_missing(x.p, &none));
+    fx_close(&x);
+}
+END_TEST
+
 START_TEST(test_adapt)
 {
     redisReply s = { .type = REDIS_REPLY_STRING, .str = "a\0b", .len = 3 };
@@ -335,6 +367,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_missing_policies);
     tcase_add_test(tc, test_map_by_name);
     tcase_add_test(tc, test_map_by_pos);
+    tcase_add_test(tc, test_map_whole_reply);
     tcase_add_test(tc, test_adapt);
     suite_add_tcase(s, tc);
     return s;
