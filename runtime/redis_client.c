@@ -46,6 +46,7 @@ struct fnw_redis {
     conn *conns;
     int n_conns;
     int next;                    /* round robin */
+    conn *pinned;                /* fnw_redis_pin: every send goes here */
     int stopping;
     fnw_redis_stats stats;
 };
@@ -320,6 +321,8 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 /* The next connection that can take a command: ready ones first. */
 static conn *pick(fnw_redis *r)
 {
+    if (r->pinned && r->pinned->ac && !r->pinned->dying)
+        return r->pinned;
     for (int pass = 0; pass < 2; pass++)
         for (int k = 0; k < r->n_conns; k++) {
             conn *c = &r->conns[(r->next + k) % r->n_conns];
@@ -357,6 +360,17 @@ int fnw_redis_send(fnw_redis *r, int argc, const char *const *argv, const size_t
     if (out)
         *out = cmd;
     return 0;
+}
+
+void fnw_redis_pin(fnw_redis *r)
+{
+    r->pinned = NULL;
+    r->pinned = pick(r);
+}
+
+void fnw_redis_unpin(fnw_redis *r)
+{
+    r->pinned = NULL;
 }
 
 void fnw_redis_cancel(fnw_redis_cmd *c)

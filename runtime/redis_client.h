@@ -78,6 +78,14 @@ void fnw_redis_free(fnw_redis *r);
 int fnw_redis_send(fnw_redis *r, int argc, const char *const *argv, const size_t *argvlen,
                    fnw_redis_reply_fn fn, void *user, fnw_redis_cmd **out, fnw_error *err);
 
+/* Between fnw_redis_pin and fnw_redis_unpin every fnw_redis_send goes to
+ * one connection (the one the next send would have picked), so commands
+ * sent together in one loop iteration leave in one write and are answered
+ * in order (a batch). When that connection stops taking commands, sends go
+ * round robin again. */
+void fnw_redis_pin(fnw_redis *r);
+void fnw_redis_unpin(fnw_redis *r);
+
 /* The command's callback will not run. Its reply, if it still comes, is
  * swallowed (Redis may still carry the command out). */
 void fnw_redis_cancel(fnw_redis_cmd *c);

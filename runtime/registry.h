@@ -17,7 +17,7 @@ struct fnw_registry {
 };
 
 void fnw_registry_init(fnw_registry *r);           /* empty */
-/* Registers every built-in operation (identity, echo, project). */
+/* Registers every built-in operation (identity, echo, project, redis). */
 void fnw_registry_add_builtins(fnw_registry *r);
 /* NULL and err = "unknown operation 'x'; registered operations: a, b" */
 const fnw_operation *fnw_registry_find(const fnw_registry *r, const char *name, fnw_error *err);

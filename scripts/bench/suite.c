@@ -6,7 +6,8 @@
  *
  * The workloads live by theme: suite_throughput.c (the null-worker ceiling,
  * W1-W7), suite_latency.c (W8, W10), suite_memory.c (W9), suite_scaling.c
- * (W11, instructions per record); suite_common.c holds what they share and
+ * (W11, instructions per record), suite_redis.c (W12, the redis operation
+ * against redis-benchmark); suite_common.c holds what they share and
  * suite_internal.h declares it, with the conventions every workload keeps.
  * Bundles are 1M records for the throughput runs (Flink: 100k-1M, 1 s).
  */
@@ -49,6 +50,8 @@ void bench_suite_run(bench_suite *s)
         suite_w10(s);
     if (suite_selected(s, "W11"))
         suite_w11(s);
+    if (suite_selected(s, "W12"))
+        suite_w12(s);
     if (s->ipr)
         suite_instructions(s);
 }

@@ -64,7 +64,7 @@ bench_row *suite_find_row(bench_suite *s, const char *id);
 void suite_plot_point(bench_suite *s, const char *label, double rate, double ceiling);
 
 /* The workloads (suite_throughput.c, suite_latency.c, suite_memory.c,
- * suite_scaling.c). Each adds its rows to s->rep. */
+ * suite_scaling.c, suite_redis.c). Each adds its rows to s->rep. */
 void suite_ceilings(bench_suite *s);
 void suite_w1(bench_suite *s);
 void suite_w2(bench_suite *s);
@@ -78,6 +78,7 @@ void suite_w9_idle(bench_suite *s);
 void suite_w9_flood(bench_suite *s);
 void suite_w10(bench_suite *s);
 void suite_w11(bench_suite *s);
+void suite_w12(bench_suite *s);   /* suite_redis.c */
 void suite_instructions(bench_suite *s);
 
 #endif

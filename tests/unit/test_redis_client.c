@@ -1,6 +1,6 @@
 /* tests/unit/test_redis_client.c — the Redis pool against a real
  * redis-server on 127.0.0.1 (tests/servers/redis.sh): commands and replies,
- * pipelining, AUTH, SELECT, cancel, a server killed mid-pipeline (every
+ * pipelining, pinning a batch to one connection, AUTH, SELECT, cancel, a server killed mid-pipeline (every
  * pending command gets an error), and reconnecting with backoff once it is
  * back. Skips with one line when redis-server is not installed.
  */
@@ -244,6 +244,55 @@ START_TEST(test_pipeline_thousand)
     fnw_redis_stats_get(p.r, &st);
     ck_assert_int_eq(st.up, 4);
     ck_assert_uint_eq(st.pending, 0);
+    pool_free(&p);
+}
+END_TEST
+
+/* Eight CLIENT IDs, pinned or not: the connection ids they report. */
+static int distinct_ids(pool *p, int pinned)
+{
+    rep r[8];
+    memset(r, 0, sizeof r);
+    static const char *const id[] = { "CLIENT", "ID" };
+    if (pinned)
+        fnw_redis_pin(p->r);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(fnw_redis_send(p->r, 2, id, NULL, on_rep, &r[i], NULL, &p->err), 0);
+    if (pinned)
+        fnw_redis_unpin(p->r);
+    int distinct = 0;
+    for (int i = 0; i < 8; i++) {
+        srv_run_until(p->loop, &r[i].called, 20);
+        ck_assert_int_eq(r[i].type, REDIS_REPLY_INTEGER);
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= r[j].integer == r[i].integer;
+        distinct += !seen;
+    }
+    return distinct;
+}
+
+/* Between pin and unpin every command goes down one connection (a batch);
+ * otherwise they go round robin over the four. */
+START_TEST(test_pin_one_connection)
+{
+    fnw_redis_config four = cfg_for(plain_port);
+    four.connections = 4;
+    pool p;
+    pool_init(&p, four);
+    rep r[4];
+    memset(r, 0, sizeof r);
+    static const char *const ping[] = { "PING" };
+    for (int i = 0; i < 4; i++)    /* one per connection: all four are ready after the replies */
+        ck_assert_int_eq(fnw_redis_send(p.r, 1, ping, NULL, on_rep, &r[i], NULL, &p.err), 0);
+    for (int i = 0; i < 4; i++)
+        srv_run_until(p.loop, &r[i].called, 20);
+    fnw_redis_stats st;
+    fnw_redis_stats_get(p.r, &st);
+    ck_assert_int_eq(st.up, 4);
+    ck_assert_int_eq(distinct_ids(&p, 0), 4);
+    ck_assert_int_eq(distinct_ids(&p, 1), 1);
+    ck_assert_int_eq(distinct_ids(&p, 0), 4);      /* unpinned again */
     pool_free(&p);
 }
 END_TEST
@@ -494,6 +543,7 @@ int main(void)
     tcase_add_test(t, test_get_hgetall_mget_binary);
     tcase_add_test(t, test_pipeline_thousand);
     tcase_add_test(t, test_select);
+    tcase_add_test(t, test_pin_one_connection);
     tcase_add_test(t, test_cancel);
     tcase_add_test(t, test_connect_refused);
     tcase_add_test(t, test_free_with_pending);

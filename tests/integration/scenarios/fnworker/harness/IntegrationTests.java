@@ -80,6 +80,7 @@ public final class IntegrationTests {
     s.addAll(MetricsScenarios.scenarios());
     s.addAll(DataPlaneScenarios.scenarios());
     s.addAll(PyFlinkScenarios.scenarios());
+    s.addAll(RedisScenarios.scenarios());
     return s;
   }
 
