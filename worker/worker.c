@@ -596,7 +596,7 @@ static void free_entries(fnw_worker *w)
 
 /* ---- run ------------------------------------------------------------------------------------- */
 
-int fnw_worker_run(const fnw_flags *flags)
+int fnw_worker_run(const fnw_flags *flags, const fnw_registry *ops)
 {
     fnw_worker *w = calloc(1, sizeof *w);
     if (!w)
@@ -624,8 +624,7 @@ int fnw_worker_run(const fnw_flags *flags)
     w->rpc.cq = w->pump.cq;
     w->rpc.worker_id = flags->id;
     w->rpc.log = &w->log;
-    fnw_registry_init(&w->registry);
-    fnw_registry_add_builtins(&w->registry);
+    w->registry = *ops;
     ev_timer_init(&w->idle_timer, idle_cb, 0.2, 0);
     w->idle_timer.data = w;
     ev_timer_init(&w->retry_timer, provision_retry_cb, 0.2, 0);
