@@ -331,11 +331,36 @@ START_TEST(test_capacity_bounds_calls_on_threads)
 }
 END_TEST
 
+static void nop_invoke(void *state, fnw_call *call)
+{
+}
+
+START_TEST(test_registry_checks_blocking_tables)
+{
+    fnw_registry r;
+    fnw_error err;
+    fnw_registry_init(&r);
+    ck_assert_msg(fnw_registry_add(&r, &blk_op, &err) == 0, "%s", err.msg);   /* no cancel needed */
+    fnw_operation both = blk_op;
+    both.name = "both";
+    both.invoke = nop_invoke;
+    ck_assert_int_eq(fnw_registry_add(&r, &both, &err), -1);
+    ck_assert_msg(strstr(err.msg, "both invoke and invoke_blocking"), "%s", err.msg);
+    fnw_operation sync = blk_op;
+    sync.name = "sync";
+    sync.sync = 1;
+    ck_assert_int_eq(fnw_registry_add(&r, &sync, &err), -1);
+    ck_assert_msg(strstr(err.msg, "blocking and cannot be synchronous"), "%s", err.msg);
+    ck_assert_uint_eq(r.count, 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("blocking");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_registry_checks_blocking_tables);
     tcase_add_test(tc, test_ordered_results_whatever_the_finish_order);
     tcase_add_test(tc, test_timeout_while_a_thread_works);
     tcase_add_test(tc, test_retry_runs_on_a_thread_again);
