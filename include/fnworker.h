@@ -395,8 +395,8 @@ int fnw_registry_add(fnw_registry *r, const fnw_operation *op, fnw_error *err);
  *
  * The worker loads every *.so of its plugins directory (--plugins-dir, or
  * FNW_PLUGINS_DIR, or plugins/ beside the executable) at start, in name
- * order, reads abi_version before anything else, and calls init once on
- * the loop thread. A plugin built for another ABI version, without the
+ * order, reads abi_version before anything else, and calls init once, on
+ * the thread that later runs the loop, before the loop exists. A plugin built for another ABI version, without the
  * entry point, whose init fails or that registers a name already taken
  * stops the worker at start. fnworker resolves the functions of this
  * header for the plugin; link the plugin with the libraries it uses
