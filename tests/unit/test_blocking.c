@@ -90,8 +90,23 @@ static const fnw_operation blk_op = {
     .invoke_blocking = blk_invoke,
 };
 
+/* A fresh control block (tests may share a process: CK_FORK=no). */
+static void ctl_reset(void)
+{
+    pthread_mutex_lock(&ctl.mu);
+    ctl.gate_open = 0;
+    memset(ctl.released, 0, sizeof ctl.released);
+    memset(ctl.fail_first_attempt, 0, sizeof ctl.fail_first_attempt);
+    memset(ctl.attempts, 0, sizeof ctl.attempts);
+    memset(ctl.finished_v, 0, sizeof ctl.finished_v);
+    ctl.running = ctl.max_running = ctl.started = ctl.finished = 0;
+    ctl.closes = ctl.running_at_close = ctl.unfinished_at_close = 0;
+    pthread_mutex_unlock(&ctl.mu);
+}
+
 static void b_init(harness *h, size_t threads)
 {
+    ctl_reset();
     fnw_blocking_pool_configure(threads);
     h_init(h);
     ck_assert_msg(fnw_registry_add(&h->reg, &blk_op, &h->err) == 0, "%s", h->err.msg);
