@@ -1,5 +1,5 @@
 # fnworker: one entry point.
-#   make            build build/fnworker (and the unit tests' library)
+#   make            build build/fnworker, the example plugins (build/plugins/) and the unit tests' library
 #   make demo       install what is missing, build, run a real job through the worker
 #   make check      install what is missing, build, run every unit and integration test
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
@@ -21,7 +21,13 @@ CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
 # hiredis and libcurl (the service clients, runtime/redis_client.c and
 # runtime/http_client.c) through pkg-config when it knows them.
 SVC_LIBS := $(shell pkg-config --libs hiredis libcurl 2>/dev/null || echo -lhiredis -lcurl)
-LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson $(SVC_LIBS) -lpthread -lm
+LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson $(SVC_LIBS) -lpthread -lm -ldl
+# The functions of include/fnworker.h are exported to plugins: listed in
+# include/fnworker.sym, each linked in from libfnw.a even when nothing in the
+# worker calls it (tests/check_exports.sh checks the list against the header).
+comma := ,
+API_SYMS := $(shell sed -n 's/^ *\(fnw_[a-z0-9_]*\);$$/\1/p' include/fnworker.sym)
+EXPORT_LDFLAGS := -Wl,--dynamic-list=include/fnworker.sym $(addprefix -Wl$(comma)--undefined=,$(API_SYMS))
 ifneq ($(SANITIZE),)
 CFLAGS   += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -35,8 +41,8 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize valgrind bench bench-tools bench-smoke clean harness
-all: $(BUILD)/fnworker
+.PHONY: all deps demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize valgrind bench bench-tools bench-smoke clean harness plugins
+all: $(BUILD)/fnworker plugins
 
 deps: $(BUILD)/.deps
 $(BUILD)/.deps: scripts/install-deps.sh
@@ -63,14 +69,36 @@ $(BUILD)/libfnw.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/fnworker: $(BUILD)/obj/worker/main.o $(BUILD)/libfnw.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/fnworker: $(BUILD)/obj/worker/main.o $(BUILD)/libfnw.a include/fnworker.sym
+	$(CC) $(LDFLAGS) $(EXPORT_LDFLAGS) -o $@ $(filter-out %.sym,$^) $(LDLIBS)
+
+# ---- plugins: built against include/ alone, as a plugin outside the tree is ---
+PLUGIN_CFLAGS := -Iinclude -std=c11 $(OPT) $(WARN) -fPIC -shared $(filter -fsanitize%,$(CFLAGS))
+EXAMPLE_PLUGINS := $(BUILD)/plugins/dns.so $(BUILD)/plugins/sha256.so
+plugins: $(EXAMPLE_PLUGINS)
+$(BUILD)/plugins/dns.so: examples/plugins/dns.c include/fnworker.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) -o $@ $< -lcares -lev
+$(BUILD)/plugins/sha256.so: examples/plugins/sha256.c include/fnworker.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) -o $@ $< -lcrypto -lpthread
+# The loader's test plugins (tests/unit/plugin_so/), one .so each.
+TEST_PLUGINS := $(patsubst tests/unit/plugin_so/%.c,$(BUILD)/tests/plugins/%.so,$(wildcard tests/unit/plugin_so/*.c))
+$(BUILD)/tests/plugins/%.so: tests/unit/plugin_so/%.c include/fnworker.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) -o $@ $<
 
 # ---- unit tests (Check) ------------------------------------------------------
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< \
 	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
+
+# The loader's test loads real plugins, so it exports the API as the worker does.
+$(BUILD)/tests/test_plugins: tests/unit/test_plugins.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a $(TEST_PLUGINS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DFNW_TEST_PLUGINS='"$(BUILD)/tests/plugins"' $(shell pkg-config --cflags check) \
+	  -o $@ $< $(LDFLAGS) $(EXPORT_LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
 
 # The operation API test runs an operation (tests/unit/plugin/) compiled with
 # include/ alone on the include path, as an operation built outside the tree is.
@@ -84,8 +112,9 @@ $(BUILD)/tests/test_operation_api: tests/unit/test_operation_api.c $(PLUGIN_OBJ)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< $(PLUGIN_OBJ) $(TEST_SUPPORT) \
 	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
 
-unit: $(UNIT_BIN)
+unit: $(UNIT_BIN) $(BUILD)/fnworker
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; CK_DEFAULT_TIMEOUT=30 $$t; done
+	@echo "== tests/check_exports.sh"; sh tests/check_exports.sh $(BUILD)/fnworker
 
 # ---- JVM runner harness --------------------------------------------------------
 harness: $(BUILD)/harness/harness.jar

@@ -34,7 +34,9 @@
  *
  * Threads: everything runs on one thread, the libev loop (env->loop), so
  * timers and I/O watchers an operation starts there need no locks. Never
- * block the loop.
+ * block the loop. An operation that wraps a synchronous library sets
+ * invoke_blocking instead of invoke: fnworker runs it on a bounded pool of
+ * threads (see "blocking operations" below).
  *
  * Outputs: in per-element mode every emit for input 0 is one output record
  * (zero emits = an empty result). In batch mode emit(i, ...) gives input i
@@ -271,6 +273,7 @@ int fnw_options_choice(const fnw_options *o, const char *key, const char *const 
 
 /* ---- the operation table ------------------------------------------------------ */
 typedef struct fnw_call fnw_call;
+typedef struct fnw_blocking_call fnw_blocking_call;
 
 /* What open() gets. The struct and the options are valid during open()
  * only (copy what you keep); loop and the types stay valid until close(). */
@@ -311,8 +314,13 @@ typedef struct fnw_operation {
      * result of a timed-out call synchronously with fnw_call_emit*, then
      * return 0; return -1 with err set to fail the bundle. */
     int (*on_timeout)(void *state, fnw_call *call, fnw_error *err);
-    /* Required unless sync: see "cancel" at the top. */
+    /* Required unless sync or blocking: see "cancel" at the top. */
     void (*cancel)(void *state, fnw_call *call);
+    /* Blocking mode, instead of invoke (leave invoke, cancel and sync
+     * unset): runs on one of fnworker's pool threads, may block, and reads
+     * and writes the call only through fnw_blocking_*(). Return 0 to
+     * complete the call, -1 to fail it (fnw_blocking_fail says why). */
+    int (*invoke_blocking)(void *state, fnw_blocking_call *bc);
 } fnw_operation;
 
 /* ---- the call ------------------------------------------------------------------ */
@@ -338,12 +346,71 @@ int fnw_call_emit_value(fnw_call *c, size_t i, const fnw_value *v, fnw_error *er
 void fnw_call_complete(fnw_call *c);
 void fnw_call_fail(fnw_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- blocking operations ---------------------------------------------------------
+ * invoke_blocking runs on a pool thread (worker flag --blocking-threads,
+ * default 4; at most the spec's capacity calls of one transform at once).
+ * The fnw_blocking_call is the call's own copy: its inputs, its arena and
+ * its outputs belong to that thread until invoke_blocking returns, so these
+ * functions need no locks. Never touch the loop, a fnw_call or anything
+ * else fnworker owns from there; per-instance state shared between calls
+ * is yours to lock. Outputs are handed to the loop when invoke_blocking
+ * returns, and then ordered, timed out and retried like any call's. A call
+ * that timed out or was cancelled still runs to its end (threads are never
+ * interrupted); its result is dropped. A retry runs invoke_blocking again
+ * with a fresh fnw_blocking_call. The call, its arena and the values
+ * decoded into it live until invoke_blocking returns. */
+size_t fnw_blocking_size(const fnw_blocking_call *bc);                        /* inputs */
+const fnw_record *fnw_blocking_input(const fnw_blocking_call *bc, size_t i);  /* NULL out of range */
+int fnw_blocking_attempt(const fnw_blocking_call *bc);                        /* 1 on the first */
+fnw_arena *fnw_blocking_arena(fnw_blocking_call *bc);
+/* Decodes input i (memory from the call's arena). */
+int fnw_blocking_decode(fnw_blocking_call *bc, size_t i, fnw_value *out, fnw_error *err);
+/* One output for input i, as fnw_call_emit (copied; -1 when i is out of
+ * range or out of memory). */
+int fnw_blocking_emit(fnw_blocking_call *bc, size_t i, const uint8_t *data, size_t len);
+/* One output for input i, encoded from a value with the output type. */
+int fnw_blocking_emit_value(fnw_blocking_call *bc, size_t i, const fnw_value *v, fnw_error *err);
+/* Sets the call's failure message; returns -1, so invoke_blocking can
+ * `return fnw_blocking_fail(bc, ...)`. */
+int fnw_blocking_fail(fnw_blocking_call *bc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* ---- registration ---------------------------------------------------------------- */
 typedef struct fnw_registry fnw_registry;
 
 /* Adds op under op->name; op must outlive the registry. Fails when op has no
- * name or no invoke, is asynchronous without cancel, its name is taken, or
- * the registry is full. */
+ * name, has neither invoke nor invoke_blocking (or both), is asynchronous
+ * without cancel, is blocking and sync, its name is taken, or the registry
+ * is full. */
 int fnw_registry_add(fnw_registry *r, const fnw_operation *op, fnw_error *err);
+
+/* ---- plugins ------------------------------------------------------------------------
+ * A plugin is a shared object (cc -shared -fPIC -I<fnworker>/include) that
+ * defines its entry point once with FNW_PLUGIN_DEFINE:
+ *
+ *     static int init(fnw_registry *r, fnw_error *err)
+ *     {
+ *         return fnw_registry_add(r, &my_op, err);
+ *     }
+ *     FNW_PLUGIN_DEFINE("my-plugin", init);
+ *
+ * The worker loads every *.so of its plugins directory (--plugins-dir, or
+ * FNW_PLUGINS_DIR, or plugins/ beside the executable) at start, in name
+ * order, reads abi_version before anything else, and calls init once, on
+ * the thread that later runs the loop, before the loop exists. A plugin built for another ABI version, without the
+ * entry point, whose init fails or that registers a name already taken
+ * stops the worker at start. fnworker resolves the functions of this
+ * header for the plugin; link the plugin with the libraries it uses
+ * itself (libev for watchers). Operations stay registered until the
+ * process ends; a plugin is never unloaded. */
+typedef struct fnw_plugin {
+    int abi_version;        /* FNW_ABI_VERSION when the plugin was built; always first */
+    const char *name;       /* for the log and messages */
+    int (*init)(fnw_registry *r, fnw_error *err);
+} fnw_plugin;
+
+#define FNW_PLUGIN_SYMBOL "fnw_plugin_v1"
+#define FNW_PLUGIN_DEFINE(plugin_name, init_fn)                                 \
+    __attribute__((visibility("default"))) extern const fnw_plugin fnw_plugin_v1; \
+    const fnw_plugin fnw_plugin_v1 = { FNW_ABI_VERSION, (plugin_name), (init_fn) }
 
 #endif

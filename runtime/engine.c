@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "runtime/batcher.h"
+#include "runtime/blocking_op.h"
 #include "runtime/call.h"
 #include "runtime/engine.h"
 #include "runtime/entry.h"
@@ -30,6 +31,7 @@ struct fnw_engine {
     const fnw_operation *op;
     void *op_state;
     int op_open;
+    fnw_blocking_op *blocking;  /* a blocking operation's wrapper, else NULL */
     fnw_spec spec;
     fnw_op_env env;
     char *transform_id;
@@ -276,8 +278,8 @@ static void call_setup_init(fnw_engine *e)
     cs->cb = &call_callbacks;
     cs->user = e;
     cs->loop = e->loop;
-    cs->op = e->op;
-    cs->op_state = e->op_state;
+    cs->op = e->blocking ? fnw_blocking_op_table(e->blocking) : e->op;
+    cs->op_state = e->blocking ? (void *)e->blocking : e->op_state;
     cs->input_type = e->env.input_type;
     cs->output_type = e->env.output_type;
     cs->scratch = &e->scratch;
@@ -395,15 +397,6 @@ static void cleanup(fnw_engine *e)
 
 /* ---- public API ------------------------------------------------------------------- */
 
-static int create_check(const fnw_operation *op, fnw_error *err)
-{
-    if (!op->invoke)
-        return fnw_error_set(err, "operation '%s' has no invoke function", op->name);
-    if (!op->sync && !op->cancel)
-        return fnw_error_set(err, "operation '%s' is asynchronous but has no cancel function", op->name);
-    return 0;
-}
-
 int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op,
                       const fnw_spec *spec, const fnw_op_env *env,
                       fnw_engine **out, fnw_error *err)
@@ -412,7 +405,7 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op,
     if (!loop || !op || !spec || !op->name)
         return fnw_error_set(err, "fnw_engine_new: loop, operation and spec are required");
     fnw_spec s = *spec;
-    if (fnw_spec_validate(&s, err) != 0 || create_check(op, err) != 0)
+    if (fnw_spec_validate(&s, err) != 0 || fnw_operation_check(op, err) != 0)
         return -1;
     fnw_engine *e = calloc(1, sizeof *e);
     if (!e)
@@ -450,6 +443,12 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op,
     }
     e->op_open = 1;
     e->env.options = NULL;   /* only valid during open */
+    if (op->invoke_blocking &&
+        !(e->blocking = fnw_blocking_op_new(loop, op, e->op_state, e->env.input_type, e->env.output_type,
+                                            (size_t)e->spec.capacity, fnw_blocking_pool_shared(), err))) {
+        engine_free(e);
+        return -1;
+    }
     call_setup_init(e);
     if (e->direct_mode && !(e->direct = fnw_call_new_direct(&e->call_setup))) {
         engine_free(e);
@@ -467,6 +466,7 @@ static void engine_free(fnw_engine *e)
     cleanup(e);
     if (e->has_batcher)
         fnw_batcher_free(&e->batcher);
+    fnw_blocking_op_free(e->blocking);      /* waits for calls still on a thread */
     if (e->op_open && e->op->close)
         e->op->close(e->op_state);
     fnw_call_pool_free(&e->calls);

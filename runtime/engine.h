@@ -23,6 +23,11 @@
  *
  * Batch mode: a batch holds at most min(batch_size, capacity) inputs, so a
  * full queue never waits for a batch that cannot fill.
+ *
+ * Blocking operations (invoke_blocking) run like asynchronous ones: the
+ * engine wraps the opened instance (runtime/blocking_op.h) and their calls
+ * run on the process's blocking pool; freeing the engine waits for the
+ * calls still on a thread.
  */
 #ifndef FNW_ENGINE_H
 #define FNW_ENGINE_H

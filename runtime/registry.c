@@ -24,16 +24,30 @@ int fnw_registry_add(fnw_registry *r, const fnw_operation *op, fnw_error *err)
 {
     if (!op || !op->name || !op->name[0])
         return fnw_error_set(err, "cannot register an operation without a name");
-    if (!op->invoke)
-        return fnw_error_set(err, "operation '%s' has no invoke function", op->name);
-    if (!op->sync && !op->cancel)
-        return fnw_error_set(err, "operation '%s' is asynchronous but has no cancel function", op->name);
+    if (fnw_operation_check(op, err) != 0)
+        return -1;
     if (lookup(r, op->name))
         return fnw_error_set(err, "operation '%s' is already registered", op->name);
     if (r->count >= FNW_REGISTRY_MAX)
         return fnw_error_set(err, "cannot register operation '%s': the registry holds at most %d operations",
                              op->name, FNW_REGISTRY_MAX);
     r->ops[r->count++] = op;
+    return 0;
+}
+
+int fnw_operation_check(const fnw_operation *op, fnw_error *err)
+{
+    if (op->invoke_blocking) {
+        if (op->invoke)
+            return fnw_error_set(err, "operation '%s' has both invoke and invoke_blocking; set one", op->name);
+        if (op->sync)
+            return fnw_error_set(err, "operation '%s' is blocking and cannot be synchronous", op->name);
+        return 0;
+    }
+    if (!op->invoke)
+        return fnw_error_set(err, "operation '%s' has no invoke function", op->name);
+    if (!op->sync && !op->cancel)
+        return fnw_error_set(err, "operation '%s' is asynchronous but has no cancel function", op->name);
     return 0;
 }
 

@@ -8,10 +8,16 @@
 # exception when a worker fails to start, so it must hold this launch only),
 # and runs in $_PYTHON_WORKING_DIR (when set); then it execs fnworker with the
 # same arguments, so the worker keeps this process id and gets Flink's SIGTERM.
-# The worker is $FNWORKER_BIN, or fnworker next to this script.
+# The worker is $FNWORKER_BIN, or fnworker next to this script. Operation
+# plugins come from $FNW_PLUGINS_DIR, or plugins/ next to this script when
+# that exists (else the worker looks beside its own executable).
 set -eu
 here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
 bin=${FNWORKER_BIN:-$here/fnworker}
+if [ -z "${FNW_PLUGINS_DIR+set}" ] && [ -d "$here/plugins" ]; then
+  FNW_PLUGINS_DIR=$here/plugins
+  export FNW_PLUGINS_DIR
+fi
 if [ -n "${BOOT_LOG_DIR:-}" ]; then
   log="$BOOT_LOG_DIR/flink-python-udf-boot.log"
   fifo_dir=$(mktemp -d "${TMPDIR:-/tmp}/fnworker-boot.XXXXXX" 2>/dev/null) || fifo_dir=

@@ -33,6 +33,17 @@ static int parse_double(const char *name, const char *v, double min, double *out
     return 0;
 }
 
+static int parse_threads(const char *v, size_t *out, fnw_error *err)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < 1 || n > 256)
+        return fnw_error_set(err, "--blocking-threads: '%s' is not a whole number from 1 to 256", v);
+    *out = (size_t)n;
+    return 0;
+}
+
 static int parse_level(const char *v, fnw_level *out, fnw_error *err)
 {
     if (fnw_level_parse(v, out) < 0)
@@ -68,6 +79,7 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
     f->flush_bytes = 1000000;
     f->flush_ms = 5;
     f->early_data_ttl_s = 30;
+    f->blocking_threads = 4;
     f->semi_persist_dir = "/tmp";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -95,6 +107,7 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
         STR_FLAG("--logging_endpoint", logging_endpoint)
         STR_FLAG("--artifact_endpoint", artifact_endpoint)
         STR_FLAG("--control_endpoint", control_endpoint)
+        STR_FLAG("--plugins-dir", plugins_dir)
 #undef STR_FLAG
         if ((r = take_value(a, "--log-level", &i, argc, argv, &v, err)) != 0 ||
             (r = take_value(a, "--log_level", &i, argc, argv, &v, err)) != 0) {
@@ -122,6 +135,11 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
         }
         if ((r = take_value(a, "--early-data-ttl", &i, argc, argv, &v, err)) != 0) {
             if (r < 0 || parse_double("early-data-ttl", v, 0.1, &f->early_data_ttl_s, err) < 0)
+                return -1;
+            continue;
+        }
+        if ((r = take_value(a, "--blocking-threads", &i, argc, argv, &v, err)) != 0) {
+            if (r < 0 || parse_threads(v, &f->blocking_threads, err) < 0)
                 return -1;
             continue;
         }
@@ -167,5 +185,8 @@ void fnw_flags_usage(const char *prog)
            "  --flush-ms=MS              send buffered output at most this late (default 5)\n"
            "  --early-data-ttl=SECONDS   keep input that arrives before its process_bundle this long\n"
            "                             (default 30; it is bounded to 4 MiB per instruction, 8 MiB in all)\n"
+           "  --plugins-dir=DIR          load operation plugins (*.so) from DIR (default: $FNW_PLUGINS_DIR,\n"
+           "                             else plugins/ beside this executable; empty: none)\n"
+           "  --blocking-threads=N       threads for blocking operations (default 4)\n"
            "  --help, --version\n", prog);
 }

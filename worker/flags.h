@@ -27,6 +27,8 @@ typedef struct fnw_flags {
     size_t flush_bytes;             /* default 1,000,000 */
     double flush_ms;                /* default 5 */
     double early_data_ttl_s;        /* default 30: data before its process_bundle waits this long */
+    const char *plugins_dir;        /* --plugins-dir; NULL when not given */
+    size_t blocking_threads;        /* --blocking-threads, default 4 */
     int help, version;
     const char *unknown[FNW_FLAGS_MAX_UNKNOWN];
     char control_buf[512], logging_buf[512];   /* urls read from the environment */

@@ -407,8 +407,6 @@ static void worker_setup(fnw_worker *w)
     fnw_pump_start(&w->pump, &w->mailbox);
     fnw_rpc_log_sink sink = fnw_log_rpc_sink(&w->log);
     fnw_rpc_init(&w->rpc, fnw_pump_cq(&w->pump), w->flags->id, &sink);
-    fnw_registry_init(&w->registry);
-    fnw_registry_add_builtins(&w->registry);
     fnw_descriptors_init(&w->descriptors, &w->registry, &w->log, &descriptor_events, w);
     fnw_boot_init(&w->boot, w->loop, w->flags, &w->log, &w->rpc, &boot_events, w);
     ev_timer_init(&w->idle_timer, idle_cb, 0.2, 0);
@@ -431,7 +429,7 @@ static void worker_teardown(fnw_worker *w)
     fnw_mailbox_free(&w->mailbox);
 }
 
-int fnw_worker_run(const fnw_flags *flags)
+int fnw_worker_run(const fnw_flags *flags, const fnw_registry *ops)
 {
     fnw_worker *w = calloc(1, sizeof *w);
     if (!w)
@@ -443,6 +441,7 @@ int fnw_worker_run(const fnw_flags *flags)
     grpc_init();
     w->loop = ev_default_loop(EVFLAG_AUTO);
     w->flags = flags;
+    w->registry = *ops;
     fnw_log_init(&w->log, w->loop, flags->level);
     fnw_data_config dc = {flags->flush_bytes, flags->flush_ms, 0, flags->connect_timeout_s, {0}};
     dc.early.early_ttl_s = flags->early_data_ttl_s;

@@ -12,11 +12,13 @@
 #ifndef FNW_WORKER_H
 #define FNW_WORKER_H
 
+#include "runtime/registry.h"
 #include "worker/flags.h"
 
 #define FNW_VERSION "0.1.0"
 
-/* Runs until the worker stops; returns the process exit code. */
-int fnw_worker_run(const fnw_flags *flags);
+/* Runs until the worker stops with the operations of ops (copied);
+ * returns the process exit code. */
+int fnw_worker_run(const fnw_flags *flags, const fnw_registry *ops);
 
 #endif

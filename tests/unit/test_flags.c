@@ -45,6 +45,28 @@ START_TEST(early_data_ttl)
 }
 END_TEST
 
+START_TEST(plugins_dir_and_blocking_threads)
+{
+    fnw_flags f;
+    fnw_error err;
+    const char *dflt[] = {"fnworker", "--id=1", "--provision_endpoint=h:1"};
+    ck_assert_int_eq(parse(&f, &err, 3, dflt), 0);
+    ck_assert_ptr_null(f.plugins_dir);
+    ck_assert_uint_eq(f.blocking_threads, 4);
+    const char *ok[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--plugins-dir=/opt/p",
+                        "--blocking-threads", "16"};
+    ck_assert_int_eq(parse(&f, &err, 6, ok), 0);
+    ck_assert_str_eq(f.plugins_dir, "/opt/p");
+    ck_assert_uint_eq(f.blocking_threads, 16);
+    ck_assert_int_eq((int)f.n_unknown, 0);
+    const char *bad[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--blocking-threads=0"};
+    ck_assert_int_eq(parse(&f, &err, 4, bad), -1);
+    ck_assert_msg(strstr(err.msg, "--blocking-threads: '0'") != NULL, "%s", err.msg);
+    const char *frac[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--blocking-threads=2.5"};
+    ck_assert_int_eq(parse(&f, &err, 4, frac), -1);
+}
+END_TEST
+
 START_TEST(older_five_flag_form_and_spaces)
 {
     const char *argv[] = {"fnworker", "--id", "7", "--logging_endpoint=localhost:1",
@@ -148,6 +170,7 @@ int main(void)
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, beam_process_environment_form);
     tcase_add_test(tc, early_data_ttl);
+    tcase_add_test(tc, plugins_dir_and_blocking_threads);
     tcase_add_test(tc, older_five_flag_form_and_spaces);
     tcase_add_test(tc, unknown_flags_are_kept_for_a_warning);
     tcase_add_test(tc, missing_and_malformed_values_are_named);

@@ -36,7 +36,7 @@ static void counted_invoke(void *state, fnw_call *call)
 }
 
 static const fnw_operation counted = {"counted", "counts its instances", FNW_OUTPUT_SAME_AS_INPUT, 1,
-                                      counted_open, counted_close, counted_invoke, NULL, NULL};
+                                      counted_open, counted_close, counted_invoke, NULL, NULL, NULL};
 
 typedef struct fixture {
     struct ev_loop *loop;
