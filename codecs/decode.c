@@ -27,7 +27,10 @@ static fnw_value *alloc_items(const fnw_ser_rd *r, const uint8_t *at, const fnw_
     }
     fnw_value *items = n > SIZE_MAX / sizeof *items ? NULL : fnw_arena_alloc(r->arena, (size_t)n * sizeof *items);
     if (!items)
-        fnw_ser_fail(r, at, t, "arena limit reached allocating %llu values", (unsigned long long)n);
+        fnw_ser_fail(r, at, t, "arena limit reached allocating %llu values (a value may take at most %zu "
+                     "bytes of memory to decode, 64 KiB plus %u per input byte)",
+                     (unsigned long long)n, fnw_ser_decode_budget(FNW_SER_LEFT(r, r->base)),
+                     FNW_SER_DECODE_BYTES_PER_INPUT_BYTE);
     return items;
 }
 
@@ -290,7 +293,16 @@ int fnw_ser_decode(const fnw_type *t, const uint8_t *p, size_t n, fnw_arena *a,
     if (!p)
         p = fnw_ser_empty_input, n = 0;
     fnw_ser_rd r = { .base = p, .end = p + n, .arena = a, .err = err };
+    /* the decode budget: the arena may not grow by more than this for one value */
+    size_t limit = a ? a->limit : 0;
+    if (a) {
+        size_t budget = fnw_ser_decode_budget(n);
+        if (budget < a->limit - a->used_total)
+            a->limit = a->used_total + budget;
+    }
     const uint8_t *q = dec_value(t, p, &r, out, 1);
+    if (a)
+        a->limit = limit;
     if (!q)
         return -1;
     if (used)

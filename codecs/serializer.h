@@ -46,7 +46,17 @@ int fnw_ser_skip_generic(const fnw_type *t, const uint8_t *p, size_t n, size_t *
 
 /* Decodes one value; strings/blobs point into p, containers come from a
  * (a may be NULL for types without containers). Accepts exactly what
- * fnw_ser_skip accepts. */
+ * fnw_ser_skip accepts, except a value whose decoded form would take more
+ * than fnw_ser_decode_budget(n) bytes of the arena: zero-width elements
+ * (e.g. LIST<LIST<TUPLE<>>>) cost no input bytes, so without this bound 164
+ * input bytes could cost a gigabyte. Such a value fails with "arena limit
+ * reached", naming the budget. */
+#define FNW_SER_DECODE_BYTES_PER_INPUT_BYTE 256u
+static inline size_t fnw_ser_decode_budget(size_t n)
+{
+    size_t per = FNW_SER_DECODE_BYTES_PER_INPUT_BYTE;
+    return n > (SIZE_MAX - 65536) / per ? SIZE_MAX : 65536 + n * per;
+}
 int fnw_ser_decode(const fnw_type *t, const uint8_t *p, size_t n, fnw_arena *a,
                    fnw_value *out, size_t *used, fnw_error *err);
 

@@ -295,6 +295,42 @@ START_TEST(decode_arena_limit_fails_with_the_count)
 }
 END_TEST
 
+/* Zero-width elements cost no input: 164 bytes of LIST<LIST<TUPLE<>>> (40
+ * lists of 2^20 empty tuples) pass skip at once, and decode must refuse
+ * them at once, within its budget, rather than build a gigabyte of values;
+ * the arena's own limit is back as it was afterwards. */
+START_TEST(decode_budget_bounds_zero_width_amplification)
+{
+    fnw_type *t = T1(FNW_LIST, T1(FNW_LIST, TN(FNW_TUPLE, 0)));
+    uint8_t b[4 + 40 * 4] = { 0, 0, 0, 40 };
+    for (int i = 0; i < 40; i++)
+        b[4 + 4 * i + 1] = 0x10;   /* 00 10 00 00 = 1,048,576 */
+    fnw_error perr;
+    fnw_skip_program *sp = fnw_skip_program_new(t, &perr);
+    ck_assert_ptr_nonnull(sp);
+    size_t used = 0;
+    fnw_error err = { "" };
+    ck_assert_int_eq(fnw_ser_skip(sp, b, sizeof b, &used, &err), 0);
+    ck_assert_uint_eq(used, sizeof b);
+    fnw_arena big;
+    fnw_arena_init(&big, 4096, 0);
+    size_t limit = big.limit;
+    fnw_value v;
+    ck_assert_int_eq(fnw_ser_decode(t, b, sizeof b, &big, &v, &used, &err), -1);
+    ck_assert_msg(strstr(err.msg, "arena limit reached allocating 1048576 values") &&
+                  strstr(err.msg, "64 KiB plus 256 per input byte"), "message: %s", err.msg);
+    ck_assert_uint_le(big.used_total, fnw_ser_decode_budget(sizeof b));
+    ck_assert_uint_eq(big.limit, limit);
+    /* a value within the budget still decodes: 1,000 empty tuples */
+    uint8_t ok[4 + 4] = { 0, 0, 0, 1, 0, 0, 0x03, 0xe8 };
+    ck_assert_int_eq(fnw_ser_decode(t, ok, sizeof ok, &big, &v, &used, &err), 0);
+    ck_assert_uint_eq(v.u.items[0].count, 1000);
+    fnw_arena_free(&big);
+    fnw_skip_program_free(sp);
+    fnw_type_free(t);
+}
+END_TEST
+
 START_TEST(decode_needs_a_type)
 {
     fnw_value v;
@@ -354,6 +390,7 @@ int main(void)
     tcase_add_test(tc1, boolean_any_nonzero_is_true);
     tcase_add_test(tc1, decode_without_arena_fails_for_containers);
     tcase_add_test(tc1, decode_arena_limit_fails_with_the_count);
+    tcase_add_test(tc1, decode_budget_bounds_zero_width_amplification);
     tcase_add_test(tc1, decode_needs_a_type);
     tcase_add_test(tc1, value_copy_outlives_input);
     suite_add_tcase(s, tc1);
