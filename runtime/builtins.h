@@ -9,5 +9,6 @@
 extern const fnw_operation fnw_op_identity;   /* builtin_identity.c */
 extern const fnw_operation fnw_op_echo;       /* builtin_echo.c */
 extern const fnw_operation fnw_op_project;    /* builtin_project.c */
+extern const fnw_operation fnw_op_http;       /* builtin_http.c */
 
 #endif
