@@ -88,6 +88,51 @@ static int parse_url(httpop_state *st, const fnw_options *o, fnw_error *err)
     return 0;
 }
 
+/* A header whose value comes from the environment at open: "env:VAR" (the
+ * whole value) or literal text around one "{env:VAR}" ("Bearer {env:KEY}").
+ * The line is built once; the variable's value is a secret to mask. */
+static int secret_header(httpop_state *st, httpop_header *h, const char *opt, const char *value, fnw_error *err)
+{
+    const char *before = "", *after = "";
+    size_t blen = 0, vlen;
+    const char *var;
+    if (has_prefix(value, "env:")) {
+        var = value + 4;
+        vlen = strlen(var);
+    } else {
+        const char *at = strstr(value, "{env:"), *close = strchr(at, '}');
+        if (!close || strpbrk(close + 1, "{}") || memchr(value, '{', (size_t)(at - value)) ||
+            memchr(value, '}', (size_t)(at - value)))
+            return fnw_error_set(err, "option '%s': a value from the environment is 'env:VAR' or text around "
+                                 "one {env:VAR} (e.g. 'Bearer {env:API_KEY}'), without other braces", opt);
+        before = value;
+        blen = (size_t)(at - value);
+        var = at + 5;
+        vlen = (size_t)(close - var);
+        after = close + 1;
+    }
+    char name[256];
+    if (vlen == 0 || vlen >= sizeof name)
+        return fnw_error_set(err, "option '%s': no environment variable name after 'env:'", opt);
+    memcpy(name, var, vlen);
+    name[vlen] = '\0';
+    const char *secret = getenv(name);
+    if (!secret)
+        return fnw_error_set(err, "option '%s': environment variable '%s' is not set (the header's value is "
+                             "read from it when the operation opens)", opt, name);
+    if (strpbrk(secret, "\r\n") || strpbrk(before, "\r\n") || strpbrk(after, "\r\n"))
+        return fnw_error_set(err, "option '%s': the value (or environment variable '%s') holds CR or LF", opt,
+                             name);
+    size_t n = strlen(h->name) + blen + strlen(secret) + strlen(after) + 3;
+    if (!(h->line = malloc(n)))
+        return fnw_error_set(err, "out of memory");
+    int at = snprintf(h->line, n, "%s: %.*s", h->name, (int)blen, before);
+    snprintf(h->line + at, n - (size_t)at, "%s%s", secret, after);
+    if (*secret && st->n_secrets < HTTPOP_MAX_SECRETS)
+        st->secrets[st->n_secrets++] = strdup(secret);   /* NULL: not masked, still sent */
+    return 0;
+}
+
 static int add_header(httpop_state *st, const char *name, const char *value, fnw_error *err)
 {
     if (!fnw_httpop_header_name_ok(name))
@@ -101,21 +146,8 @@ static int add_header(httpop_state *st, const char *name, const char *value, fnw
         st->add_content_type = 0;
     char opt[160];
     snprintf(opt, sizeof opt, "header.%s", name);
-    if (has_prefix(value, "env:")) {
-        const char *var = value + 4, *secret = getenv(var);
-        if (!*var || !secret)
-            return fnw_error_set(err, "option '%s': environment variable '%.100s' is not set (the header's "
-                                 "value is read from it when the operation opens)", opt, var);
-        if (strpbrk(secret, "\r\n"))
-            return fnw_error_set(err, "option '%s': environment variable '%.100s' holds CR or LF", opt, var);
-        size_t n = strlen(name) + strlen(secret) + 3;
-        if (!(h->line = malloc(n)))
-            return fnw_error_set(err, "out of memory");
-        snprintf(h->line, n, "%s: %s", name, secret);
-        if (*secret && st->n_secrets < HTTPOP_MAX_SECRETS)
-            st->secrets[st->n_secrets++] = h->line + strlen(name) + 2;
-        return 0;
-    }
+    if (has_prefix(value, "env:") || strstr(value, "{env:"))
+        return secret_header(st, h, opt, value, err);
     if (!(h->value = fnw_tmpl_new(value, st->input_type, FNW_ESCAPE_HEADER, opt, err)))
         return -1;
     if (st->batched && fnw_tmpl_fields(h->value))
@@ -265,6 +297,8 @@ static void http_close(void *state)
         fnw_jptr_free(st->results[k].items);
         fnw_jptr_free(st->results[k].item);
     }
+    for (size_t i = 0; i < st->n_secrets; i++)
+        free(st->secrets[i]);
     free(st->results);
     fnw_outrow_free(st->out);
     free(st->batch_prefix);

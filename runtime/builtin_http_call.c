@@ -182,7 +182,7 @@ static int emit_all(httpop_ctx *x, const json_t *doc, int missing, fnw_error *er
 static void fail_status(httpop_ctx *x, const fnw_http_response *resp, int64_t delay_ms)
 {
     char excerpt[HTTPOP_EXCERPT * 4 + 8];
-    fnw_httpop_excerpt(resp->body, resp->body_len, x->st->secrets, x->st->n_secrets, excerpt, sizeof excerpt);
+    fnw_httpop_excerpt(resp->body, resp->body_len, (const char *const *)x->st->secrets, x->st->n_secrets, excerpt, sizeof excerpt);
     fnw_call_fail_after(x->call, delay_ms, "%s: HTTP status %ld%s; body %s", x->what, resp->status,
                         delay_ms > 0 ? " (retry after the server's Retry-After)" : "", excerpt);
 }
@@ -196,7 +196,7 @@ static void on_ok(httpop_ctx *x, const fnw_http_response *resp)
         doc = json_loadb(resp->body, resp->body_len, JSON_DECODE_ANY, &jerr);
         if (!doc) {
             char excerpt[HTTPOP_EXCERPT * 4 + 8];
-            fnw_httpop_excerpt(resp->body, resp->body_len, x->st->secrets, x->st->n_secrets, excerpt,
+            fnw_httpop_excerpt(resp->body, resp->body_len, (const char *const *)x->st->secrets, x->st->n_secrets, excerpt,
                                sizeof excerpt);
             fnw_call_fail_after(x->call, FNW_CALL_NO_RETRY, "%s: the response (status %ld) is not JSON: %s; "
                                 "body %s", x->what, resp->status, jerr.text, excerpt);

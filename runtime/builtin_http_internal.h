@@ -29,7 +29,7 @@
 #define HTTPOP_INDEX "{i}"          /* a result pointer's batch index token */
 
 /* One header: a template ("Name: " is literal text in front of it) or a
- * secret read from the environment at open (whole line prebuilt). */
+ * value read from the environment at open (whole line prebuilt). */
 typedef struct httpop_header {
     char *name;
     fnw_tmpl *value;                /* NULL for a secret */
@@ -61,7 +61,7 @@ typedef struct httpop_state {
     fnw_missing on_missing;
     long request_timeout_ms;
     size_t max_response_bytes;
-    const char *secrets[HTTPOP_MAX_SECRETS];
+    char *secrets[HTTPOP_MAX_SECRETS];      /* values from the environment, to mask */
     size_t n_secrets;
     fnw_buf buf;                    /* request text under construction */
     fnw_buf body_buf;

@@ -125,7 +125,7 @@ httpop_status fnw_httpop_classify(long status)
 static void mask_secrets(char *b, size_t n, const char *const *secrets, size_t n_secrets)
 {
     for (size_t k = 0; k < n_secrets; k++) {
-        size_t sl = strlen(secrets[k]);
+        size_t sl = secrets[k] ? strlen(secrets[k]) : 0;
         if (sl == 0)
             continue;
         for (size_t i = 0; i + sl <= n; i++)

@@ -15,7 +15,8 @@ Routes:
                           as JSON, or null>} after N ms
   ANY  /flaky?fails=N&key=K  the first N calls for key K answer 503, the
                           next ones 200 {"key":K,"calls":<calls so far>}
-  ANY  /headers           {"<lower-case name>": value, ...} of the request
+  ANY  /headers...        {"<lower-case name>": value, ..., "_path": the
+                          request's path and query as received}
   POST /v1/embeddings     OpenAI style: {"model":M,"input":[texts]} ->
                           {"object":"list","model":M,"data":[{"object":
                           "embedding","index":i,"embedding":[len(text),
@@ -122,8 +123,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if calls <= int(q.get("fails", "1")):
                 return self.reply(503, {"status": 503, "calls": calls})
             return self.reply(200, {"key": key, "calls": calls})
-        if path == "/headers":
-            return self.reply(200, {k.lower(): v for k, v in self.headers.items()})
+        if path.startswith("/headers"):
+            h = {k.lower(): v for k, v in self.headers.items()}
+            h["_path"] = self.path
+            return self.reply(200, h)
         if path == "/v1/embeddings":
             return self.embeddings(data)
         if path.startswith("/status/"):

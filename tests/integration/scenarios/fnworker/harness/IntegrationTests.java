@@ -79,6 +79,7 @@ public final class IntegrationTests {
     s.addAll(AsyncScenarios.scenarios());
     s.addAll(MetricsScenarios.scenarios());
     s.addAll(DataPlaneScenarios.scenarios());
+    s.addAll(HttpScenarios.scenarios());
     return s;
   }
 
