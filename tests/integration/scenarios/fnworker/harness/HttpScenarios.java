@@ -511,6 +511,18 @@ final class HttpScenarios {
     return AsyncScenarios.value(r, name);
   }
 
+  /** The JSON block after the "scenario: http_openai_embeddings_example" marker of docs/ops/http.md. */
+  static String docExample(Ctx c) throws Exception {
+    File doc = new File(Server.serversDir(c).getParentFile().getParentFile(), "docs/ops/http.md");
+    String text = Files.readString(doc.toPath());
+    int at = text.indexOf("<!-- scenario: http_openai_embeddings_example");
+    check(at >= 0, "no example marker in " + doc);
+    int from = text.indexOf("```json\n", at);
+    int to = text.indexOf("```", from + 8);
+    check(from >= 0 && to > from, "no json block after the marker in " + doc);
+    return text.substring(from + 8, to);
+  }
+
   /** docs/ops/http.md's example, exactly: OpenAI-style /v1/embeddings in batch mode. */
   static void embeddingsExample(Ctx c) throws Exception {
     try (Server py = Server.start(c, "pyhttp.sh")) {
@@ -520,14 +532,7 @@ final class HttpScenarios {
       Worker w = c.worker(o -> o.env.put("OPENAI_API_KEY", "sk-test"));
       TypeInfo in = TypeInfo.parse("ROW<id:LONG,text:STRING>");
       TypeInfo out = TypeInfo.parse("ROW<id:LONG,text:STRING,embedding:PRIMITIVE_ARRAY<FLOAT>>");
-      String json = "{\"operation\":\"http\",\"mode\":\"BATCH\",\"batchSize\":64,\"timeoutMs\":30000,"
-          + "\"retry\":{\"kind\":\"EXPONENTIAL_BACKOFF\",\"maxAttempts\":5,\"delayMs\":200,"
-          + "\"maxDelayMs\":5000,\"multiplier\":2,\"retryOnError\":true},"
-          + "\"options\":{\"url\":\"" + py.url("/v1/embeddings") + "\","
-          + "\"header.Authorization\":\"Bearer {env:OPENAI_API_KEY}\","
-          + "\"body\":\"{text}\","
-          + "\"batch_body\":\"{\\\"model\\\": \\\"text-embedding-3-small\\\", \\\"input\\\": {items}}\","
-          + "\"result.embedding\":\"/data/{i}/embedding\"}}";
+      String json = docExample(c).replace("https://api.openai.com", py.url(""));
       OperationSpec s = RunnerRows.spec(null, null, json);
       FunctionRunner r = c.runner(w, in, out, FunctionType.PROCESS, s.toByteArray(), cfg -> { });
       List<In> rows = List.of(new In(ts(0), Row.of(0L, "hello")), new In(ts(1), Row.of(1L, "Flink")),
