@@ -49,6 +49,8 @@ void bench_suite_run(bench_suite *s)
         suite_w10(s);
     if (suite_selected(s, "W11"))
         suite_w11(s);
+    if (suite_selected(s, "W13"))
+        suite_w13(s);
     if (s->ipr)
         suite_instructions(s);
 }
