@@ -470,6 +470,16 @@ final class HttpScenarios {
       for (Row row : got.values()) {
         check(Long.valueOf(1).equals(row.get(2)), "row " + row);
       }
+      // the protocol nginx saw: HTTP/2 over TLS (ALPN), HTTP/1.1 over plain http://
+      TypeInfo proto = TypeInfo.parse("ROW<k:STRING,id:LONG,proto:STRING>");
+      for (String[] want : new String[][] {{"https://127.0.0.1:" + ng.ports[1], "HTTP/2.0"},
+          {"http://127.0.0.1:" + ng.ports[0], "HTTP/1.1"}}) {
+        FunctionRunner p = runner(c, c.worker(), KEYS, proto, spec(opts("url", want[0] + "/proto", "result.proto",
+            "/proto", "tls_ca_file", new File(ng.dir, "cert.pem").getPath()), "{\"capacity\":8,\"timeoutMs\":10000}"));
+        for (Row row : byId(proto, Ctx.bundle(p, KEYS, rows(20, "a"))).values()) {
+          check(want[1].equals(row.get(2)), want[0] + " was requested with " + row.get(2) + ", not " + want[1]);
+        }
+      }
     }
   }
 
