@@ -345,6 +345,17 @@ int fnw_call_emit(fnw_call *c, size_t i, const uint8_t *data, size_t len);
 int fnw_call_emit_value(fnw_call *c, size_t i, const fnw_value *v, fnw_error *err);
 void fnw_call_complete(fnw_call *c);
 void fnw_call_fail(fnw_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* fnw_call_fail with a say on the retry (added in ABI 1 without breaking it):
+ * delay_ms >= 0: when the spec's retry strategy retries this failure, the
+ * next attempt waits at least delay_ms (the larger of it and the strategy's
+ * backoff; a server's Retry-After, say). The call's timeout still bounds the
+ * whole call: a retry that would start after it never runs, and the timeout
+ * action applies.
+ * FNW_CALL_NO_RETRY (any negative delay_ms): the failure is final whatever
+ * the strategy says (a request the service refused and will refuse again). */
+#define FNW_CALL_NO_RETRY (-1)
+void fnw_call_fail_after(fnw_call *c, int64_t delay_ms, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ---- blocking operations ---------------------------------------------------------
  * invoke_blocking runs on a pool thread (worker flag --blocking-threads,

@@ -268,11 +268,16 @@ static int retry_allowed(const fnw_call *c)
     return (ev_now(s->loop) - c->started) * 1000. <= (double)s->timeout_ms;
 }
 
-static void schedule_retry(fnw_call *c)
+/* The retry waits the strategy's backoff, or at least min_delay_ms when the
+ * operation asked for more (fnw_call_fail_after); the strategy's own
+ * sequence (exponential growth) is not changed by that. */
+static void schedule_retry(fnw_call *c, int64_t min_delay_ms)
 {
     const fnw_call_setup *s = c->s;
     int64_t backoff = fnw_retry_backoff_ms(&s->retry, c->attempt, c->last_backoff);
     c->last_backoff = backoff;
+    if (backoff < min_delay_ms)
+        backoff = min_delay_ms;
     c->attempt++;
     for (size_t i = 0; i < c->n; i++)
         fnw_entry_clear_outputs(c->in[i]);
@@ -358,7 +363,7 @@ static __attribute__((noinline)) void attempt_completed(fnw_call *c)
     if (s->cb->stopped(s->user)) {
         call_release(c);
     } else if (c->emitted == 0 && s->retry.on_empty && retry_allowed(c)) {
-        schedule_retry(c);
+        schedule_retry(c, 0);
     } else {
         report_done(c);
         call_release(c);
@@ -367,14 +372,15 @@ static __attribute__((noinline)) void attempt_completed(fnw_call *c)
     s->cb->leave(s->user);
 }
 
-static __attribute__((noinline)) void attempt_failed(fnw_call *c, const char *what, const char *tail)
+static __attribute__((noinline)) void attempt_failed(fnw_call *c, int64_t delay_ms, const char *what,
+                                                     const char *tail)
 {
     const fnw_call_setup *s = c->s;
     s->cb->enter(s->user);
     if (s->cb->stopped(s->user)) {
         call_release(c);
-    } else if (s->retry.on_error && retry_allowed(c)) {
-        schedule_retry(c);
+    } else if (delay_ms >= 0 && s->retry.on_error && retry_allowed(c)) {
+        schedule_retry(c, delay_ms);
     } else {
         s->cb->count(s->user, FNW_CALL_FAILED);
         report_failed(c, what, tail);
@@ -394,7 +400,7 @@ void fnw_call_complete(fnw_call *c)
     /* else settled already: ignored */
 }
 
-void fnw_call_fail(fnw_call *c, const char *fmt, ...)
+static void call_vfail(fnw_call *c, int64_t delay_ms, const char *fmt, va_list ap)
 {
     if (c->state == CALL_ZOMBIE) {
         call_release(c);
@@ -403,19 +409,32 @@ void fnw_call_fail(fnw_call *c, const char *fmt, ...)
     if (c->state != CALL_DIRECT && c->state != CALL_RUNNING)
         return;
     char msg[FNW_ERROR_MAX], what[256], tail[FNW_ERROR_MAX + 4];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt ? fmt : "(no message)", ap);
-    va_end(ap);
     snprintf(what, sizeof what, "operation '%s' failed", c->s->op->name);
     snprintf(tail, sizeof tail, ": %s", msg);
     if (c->state == CALL_RUNNING) {
-        attempt_failed(c, what, tail);
+        attempt_failed(c, delay_ms, what, tail);
         return;
     }
     c->state = CALL_IDLE;
     c->s->cb->count(c->s->user, FNW_CALL_FAILED);
     report_failed(c, what, tail);
+}
+
+void fnw_call_fail(fnw_call *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    call_vfail(c, 0, fmt, ap);
+    va_end(ap);
+}
+
+void fnw_call_fail_after(fnw_call *c, int64_t delay_ms, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    call_vfail(c, delay_ms < 0 ? FNW_CALL_NO_RETRY : delay_ms, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- the direct path ---------------------------------------------------------------- */

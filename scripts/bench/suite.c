@@ -52,6 +52,8 @@ void bench_suite_run(bench_suite *s)
         suite_w11(s);
     if (suite_selected(s, "W12"))
         suite_w12(s);
+    if (suite_selected(s, "W13"))
+        suite_w13(s);
     if (s->ipr)
         suite_instructions(s);
 }

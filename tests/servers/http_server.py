@@ -3,15 +3,26 @@
 tests: Python's standard library only, HTTP/1.1 with keep-alive, one thread
 per connection, on 127.0.0.1 and a port the kernel picks.
 
-Usage: http_server.py DIR   (fixtures in DIR/www/json/<k>.json; writes the
-port to DIR/py.port once it listens)
+Usage: http_server.py DIR [PORT]   (fixtures in DIR/www/json/<k>.json;
+writes the port to DIR/py.port once it listens; PORT 0 or none: any free)
 
 Routes:
   GET  /json/<k>          the fixture DIR/www/json/<k>.json (404 if none)
   POST /echo              the request body back (400 unless it is JSON)
   POST /batch             {"inputs":[...]} -> {"outputs":[...]}: a number
                           doubled, a string upper-cased, anything else as is
-  ANY  /delay?ms=N        answers {"delayed_ms":N} after N ms
+  ANY  /delay?ms=N        answers {"delayed_ms":N,"body":<the request body
+                          as JSON, or null>} after N ms
+  ANY  /flaky?fails=N&key=K  the first N calls for key K answer 503, the
+                          next ones 200 {"key":K,"calls":<calls so far>}
+  ANY  /headers...        {"<lower-case name>": value, ..., "_path": the
+                          request's path and query as received}
+  POST /v1/embeddings     OpenAI style: {"model":M,"input":[texts]} ->
+                          {"object":"list","model":M,"data":[{"object":
+                          "embedding","index":i,"embedding":[len(text),
+                          code point of its first character (0 if empty),
+                          0.5]}],"usage":{...}}; 401 without an
+                          "Authorization: Bearer ..." header
   ANY  /status/<code>     answers that status with {"status":<code>}
   ANY  /429?after=S&key=K the first call for key K answers 429 with
                           Retry-After: S, the next one 200 (and so on)
@@ -27,7 +38,7 @@ import time
 import urllib.parse
 
 LOCK = threading.Lock()
-STATE = {"requests": 0, "connections": 0, "limited": set()}
+STATE = {"requests": 0, "connections": 0, "limited": set(), "flaky": {}}
 ROOT = ""
 
 
@@ -99,7 +110,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/delay":
             ms = int(q.get("ms", "0"))
             time.sleep(ms / 1000.0)
-            return self.reply(200, {"delayed_ms": ms})
+            try:
+                doc = json.loads(data) if data else None
+            except ValueError:
+                doc = None
+            return self.reply(200, {"delayed_ms": ms, "body": doc})
+        if path == "/flaky":
+            key = q.get("key", "")
+            with LOCK:
+                calls = STATE["flaky"].get(key, 0) + 1
+                STATE["flaky"][key] = calls
+            if calls <= int(q.get("fails", "1")):
+                return self.reply(503, {"status": 503, "calls": calls})
+            return self.reply(200, {"key": key, "calls": calls})
+        if path.startswith("/headers"):
+            h = {k.lower(): v for k, v in self.headers.items()}
+            h["_path"] = self.path
+            return self.reply(200, h)
+        if path == "/v1/embeddings":
+            return self.embeddings(data)
         if path.startswith("/status/"):
             code = int(path[len("/status/"):])
             return self.reply(code, {"status": code})
@@ -116,6 +145,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(200, {"status": 200})
         return self.reply(404, {"error": "no route " + path})
 
+    def embeddings(self, data):
+        if not (self.headers.get("Authorization") or "").startswith("Bearer "):
+            return self.reply(401, {"error": {"message": "missing bearer token"}})
+        try:
+            doc = json.loads(data)
+            texts = doc["input"]
+            assert isinstance(texts, list) and all(isinstance(t, str) for t in texts)
+        except (ValueError, KeyError, TypeError, AssertionError):
+            return self.reply(400, {"error": {"message": "expected {\"model\":...,\"input\":[strings]}"}})
+        out = [{"object": "embedding", "index": i,
+                "embedding": [float(len(t)), float(ord(t[0])) if t else 0.0, 0.5]}
+               for i, t in enumerate(texts)]
+        n = sum(len(t) for t in texts)
+        return self.reply(200, {"object": "list", "model": doc.get("model"), "data": out,
+                                "usage": {"prompt_tokens": n, "total_tokens": n}})
+
     def fixture(self, key):
         if "/" in key or key.startswith("."):
             return self.reply(404, {"error": "no fixture"})
@@ -131,7 +176,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def main():
     global ROOT
     ROOT = sys.argv[1]
-    srv = Server(("127.0.0.1", 0), Handler)
+    port = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    srv = Server(("127.0.0.1", port), Handler)
     tmp = os.path.join(ROOT, "py.port.tmp")
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])

@@ -3,6 +3,9 @@
 # fixtures (GET /json/<k>) with keep-alive, over plain HTTP/1.1 and, when
 # openssl is there, over TLS with HTTP/2 offered by ALPN (a self-signed
 # certificate for 127.0.0.1, DIR/cert.pem, which clients trust as a CA file).
+# POST (or any method) /sink answers {"ok":true} and drops the request body;
+# GET /proto answers {"proto":"HTTP/1.1"} or {"proto":"HTTP/2.0"}, the
+# protocol of the request.
 #   nginx.sh start DIR [--owner PID]   prints "HTTP_PORT HTTPS_PORT" (0: no TLS)
 #   nginx.sh stop DIR
 # Exits 77 when nginx is not installed.
@@ -44,11 +47,14 @@ while :; do
     echo "  keepalive_timeout 60s; keepalive_requests 100000;"
     echo "  types { application/json json; } default_type application/json;"
     echo "  server { listen 127.0.0.1:$p; root $dir/www;"
-    echo "    location /json/ { try_files \$uri.json =404; } }"
+    echo "    location /json/ { try_files \$uri.json =404; }"
+    echo "    location = /sink { return 200 '{\"ok\":true}'; }"
+    echo "    location = /proto { return 200 '{\"proto\":\"\$server_protocol\"}'; } }"
     if [ $tls = 1 ]; then
       echo "  server { listen 127.0.0.1:$tp ssl http2; root $dir/www;"
       echo "    ssl_certificate $dir/cert.pem; ssl_certificate_key $dir/key.pem;"
-      echo "    location /json/ { try_files \$uri.json =404; } }"
+      echo "    location /json/ { try_files \$uri.json =404; }"
+      echo "    location = /proto { return 200 '{\"proto\":\"\$server_protocol\"}'; } }"
     fi
     echo "}"
   } >"$dir/nginx.conf"

@@ -1,8 +1,10 @@
 #!/bin/sh
 # tests/servers/pyhttp.sh — the Python test HTTP server (http_server.py
 # beside this file) on a free 127.0.0.1 port.
-#   pyhttp.sh start DIR [--owner PID]   waits until it listens, prints its port
+#   pyhttp.sh start DIR [--port P] [--owner PID]   waits until it listens,
+#                                     prints its port (P: that port, else any)
 #   pyhttp.sh stop DIR
+#   pyhttp.sh kill DIR                kills it (KILL), as a crash would
 # Exits 77 when python3 is not installed.
 set -eu
 . "$(dirname "$0")/common.sh"
@@ -11,16 +13,23 @@ cmd=${1:-}; dir=${2:-}
 shift 2
 case "$cmd" in
   stop) stop_pidfile "$dir/py.pid"; exit 0 ;;
+  kill) stop_pidfile "$dir/py.pid" KILL; exit 0 ;;
   start) ;;
   *) die "pyhttp.sh: unknown command $cmd" ;;
 esac
 need python3
-owner=""
-[ "${1:-}" = "--owner" ] && owner=${2:-}
+owner=""; port=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --port) port=$2; shift 2 ;;
+    --owner) owner=$2; shift 2 ;;
+    *) die "pyhttp.sh: unknown option $1" ;;
+  esac
+done
 mkdir -p "$dir"
 make_fixtures "$dir"
 rm -f "$dir/py.port"
-"$(python_bin)" "$(dirname "$0")/http_server.py" "$dir" </dev/null >"$dir/py.log" 2>&1 &
+"$(python_bin)" "$(dirname "$0")/http_server.py" "$dir" "$port" </dev/null >"$dir/py.log" 2>&1 &
 echo $! >"$dir/py.pid"
 i=0
 while [ ! -s "$dir/py.port" ] && [ $i -lt 200 ]; do

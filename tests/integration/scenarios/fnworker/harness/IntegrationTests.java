@@ -82,6 +82,7 @@ public final class IntegrationTests {
     s.addAll(PyFlinkScenarios.scenarios());
     s.addAll(RedisScenarios.scenarios());
     s.addAll(PluginScenarios.scenarios());
+    s.addAll(HttpScenarios.scenarios());
     return s;
   }
 
