@@ -1,4 +1,4 @@
-// Integration scenarios for the built-in `http` operation (docs/ops/http.md)
+// Integration scenarios for the built-in `http` operation (README.md)
 // against real servers started by tests/servers/*.sh: nginx serving the JSON
 // fixtures (GET per element, keep-alive, HTTP/2 over TLS) and the Python test
 // server (POST bodies, /batch, delays, 5xx then success, 429 with
@@ -521,9 +521,9 @@ final class HttpScenarios {
     return AsyncScenarios.value(r, name);
   }
 
-  /** The JSON block after the "scenario: http_openai_embeddings_example" marker of docs/ops/http.md. */
+  /** The JSON block after the "scenario: http_openai_embeddings_example" marker of README.md. */
   static String docExample(Ctx c) throws Exception {
-    File doc = new File(Server.serversDir(c).getParentFile().getParentFile(), "docs/ops/http.md");
+    File doc = new File(Server.serversDir(c).getParentFile().getParentFile(), "README.md");
     String text = Files.readString(doc.toPath());
     int at = text.indexOf("<!-- scenario: http_openai_embeddings_example");
     check(at >= 0, "no example marker in " + doc);
@@ -533,7 +533,7 @@ final class HttpScenarios {
     return text.substring(from + 8, to);
   }
 
-  /** docs/ops/http.md's example, exactly: OpenAI-style /v1/embeddings in batch mode. */
+  /** README.md's example, exactly: OpenAI-style /v1/embeddings in batch mode. */
   static void embeddingsExample(Ctx c) throws Exception {
     try (Server py = Server.start(c, "pyhttp.sh")) {
       if (py == null) {
