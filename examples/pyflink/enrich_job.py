@@ -1,51 +1,74 @@
-"""An enrichment job run through fnworker: orders are "scored" by a batched
-asynchronous call and projected to (name, id), all as native fnworker
-operations; no Python runs on the TaskManagers.
+"""An enrichment and scoring job run through fnworker: no Python runs on the
+TaskManagers, every function below is a native fnworker operation.
 
-The call is the built-in ``echo`` operation (it answers after 10 ms with its
-input), a stand-in for a model server until fnworker's service operations
-come (see the hook below). Run it with a Flink whose TaskManagers have
-PYFLINK_UDF_RUNNER_DIR pointing at fnworker (flink-conf.yaml here):
+1. Each order is enriched from Redis, one lookup per order
+   (`HGETALL user:{user_id}` fills the order's `name` and `tier` fields).
+2. The enriched orders are scored by an HTTP/JSON model service in batches of
+   64 (one POST per batch; a partial batch leaves after 50 ms).
+3. Only (name, id, score) are kept.
+
+Steps 1-3 are fused by Flink into one Python operator, so fnworker runs them
+as one chain. Run it with a Flink whose TaskManagers have
+PYFLINK_UDF_RUNNER_DIR pointing at fnworker (flink-conf.yaml here), a Redis
+at 10.0.0.5:6379 holding hashes user:<id> with fields name and tier, and a
+scoring service answering POST /v1/score {"inputs": [...]} with
+{"outputs": [{"score": ...}, ...]} in input order:
 
     PYTHONPATH=/path/to/fnworker/python flink run -py enrich_job.py
+
+For a KServe v2 / Triton model server, the `kserve` operation takes the place
+of the `http` one once it is available (see the README).
 """
 
 from pyflink.common import Time, Types
 from pyflink.datastream import StreamExecutionEnvironment
 
 import fnworker
-from fnworker import Operation
+from fnworker import Operation, RetryStrategy
 
-ORDER = Types.ROW_NAMED(["id", "name", "score"], [Types.LONG(), Types.STRING(), Types.DOUBLE()])
-NAME_AND_ID = Types.ROW_NAMED(["name", "id"], [Types.STRING(), Types.LONG()])
+ORDER = Types.ROW_NAMED(["id", "user_id", "amount"], [Types.LONG(), Types.LONG(), Types.DOUBLE()])
+ENRICHED = Types.ROW_NAMED(["id", "user_id", "amount", "name", "tier"],
+                           [Types.LONG(), Types.LONG(), Types.DOUBLE(), Types.STRING(), Types.STRING()])
+SCORED = Types.ROW_NAMED(["id", "user_id", "amount", "name", "tier", "score"],
+                         [Types.LONG(), Types.LONG(), Types.DOUBLE(), Types.STRING(), Types.STRING(),
+                          Types.DOUBLE()])
+RESULT = Types.ROW_NAMED(["name", "id", "score"], [Types.STRING(), Types.LONG(), Types.DOUBLE()])
+
+# Redis: an IP address (the worker never blocks on a DNS lookup), the
+# password from the TaskManager's environment, never from the job.
+USERS = Operation("redis", address="10.0.0.5:6379", command="HGETALL user:{user_id}",
+                  password_env="REDIS_PASSWORD", on_missing="null")
+
+# The model service: one JSON object per order, the batch wrapped in
+# {"inputs": [...]}, each order's score read from the response by index.
+SCORER = Operation("http", method="POST", url="http://10.0.0.6:8080/v1/score",
+                   body='{{"amount": {amount}, "tier": {tier}}}',
+                   batch_body='{"inputs": {items}}',
+                   **{"result.score": "/outputs/{i}/score",
+                      "header.Authorization": "Bearer {env:SCORER_TOKEN}"})
 
 
 def build(env):
     orders = env.from_collection(
-        [(1, "ada", 0.5), (2, "grace", 0.9), (3, "edsger", 0.7), (4, "barbara", 0.8)],
-        type_info=ORDER)
+        [(1, 7, 12.5), (2, 8, 99.0), (3, 7, 3.25), (4, 9, 42.0)], type_info=ORDER)
 
-    # The call to the scoring service: batches of up to 32 orders, a partial
-    # batch leaves after 5 ms, up to 1000 orders in flight, 5 s per batch.
-    scorer = Operation("echo", delay_ms=10)
-    # Hook: when fnworker ships its service operations, name one here instead,
-    # keeping the rest of the job, e.g.
-    #   scorer = Operation("http", url="http://scorer:8080/v1/score")
-    #   scorer = Operation("redis", address="redis:6379", key_field="id")
-    #   scorer = Operation("kserve", endpoint="kserve:8081", model="fraud")
-    # (names and options are placeholders until those operations are documented).
-    scored = fnworker.unordered_wait_batch(
-        orders, scorer, Time.seconds(5), batch_size=32, batch_timeout=Time.milliseconds(5),
-        capacity=1000, output_type=ORDER)
+    # Up to 1000 lookups in flight, 1 s each, retried twice after 100 ms.
+    enriched = fnworker.unordered_wait_with_retry(
+        orders, USERS, Time.seconds(1),
+        RetryStrategy.fixed_delay(2, 100, retry_on_error=True), capacity=1000, output_type=ENRICHED)
 
-    # Keep (name, id): fused with the call above into one Flink operator.
-    return fnworker.process(scored, Operation("project", fields="name,id"), output_type=NAME_AND_ID)
+    # Batches of 64, a partial batch after 50 ms, 5 s per batch, outputs in input order.
+    scored = fnworker.ordered_wait_batch(
+        enriched, SCORER, Time.seconds(5), batch_size=64, batch_timeout=Time.milliseconds(50),
+        capacity=1024, output_type=SCORED)
+
+    return fnworker.process(scored, Operation("project", fields="name,id,score"), output_type=RESULT)
 
 
 def main():
     env = StreamExecutionEnvironment.get_execution_environment()
     build(env).print()
-    env.execute("fnworker enrichment")
+    env.execute("fnworker enrichment and scoring")
 
 
 if __name__ == "__main__":

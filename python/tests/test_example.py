@@ -48,7 +48,7 @@ class StandInEnv(object):
 
 
 class ExampleTest(unittest.TestCase):
-    def test_enrich_job_builds_its_two_functions(self):
+    def test_enrich_job_builds_its_three_functions(self):
         saved = {k: sys.modules.get(k) for k in ("pyflink", "pyflink.common", "pyflink.datastream")}
         sys.modules.update(_stand_in_pyflink())
         try:
@@ -61,18 +61,25 @@ class ExampleTest(unittest.TestCase):
                     sys.modules.pop(k, None)
                 else:
                     sys.modules[k] = v
-        (call, _), (project, out_type) = env.stream.calls
-        self.assertIsInstance(call, fnworker.FnworkerFunction)
-        self.assertEqual(flat(decode(call.operation_spec)),
-                         'operation: "echo" options { key: "delay_ms" value: "10" } output_mode: UNORDERED '
-                         'capacity: 1000 timeout_ms: 5000 batch_size: 32 batch_timeout_ms: 5 mode: BATCH '
-                         'output_type { row_type_info { fields { field_name: "id" field_type { type_name: LONG } } '
-                         'fields { field_name: "name" field_type { type_name: STRING } } fields { field_name: '
-                         '"score" field_type { type_name: DOUBLE } } } }')
-        self.assertEqual(out_type._field_names, ["name", "id"])
-        self.assertIn('operation: "project" options { key: "fields" value: "name,id" } output_type { '
-                      'row_type_info { fields { field_name: "name"', flat(decode(project.operation_spec)))
-
+        (users, _), (scorer, _), (project, out_type) = env.stream.calls
+        for f in (users, scorer, project):
+            self.assertIsInstance(f, fnworker.FnworkerFunction)
+        u = flat(decode(users.operation_spec))
+        self.assertIn('operation: "redis"', u)
+        self.assertIn('key: "command" value: "HGETALL user:{user_id}"', u)
+        self.assertIn('key: "password_env" value: "REDIS_PASSWORD"', u)
+        self.assertIn("output_mode: UNORDERED capacity: 1000 timeout_ms: 1000", u)
+        self.assertIn("retry { kind: FIXED_DELAY max_attempts: 2 delay_ms: 100 retry_on_error: true }", u)
+        sc = flat(decode(scorer.operation_spec))
+        self.assertIn('operation: "http"', sc)
+        self.assertIn('key: "batch_body" value: "{\\"inputs\\": {items}}"', sc)
+        self.assertIn('key: "result.score" value: "/outputs/{i}/score"', sc)
+        self.assertNotIn("UNORDERED", sc)   # ORDERED is the proto default: not written
+        self.assertIn("capacity: 1024 timeout_ms: 5000 batch_size: 64 batch_timeout_ms: 50 mode: BATCH", sc)
+        self.assertIn('field_name: "score" field_type { type_name: DOUBLE }', sc)
+        self.assertEqual(out_type._field_names, ["name", "id", "score"])
+        self.assertIn('operation: "project" options { key: "fields" value: "name,id,score" }',
+                      flat(decode(project.operation_spec)))
 
 if __name__ == "__main__":
     unittest.main()
