@@ -123,7 +123,8 @@ class Server:
     def read_control(self):
         path = os.path.join(self.dir, "control.json")
         try:
-            mtime = os.stat(path).st_mtime_ns
+            st = os.stat(path)
+            mtime = (st.st_ino, st.st_mtime_ns)   # each inject is a new file: a new inode
         except FileNotFoundError:
             self.control, self.control_mtime = {}, None
             return
