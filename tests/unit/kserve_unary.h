@@ -51,8 +51,9 @@ static inline int ku_call(grpc_channel *ch, const char *method, const ProtobufCM
     grpc_slice_unref(s);
     grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
     gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_seconds(60, GPR_TIMESPAN));
-    grpc_call *call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
-                                               grpc_slice_from_copied_string(path), NULL, deadline, NULL);
+    grpc_slice mpath = grpc_slice_from_copied_string(path);   /* the call takes its own reference */
+    grpc_call *call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq, mpath, NULL, deadline, NULL);
+    grpc_slice_unref(mpath);
     grpc_metadata_array md, trailing;
     grpc_metadata_array_init(&md);
     grpc_metadata_array_init(&trailing);
