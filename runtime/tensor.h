@@ -108,6 +108,11 @@ int fnw_tensor_unpack(const fnw_tensor_plan *p, const Inference__ModelInferRespo
 int fnw_tensor_output_row(const fnw_tensor_plan *p, const fnw_value *in_row, const fnw_value *values,
                           size_t n, size_t i, fnw_arena *a, fnw_value *row, fnw_error *err);
 
+/* A protobuf-c allocator taking memory from a (for unpacking a response
+ * into the batch's arena; protobuf_c_message_free_unpacked is then not
+ * needed, and a response larger than the arena's limit fails to unpack). */
+void fnw_tensor_allocator_init(ProtobufCAllocator *al, fnw_arena *a);
+
 /* Checks every configured tensor against the model's metadata: present
  * (by name), the same datatype, the same rank (the batch dimension
  * included), a batch dimension that is -1 (or fixed at 1 when max_batch is

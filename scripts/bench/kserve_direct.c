@@ -174,17 +174,17 @@ static int check_answer(bench *b, flight *f, fnw_arena *a)
     grpc_byte_buffer_reader_init(&r, f->recv);
     grpc_slice all = grpc_byte_buffer_reader_readall(&r);
     grpc_byte_buffer_reader_destroy(&r);
+    ProtobufCAllocator al;
+    fnw_tensor_allocator_init(&al, a);
     Inference__ModelInferResponse *resp =
-        inference__model_infer_response__unpack(NULL, GRPC_SLICE_LENGTH(all), GRPC_SLICE_START_PTR(all));
-    grpc_slice_unref(all);
+        inference__model_infer_response__unpack(&al, GRPC_SLICE_LENGTH(all), GRPC_SLICE_START_PTR(all));
     fnw_error err;
     fnw_value *vals = fnw_arena_alloc(a, f->rows * sizeof *vals);
     int rc = resp && vals && fnw_tensor_unpack(b->plan, resp, f->rows, a, vals, &err) == 0 ? 0 : -1;
     if (rc != 0)
         fprintf(stderr, "kserve_direct: bad answer: %s\n", resp ? err.msg : "not a ModelInferResponse");
-    if (resp)
-        inference__model_infer_response__free_unpacked(resp, NULL);
-    fnw_arena_reset(a);
+    grpc_slice_unref(all);   /* after the checks: BYTES values may point into it */
+    fnw_arena_reset(a);      /* the response and the values with it */
     return rc;
 }
 

@@ -104,6 +104,18 @@ START_TEST(test_pack_bytes)
     ck_assert_mem_eq(back->raw_input_contents[0].data, x, 16);
     ck_assert_int_eq(back->inputs[3]->shape[1], 3);
     inference__model_infer_request__free_unpacked(back, NULL);
+    /* the same through an arena allocator; an arena too small for it refuses it */
+    fnw_arena pa;
+    fnw_arena_init(&pa, 0, 0);
+    ProtobufCAllocator al;
+    fnw_tensor_allocator_init(&al, &pa);
+    back = inference__model_infer_request__unpack(&al, len, wire);
+    ck_assert_ptr_nonnull(back);
+    ck_assert_mem_eq(back->raw_input_contents[6].data, blob, sizeof blob);
+    fnw_arena_free(&pa);
+    fnw_arena_init(&pa, 64, 128);
+    ck_assert_ptr_null(inference__model_infer_request__unpack(&al, len, wire));
+    fnw_arena_free(&pa);
 
     fnw_arena_free(&a);
     fnw_tensor_plan_free(p);
