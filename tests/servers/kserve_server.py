@@ -197,7 +197,11 @@ class Server:
 
     def decode_input(self, req, i, t, dtype):
         shape = list(t.shape)
-        count = int(np.prod(shape, dtype=np.int64))
+        count = 1
+        for d in shape:   # Python ints: a huge shape cannot wrap around
+            count *= d
+        if count > 1 << 28:
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"input '{t.name}': shape {shape} is too large")
         if len(req.raw_input_contents) > 0:
             if t.HasField("contents"):
                 raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"input '{t.name}' has both raw and typed contents")
@@ -298,6 +302,8 @@ class Server:
                     return fn(req, ctx)
                 except Abort as e:
                     ctx.abort(e.code, e.msg)
+                except (ValueError, TypeError, OverflowError) as e:
+                    ctx.abort(grpc.StatusCode.INVALID_ARGUMENT, f"bad request: {e}")
             return call
 
         methods = {
