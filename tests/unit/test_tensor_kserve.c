@@ -4,10 +4,12 @@
  * one fails naming the tensor), requests packed by the codec are accepted
  * and the linear model's results come back exact, BYTES tensors round-trip,
  * typed-contents answers unpack like raw ones, the server refuses a wrong
- * datatype or version as a real one does, and an injected UNAVAILABLE is
- * reported as such and passes. Skipped (exit 0, one line) when the server's
+ * datatype or version as a real one does, an injected UNAVAILABLE is
+ * reported as such and passes, and the server's counters (stats.json) see
+ * one request of three rows per batch. Skipped (exit 0, one line) when the server's
  * Python packages are missing. */
 #include <check.h>
+#include <jansson.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -172,6 +174,50 @@ START_TEST(test_bytes_model)
 }
 END_TEST
 
+/* The server's counter for model (stats.json, rewritten within 100 ms of a
+ * change): waits until it reaches at least min_requests. */
+static json_int_t stat_of(const char *model, const char *key, json_int_t min_requests)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/stats.json", g_dir);
+    for (int i = 0; i < 300; i++) {   /* a hang guard, not a timing check */
+        json_t *j = json_load_file(path, 0, NULL);
+        json_t *m = j ? json_object_get(j, model) : NULL;
+        if (m && json_integer_value(json_object_get(m, "requests")) >= min_requests) {
+            json_int_t v = json_integer_value(json_object_get(m, key));
+            json_decref(j);
+            return v;
+        }
+        json_decref(j);
+        usleep(20000);
+    }
+    ck_abort_msg("stats.json never counted %lld requests for %s", (long long)min_requests, model);
+    return -1;
+}
+
+START_TEST(test_server_counts_batches)
+{
+    fnw_type *in = in_type(), *out = out_type("n");
+    fnw_tensor_plan *p = tb_plan(in, out, "text=text", "len:INT64=n");
+    fnw_arena a;
+    fnw_arena_init(&a, 0, 0);
+    Inference__ModelInferResponse *resp;
+    char details[256];
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(infer(p, "strlen", "", &a, &resp, details, sizeof details), GRPC_STATUS_OK);
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+    }
+    json_int_t requests = stat_of("strlen", "requests", 2);
+    ck_assert_int_ge(requests, 2);
+    ck_assert_int_eq(stat_of("strlen", "rows", requests), requests * ROWS);
+    ck_assert_int_eq(stat_of("strlen", "max_batch", requests), ROWS);
+    fnw_arena_free(&a);
+    fnw_tensor_plan_free(p);
+    fnw_type_free(in);
+    fnw_type_free(out);
+}
+END_TEST
+
 START_TEST(test_server_refusals_and_unavailable)
 {
     fnw_type *in = in_type(), *out = out_type("y");
@@ -222,6 +268,7 @@ int main(void)
     tcase_add_test(tc, test_linear_raw);
     tcase_add_test(tc, test_linear_typed);
     tcase_add_test(tc, test_bytes_model);
+    tcase_add_test(tc, test_server_counts_batches);
     tcase_add_test(tc, test_server_refusals_and_unavailable);
     suite_add_tcase(s, tc);
     int failed = fnw_check_run(s);
