@@ -153,13 +153,14 @@ valgrind: deps
 	  sh tests/integration/run.sh $(BUILD)
 
 # ---- bench (owned by scripts/bench/; see scripts/bench/README.md) -------------
-# The driver (runner side) and the null worker link the bench objects and
-# libfnw.a (for codecs/buf, codecs/varint and the generated .pb-c objects).
+# The driver (runner side), the null worker and the kserve direct client
+# link the bench objects and libfnw.a (for codecs/buf, codecs/varint, the
+# tensor codec and the generated .pb-c objects).
 # Every other scripts/bench/*.c goes into libbench.a, the null worker's own
 # parts (null_worker_*.c) too: each binary pulls in only what it calls.
-BENCH_LIB_SRC := $(filter-out scripts/bench/fnbench.c scripts/bench/null_worker.c,$(wildcard scripts/bench/*.c))
+BENCH_LIB_SRC := $(filter-out scripts/bench/fnbench.c scripts/bench/null_worker.c scripts/bench/kserve_direct.c,$(wildcard scripts/bench/*.c))
 BENCH_LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_LIB_SRC))
-BENCH_BIN     := $(BUILD)/bench/fnbench $(BUILD)/bench/null_worker
+BENCH_BIN     := $(BUILD)/bench/fnbench $(BUILD)/bench/null_worker $(BUILD)/bench/kserve_direct
 
 $(BUILD)/bench/libbench.a: $(BENCH_LIB_OBJ)
 	@mkdir -p $(dir $@)

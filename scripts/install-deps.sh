@@ -12,7 +12,7 @@ protobuf-compiler-grpc-java-plugin libnetty-java libperfmark-java libgoogle-gson
 libgoogle-common-protos-java libgeronimo-annotation-1.3-spec-java libopencensus-java
 libguava-java libjsr305-java liberror-prone-java valgrind gnuplot-nox
 libhiredis-dev libcurl4-openssl-dev ca-certificates redis-server redis-tools nginx-light
-python3 openssl python3-cloudpickle libc-ares-dev libssl-dev"
+python3 openssl python3-cloudpickle libc-ares-dev libssl-dev python3-grpcio python3-numpy python3-protobuf"
 missing=""
 if command -v dpkg-query >/dev/null 2>&1; then
   for p in $PKGS; do
