@@ -4,12 +4,17 @@
 # exit 2 naming the flag and what it accepts; an unknown flag given instead
 # of the required ones is named before the missing id; an endpoint nobody
 # listens on ends with "cannot connect to <endpoint>: connection refused"
-# and exit 1, not a bare deadline; --help lists --lull-seconds.
-# Run by `make check` (after the build); prints PASS/FAIL lines.
-#   sh tests/shell/test_cli.sh [path/to/fnworker]
+# and exit 1, not a bare deadline; --help lists --lull-seconds. Then the
+# harness's command line (fnworker.harness.Main): --help for the command and
+# for the test runner exits 0 with the usage; a missing --input file and a
+# line that is not JSON each give one "error:" line and exit 2, before any
+# worker starts.
+# Run by `make check` (after the build and the harness); prints PASS/FAIL lines.
+#   sh tests/shell/test_cli.sh [path/to/fnworker]     (FNW_BUILD: the build dir, default build)
 set -u
 ROOT=$(CDPATH= cd -- "$(dirname -- "$0")/../.." && pwd)
-BIN=${1:-${FNW_BIN:-$ROOT/build/fnworker}}
+BUILD_DIR=${FNW_BUILD:-$ROOT/build}
+BIN=${1:-${FNW_BIN:-$BUILD_DIR/fnworker}}
 if [ ! -x "$BIN" ]; then
   echo "FAIL test_cli: no worker binary at $BIN (run make first)"
   exit 1
@@ -50,4 +55,35 @@ if [ -n "$port" ]; then
 else
   echo "skipped: refused_provision, refused_control (no python3 to find a free port)"
 fi
+
+# ---- the harness's command line ------------------------------------------------
+if [ ! -f "$BUILD_DIR/harness/classpath" ]; then
+  echo "skipped: harness_* (no $BUILD_DIR/harness/classpath; make harness)"
+  exit $failed
+fi
+CP=$(cat "$BUILD_DIR/harness/classpath")
+# hexpect NAME CODE PATTERN LINES ARGS...: like expect, for Main; LINES: the most output lines allowed
+hexpect() {
+  name=$1 code=$2 pattern=$3 lines=$4
+  shift 4
+  java -cp "$CP" "$@" >"$T/out" 2>&1
+  got=$?
+  n=$(wc -l <"$T/out")
+  if [ "$got" != "$code" ] || ! grep -Eq -- "$pattern" "$T/out" || [ "$n" -gt "$lines" ]; then
+    echo "FAIL $name: exit $got (expected $code), $n lines (at most $lines), /$pattern/ expected"
+    sed 's/^/    | /' "$T/out"; failed=1; return
+  fi
+  echo "PASS $name"
+}
+hexpect harness_help 0 "^usage: fnworker.harness.Main run" 40 fnworker.harness.Main --help
+hexpect harness_run_help 0 "^usage: fnworker.harness.Main run" 40 fnworker.harness.Main run --type INT --help
+hexpect harness_tests_help 0 "^usage: fnworker.harness.IntegrationTests" 10 fnworker.harness.IntegrationTests --help
+hexpect harness_missing_input 2 "^error: --input $T/none.jsonl: no such file$" 1 \
+  fnworker.harness.Main run --worker "$BIN" --type INT --input "$T/none.jsonl"
+printf '1\n{"a":\n' >"$T/bad.jsonl"
+hexpect harness_malformed_json 2 "^error: $T/bad.jsonl line 2: not JSON \(" 1 \
+  fnworker.harness.Main run --worker "$BIN" --type INT --input "$T/bad.jsonl"
+printf '1\n"x"\n' >"$T/wrong.jsonl"
+hexpect harness_wrong_type 2 "^error: $T/wrong.jsonl line 2: not a value of INT" 1 \
+  fnworker.harness.Main run --worker "$BIN" --type INT --input "$T/wrong.jsonl"
 exit $failed
