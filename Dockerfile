@@ -1,6 +1,6 @@
 # fnworker sidecar image: the worker binary and the launcher script, built
 # from Debian's packages. Run it next to a TaskManager and point Flink at the
-# launcher (see README, "Running next to a TaskManager").
+# launcher (see README, "How Flink launches it", the Sidecar paragraph).
 FROM debian:bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
       gcc make pkg-config libc6-dev libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \

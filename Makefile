@@ -1,10 +1,15 @@
 # fnworker: one entry point.
-#   make            build build/fnworker, the example plugins (build/plugins/) and the unit tests' library
+#   make            install the build packages if missing, build build/fnworker and the example plugins (build/plugins/)
 #   make demo       install what is missing, build, run a real job through the worker
 #   make check      install what is missing, build, run every unit and integration test
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
 #   make bench      the benchmark (README, Performance; scripts/bench/README.md)
+#
+# Every target installs the Debian packages it needs (scripts/install-deps.sh,
+# by group: build, test, valgrind, bench, fuzz; one stamp per group in
+# $(BUILD)/.deps-<group>) when run as root on Debian, and otherwise prints the
+# apt-get line to run and stops.
 #
 # Sources are found by wildcard: a new codecs/x.c, runtime/x.c or worker/x.c is
 # part of libfnw.a; a new tests/unit/test_x.c is a new Check binary.
@@ -13,7 +18,6 @@ BUILD    ?= build
 CC       ?= cc
 OPT      ?= -O2 -g
 SANITIZE ?=
-PKGS      = grpc libprotobuf-c check
 
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS := -Iinclude -I. -I$(BUILD)/gen -D_GNU_SOURCE
@@ -41,18 +45,24 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize valgrind bench bench-tools bench-smoke clean harness plugins
+.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize valgrind bench bench-tools bench-smoke clean harness plugins
 all: $(BUILD)/fnworker plugins
 
-deps: $(BUILD)/.deps
-$(BUILD)/.deps: scripts/install-deps.sh
+# deps-<group>: the packages of that group (see scripts/install-deps.sh).
+DEPS_GROUPS := build test valgrind bench fuzz
+deps: deps-build deps-test
+$(addprefix deps-,$(DEPS_GROUPS)): deps-%: $(BUILD)/.deps-%
+$(BUILD)/.deps-%: scripts/install-deps.sh
 	@mkdir -p $(BUILD)
-	@sh scripts/install-deps.sh
+	@sh scripts/install-deps.sh $*
 	@touch $@
+.PRECIOUS: $(BUILD)/.deps-%
 
 # ---- generated protobuf-c code --------------------------------------------
-$(BUILD)/gen/.stamp: $(PROTOS)
+$(BUILD)/gen/.stamp: $(PROTOS) | $(BUILD)/.deps-build
 	@mkdir -p $(BUILD)/gen
+	@command -v protoc-c >/dev/null || { echo "protoc-c is missing: install Debian's protobuf-c-compiler" \
+	  "(as root: sh scripts/install-deps.sh build; it lists everything the build needs)" >&2; exit 1; }
 	protoc-c --c_out=$(BUILD)/gen -Iproto $(PROTOS)
 	@touch $@
 $(PB_C) $(PB_H): $(BUILD)/gen/.stamp ;
@@ -89,7 +99,7 @@ $(BUILD)/tests/plugins/%.so: tests/unit/plugin_so/%.c include/fnworker.h
 	$(CC) $(PLUGIN_CFLAGS) -o $@ $<
 
 # ---- unit tests (Check) ------------------------------------------------------
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a | $(BUILD)/.deps-test
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< \
 	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
@@ -107,7 +117,7 @@ $(BUILD)/obj/tests/unit/plugin/%.o: tests/unit/plugin/%.c $(wildcard tests/unit/
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(CFLAGS) -c $< -o $@
 $(BUILD)/tests/test_operation_api: tests/unit/test_operation_api.c $(PLUGIN_OBJ) $(TEST_SUPPORT) \
-                                   $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a
+                                   $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a | $(BUILD)/.deps-test
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< $(PLUGIN_OBJ) $(TEST_SUPPORT) \
 	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
@@ -118,20 +128,22 @@ unit: $(UNIT_BIN) $(BUILD)/fnworker
 
 # ---- JVM runner harness --------------------------------------------------------
 harness: $(BUILD)/harness/harness.jar
-$(BUILD)/harness/harness.jar: $(PROTOS) $(shell find scripts/harness tests/integration -name '*.java' 2>/dev/null) scripts/harness/build.sh
+$(BUILD)/harness/harness.jar: $(PROTOS) $(shell find scripts/harness tests/integration -name '*.java' 2>/dev/null) scripts/harness/build.sh \
+                              | $(BUILD)/.deps-test
 	sh scripts/harness/build.sh $(BUILD)/harness
 
 # ---- the two commands ----------------------------------------------------------
-integration: $(BUILD)/fnworker $(BUILD)/harness/harness.jar
+integration: $(BUILD)/fnworker $(BUILD)/harness/harness.jar | $(BUILD)/.deps-test
 	sh tests/integration/run.sh $(BUILD)
 
-# The Flink launcher script (tests/shell/), with a stand-in worker.
-script-tests:
-	@set -e; for t in tests/shell/test_*.sh; do echo "== $$t"; sh $$t; done
+# The Flink launcher script with a stand-in worker, and the command lines of
+# $(BUILD)/fnworker and of the harness (tests/shell/).
+script-tests: $(BUILD)/fnworker $(BUILD)/harness/harness.jar | $(BUILD)/.deps-test
+	@set -e; for t in tests/shell/test_*.sh; do echo "== $$t"; FNW_BUILD=$(BUILD) sh $$t; done
 
 # The fnworker Python package (python/), with Debian's python3 and unittest.
 PYTHON ?= /usr/bin/python3
-python-tests:
+python-tests: | $(BUILD)/.deps-test
 	cd python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests
 
 check: deps
@@ -147,7 +159,7 @@ sanitize: deps
 	  $(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 OPT="-O1 -g" all unit integration
 	@echo "make sanitize: clean under ASan+UBSan"
 
-valgrind: deps
+valgrind: deps deps-valgrind
 	@$(MAKE) --no-print-directory all harness
 	FNW_WRAPPER="valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 --suppressions=tests/valgrind.supp" \
 	  sh tests/integration/run.sh $(BUILD)
@@ -173,11 +185,17 @@ $(BENCH_BIN): $(BUILD)/bench/%: $(BUILD)/obj/scripts/bench/%.o $(BUILD)/bench/li
 bench-tools: $(BENCH_BIN)
 
 # A few thousand records through a few workloads, every count checked (< 20 s);
-# exits non-zero when the worker misbehaves. For `make check`.
+# exits non-zero when the worker misbehaves. For `make check`: its table goes
+# to $(BUILD)/bench/smoke.txt (smoke figures are not measurements), the
+# output says only that it ran (and shows the table when it fails).
 bench-smoke: all bench-tools
-	$(BUILD)/bench/fnbench --smoke
+	@rc=0; $(BUILD)/bench/fnbench --smoke >$(BUILD)/bench/smoke.txt 2>&1 || rc=$$?; \
+	if [ $$rc -ne 0 ]; then cat $(BUILD)/bench/smoke.txt; echo "bench smoke: FAILED (exit $$rc)"; exit $$rc; fi; \
+	echo "== bench smoke: the benchmark driver ran every workload briefly and every count matched;" \
+	  "its figures are not measurements (table in $(BUILD)/bench/smoke.txt; measure with make bench)"
 
-bench: deps
+# callgrind (valgrind) counts instructions per record.
+bench: deps-build deps-bench deps-valgrind
 	@$(MAKE) --no-print-directory all bench-tools
 	sh scripts/bench.sh $(BUILD)
 # ---- end of bench ----------------------------------------------------------------
@@ -201,7 +219,7 @@ fuzz-replay: $(FUZZ_REPLAY)
 	@set -e; for n in $(FUZZ_NAMES); do printf '== fuzz corpus %s: ' $$n; \
 	  $(BUILD)/fuzz/replay_$$n tests/fuzz/corpus/$$n; done
 
-fuzz: deps
+fuzz: deps-build deps-fuzz
 	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang SANITIZE=1 \
 	  OPT="-O1 -g -fsanitize=fuzzer-no-link" build/fuzz/libfnw.a

@@ -204,6 +204,54 @@ void fnw_call_describe_inputs(const fnw_call *c, char *buf, size_t n)
         snprintf(buf + len, n - len, ")");
 }
 
+/* ---- read-only views, for diagnostics ---------------------------------------------- */
+
+size_t fnw_call_pool_count(const fnw_call_pool *p, double *oldest_started)
+{
+    size_t n = 0;
+    for (const fnw_call *c = p->active; c; c = c->next) {
+        if (n == 0 || c->started < *oldest_started)
+            *oldest_started = c->started;
+        n++;
+    }
+    return n;
+}
+
+const fnw_call *fnw_call_pool_first(const fnw_call_pool *p)
+{
+    return p->active;
+}
+
+const fnw_call *fnw_call_pool_next(const fnw_call *c)
+{
+    return c->next;
+}
+
+static const char *state_text(int state)
+{
+    switch (state) {
+    case CALL_RUNNING: return "with the operation";
+    case CALL_BACKOFF: return "waiting to retry";
+    case CALL_TIMING_OUT: return "in the operation's timeout hook";
+    case CALL_ZOMBIE: return "timed out, still with the operation";
+    case CALL_CANCELLED: return "being cancelled";
+    case CALL_DIRECT: return "running";
+    default: return "idle";
+    }
+}
+
+void fnw_call_describe(const fnw_call *c, double now, char *buf, size_t n)
+{
+    char in[160];
+    if (c->n)
+        fnw_call_describe_inputs(c, in, sizeof in);
+    else
+        snprintf(in, sizeof in, "no input");
+    double age = now - c->started;
+    snprintf(buf, n, "call on %s: attempt %d, %s, started %.1f s ago", in, c->attempt,
+             state_text(c->state), age > 0 ? age : 0);
+}
+
 static void report_failed(const fnw_call *c, const char *what, const char *tail)
 {
     c->s->cb->failed(c->s->user, c, what, tail);

@@ -114,4 +114,16 @@ int64_t fnw_call_run_direct(fnw_call *c, const fnw_record *in, uint64_t index);
 /* "input 3 (timestamp 17)" or "inputs 4..7 (timestamps 1, 2, 3, 4)". */
 void fnw_call_describe_inputs(const fnw_call *c, char *buf, size_t n);
 
+/* ---- read-only views, for diagnostics (never on a per-record path) --------------- */
+/* The pool's active calls (with the operation, waiting to retry, or timed
+ * out and still held by the operation); *oldest_started gets the earliest
+ * start (loop time) when there is one. */
+size_t fnw_call_pool_count(const fnw_call_pool *p, double *oldest_started);
+/* Walks the active calls, newest first; NULL at the end. */
+const fnw_call *fnw_call_pool_first(const fnw_call_pool *p);
+const fnw_call *fnw_call_pool_next(const fnw_call *c);
+/* "call on input 3 (timestamp 17): attempt 1, with the operation, started
+ * 2.0 s ago" (now is loop time). */
+void fnw_call_describe(const fnw_call *c, double now, char *buf, size_t n);
+
 #endif

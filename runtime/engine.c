@@ -12,6 +12,7 @@
  * only when the outermost public function unwinds (leave()), so no frame
  * below ever sees freed memory.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,4 +564,45 @@ void fnw_engine_abort(fnw_engine *e)
 const fnw_engine_metrics *fnw_engine_metrics_get(const fnw_engine *e)
 {
     return &e->m;
+}
+
+/* ---- read-only views, for diagnostics ---------------------------------------------- */
+
+void fnw_engine_stats_get(const fnw_engine *e, double now, fnw_engine_stats *st)
+{
+    double oldest = now;
+    st->queued = fnw_queue_pending(&e->queue);
+    st->waiting = e->ovf_n;
+    st->batching = e->has_batcher ? fnw_batcher_count(&e->batcher) : 0;
+    st->calls = fnw_call_pool_count(&e->calls, &oldest);
+    st->oldest_call_s = st->calls && now > oldest ? now - oldest : 0;
+    st->records_in = e->m.records_in;
+    st->records_out = e->m.records_out;
+}
+
+void fnw_engine_describe(const fnw_engine *e, double now, char *buf, size_t n)
+{
+    fnw_engine_stats st;
+    fnw_engine_stats_get(e, now, &st);
+    char oldest[64] = "";
+    if (st.calls)
+        snprintf(oldest, sizeof oldest, " (the oldest started %.1f s ago)", st.oldest_call_s);
+    snprintf(buf, n, "operation '%s' in transform '%s': %zu call(s) in flight%s; %zu input(s) "
+             "queued, %zu waiting for capacity %d, %zu in a partial batch; %" PRId64 " in, %"
+             PRId64 " out this bundle", e->op->name, e->transform_id, st.calls, oldest, st.queued,
+             st.waiting, e->spec.capacity, st.batching, st.records_in, st.records_out);
+}
+
+size_t fnw_engine_each_call(const fnw_engine *e, double now, size_t max,
+                            void (*fn)(void *user, const char *line), void *user)
+{
+    size_t k = 0;
+    char line[512];
+    for (const fnw_call *c = fnw_call_pool_first(&e->calls); c; c = fnw_call_pool_next(c), k++) {
+        if (k >= max)
+            continue;
+        fnw_call_describe(c, now, line, sizeof line);
+        fn(user, line);
+    }
+    return k;
 }

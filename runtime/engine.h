@@ -32,6 +32,7 @@
 #ifndef FNW_ENGINE_H
 #define FNW_ENGINE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "codecs/error.h"
@@ -96,5 +97,29 @@ void fnw_engine_finish(fnw_engine *e);
  * entries, without callbacks. The engine may start a new bundle after. */
 void fnw_engine_abort(fnw_engine *e);
 const fnw_engine_metrics *fnw_engine_metrics_get(const fnw_engine *e);
+
+
+/* ---- read-only views, for diagnostics (a hung bundle, SIGQUIT) ---------------- */
+typedef struct fnw_engine_stats {
+    size_t queued;          /* inputs admitted and not yet emitted (in calls, batching, or
+                               done and waiting for their turn in order) */
+    size_t waiting;         /* pushed while the queue was full, not admitted yet */
+    size_t batching;        /* inputs in the partial batch not sent yet */
+    size_t calls;           /* calls out: with the operation, waiting to retry, or timed
+                               out and still held by the operation */
+    double oldest_call_s;   /* how long ago the oldest of them started; 0 when none */
+    int64_t records_in, records_out;   /* this bundle's, as in the metrics */
+} fnw_engine_stats;
+
+/* now is loop time (ev_now). */
+void fnw_engine_stats_get(const fnw_engine *e, double now, fnw_engine_stats *st);
+/* One line: "operation 'echo' in transform 'T': 2 call(s) in flight (the
+ * oldest started 3.0 s ago); 5 input(s) queued, 0 waiting for capacity 100,
+ * 0 in a partial batch; 7 in, 2 out this bundle". */
+void fnw_engine_describe(const fnw_engine *e, double now, char *buf, size_t n);
+/* Calls fn with a line describing each call out, for at most max of them;
+ * returns how many calls are out. */
+size_t fnw_engine_each_call(const fnw_engine *e, double now, size_t max,
+                            void (*fn)(void *user, const char *line), void *user);
 
 #endif

@@ -1,36 +1,69 @@
 #!/bin/sh
-# Installs what fnworker needs from Debian's packages, once.
-# On a machine that is not Debian, or as a user who is not root, it prints the
-# package list and stops, so `make demo` and `make check` never half-build.
-# The service clients' tests run a real redis-server, nginx and a Python test
-# server on 127.0.0.1; their packages are installed here too, without letting
-# the packages start their system services (the tests start their own).
+# Installs the Debian packages a make target needs, by group, once:
+#   sh scripts/install-deps.sh build test      (no group: build and test)
+#   build     the compiler, gRPC C core, protobuf-c (protoc-c), libev, Avro C,
+#             Jansson, hiredis, libcurl, and c-ares and libcrypto for the
+#             example plugins: what `make` needs
+#   test      Check, the JDK and Debian's grpc-java for the runner harness,
+#             protoc, redis-server, nginx-light, python3 with cloudpickle and
+#             openssl, and grpcio, numpy and protobuf for the KServe test
+#             server: the servers the tests start; what `make check` adds
+#   valgrind  valgrind (`make valgrind`; `make bench` counts instructions with
+#             its callgrind)
+#   bench     gnuplot-nox for the plots, redis-server for W12 (`make bench`)
+#   fuzz      clang with libFuzzer (`make fuzz`)
+# On a machine that is not Debian, or as a user who is not root, it prints
+# the exact apt-get line and stops, so no target half-builds. The services
+# the tests run (redis-server, nginx) are installed without letting their
+# packages start system services: the tests start their own.
 set -eu
-PKGS="gcc make pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libev-dev check
-protobuf-compiler libavro-dev libjansson-dev default-jdk-headless libgrpc-java libprotobuf-java
+group_build="gcc make pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libev-dev
+libavro-dev libjansson-dev libhiredis-dev libcurl4-openssl-dev ca-certificates
+libc-ares-dev libssl-dev"
+group_test="check protobuf-compiler default-jdk-headless libgrpc-java libprotobuf-java
 protobuf-compiler-grpc-java-plugin libnetty-java libperfmark-java libgoogle-gson-java
 libgoogle-common-protos-java libgeronimo-annotation-1.3-spec-java libopencensus-java
-libguava-java libjsr305-java liberror-prone-java valgrind gnuplot-nox
-libhiredis-dev libcurl4-openssl-dev ca-certificates redis-server redis-tools nginx-light
-python3 openssl python3-cloudpickle libc-ares-dev libssl-dev python3-grpcio python3-numpy python3-protobuf"
-missing=""
-if command -v dpkg-query >/dev/null 2>&1; then
-  for p in $PKGS; do
-    st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-    case "$st" in *" installed") ;; *) missing="$missing $p" ;; esac
-  done
-else
-  missing=" $(echo $PKGS)"
+libguava-java libjsr305-java liberror-prone-java redis-server redis-tools nginx-light
+python3 python3-cloudpickle openssl python3-grpcio python3-numpy python3-protobuf"
+group_valgrind="valgrind"
+group_bench="gnuplot-nox redis-server redis-tools"
+group_fuzz="clang"
+
+[ $# -eq 0 ] && set -- build test
+PKGS=""
+for g in "$@"; do
+  case "$g" in
+    build) PKGS="$PKGS $group_build" ;;
+    test) PKGS="$PKGS $group_test" ;;
+    valgrind) PKGS="$PKGS $group_valgrind" ;;
+    bench) PKGS="$PKGS $group_bench" ;;
+    fuzz) PKGS="$PKGS $group_fuzz" ;;
+    *) echo "install-deps.sh: unknown group '$g' (build, test, valgrind, bench, fuzz)" >&2; exit 2 ;;
+  esac
+done
+what="$*"
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "install-deps.sh ($what): not a Debian system, so the packages cannot be checked;" >&2
+  echo "  the build needs the equivalents of these Debian packages:" $PKGS >&2
+  exit 0
 fi
+missing=""
+for p in $PKGS; do
+  case " $missing " in *" $p "*) continue ;; esac
+  st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  case "$st" in *" installed") ;; *) missing="$missing $p" ;; esac
+done
 [ -z "$missing" ] && exit 0
 if [ ! -r /etc/debian_version ] || [ "$(id -u)" != 0 ]; then
-  echo "fnworker needs these Debian packages, which are not installed:" >&2
+  echo "fnworker ($what) needs these Debian packages, which are not installed:" >&2
   echo "  $missing" >&2
-  echo "Install them as root (apt-get install -y$missing) and run make again." >&2
+  echo "Install them as root, then run make again:" >&2
+  echo "  apt-get install -y --no-install-recommends$missing" >&2
   exit 1
 fi
 n=$(echo $missing | wc -w)
-echo "installing $n packages:$missing"
+echo "installing $n packages for $what:$missing"
 export DEBIAN_FRONTEND=noninteractive
 # redis-server and nginx would start their system services on install; a
 # policy-rc.d that refuses (exit 101) keeps them stopped. One that the machine

@@ -1,6 +1,7 @@
 /* worker/boot.c — provisioning and connecting the planes (see boot.h). */
 #include "worker/boot.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,43 @@ static void boot_fail(fnw_boot *b)
         b->ev->on_failed(b->user);
 }
 
+/* ---- why a connection failed ----------------------------------------------------- */
+
+static int has(const char *details, const char *what)
+{
+    return details && strcasestr(details, what) != NULL;
+}
+
+int fnw_boot_failure_reason(grpc_status_code code, const char *details, char *buf, size_t n)
+{
+    static const struct { const char *needle, *reason; } known[] = {
+        {"connection refused", "connection refused"},
+        {"dns resolution failed", "the host name does not resolve"},
+        {"name or service not known", "the host name does not resolve"},
+        {"domain name not found", "the host name does not resolve"},
+        {"no route to host", "no route to host"},
+        {"network is unreachable", "the network is unreachable"},
+        {"connection reset", "the connection was reset"},
+        {"connection timed out", "the connection attempt timed out"},
+        {"socket closed", "the server closed the connection"},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (has(details, known[i].needle)) {
+            snprintf(buf, n, "%s", known[i].reason);
+            return 1;
+        }
+    if (code == GRPC_STATUS_DEADLINE_EXCEEDED) {
+        snprintf(buf, n, "no answer (the connection or the call timed out)");
+        return 1;
+    }
+    if (code == GRPC_STATUS_UNAVAILABLE) {
+        snprintf(buf, n, "unavailable: %s", details && *details ? details : "no reason given");
+        return 1;
+    }
+    snprintf(buf, n, "status %d: %s", (int)code, details && *details ? details : "no details");
+    return 0;
+}
+
 /* ---- connecting ------------------------------------------------------------------ */
 
 static void control_ready(void *user, int ready)
@@ -48,8 +86,9 @@ static void control_ready(void *user, int ready)
     if (b->stopped)
         return;
     if (!ready) {
-        fnw_err(b->log, "could not connect to the control endpoint %s within %.0f s; exiting",
-                b->control_url, b->flags->connect_timeout_s);
+        fnw_err(b->log, "cannot connect to %s (the control endpoint): %s; gave up after %.0f s "
+                "(--connect-timeout); exiting", b->control_url, fnw_rpc_channel_state(b->control_ch),
+                b->flags->connect_timeout_s);
         boot_fail(b);
         return;
     }
@@ -126,8 +165,14 @@ static void provision_done(void *user, grpc_status_code code, const char *detail
     }
     double delay;
     if (fnw_boot_backoff_next(&b->backoff, ev_now(b->loop), &delay) < 0) {
-        fnw_err(b->log, "could not get provisioning info from %s within %.0f s (last status %d: %s); "
-                "exiting", b->flags->provision_endpoint, b->flags->connect_timeout_s, (int)code, details);
+        char why[256];
+        if (fnw_boot_failure_reason(code, details, why, sizeof why))
+            fnw_err(b->log, "cannot connect to %s (the provision endpoint): %s; gave up after %.0f s "
+                    "(--connect-timeout; gRPC status %d: %s); exiting", b->flags->provision_endpoint, why,
+                    b->flags->connect_timeout_s, (int)code, details);
+        else
+            fnw_err(b->log, "GetProvisionInfo from %s failed for %.0f s (--connect-timeout), last with %s; "
+                    "exiting", b->flags->provision_endpoint, b->flags->connect_timeout_s, why);
         boot_fail(b);
         return;
     }
@@ -158,7 +203,10 @@ static int grpc_provision(void *ctx, const char *endpoint, grpc_slice request, d
     fnw_boot *b = ctx;
     if (!b->provision_ch)
         b->provision_ch = fnw_rpc_channel(endpoint);
-    return fnw_unary_call(b->rpc, b->provision_ch, FNW_METHOD_PROVISION, request, timeout_s, 1, cb, user);
+    /* Not wait-for-ready: an attempt on a channel that cannot connect fails
+     * at once with gRPC's reason (connection refused, unknown host), which
+     * the final message names; the backoff above spaces the attempts. */
+    return fnw_unary_call(b->rpc, b->provision_ch, FNW_METHOD_PROVISION, request, timeout_s, 0, cb, user);
 }
 
 static const fnw_boot_transport grpc_transport = {grpc_provision};

@@ -3,7 +3,9 @@
  *
  * With --provision_endpoint: GetProvisionInfo (with the worker_id header)
  * is retried with a growing pause (fnw_boot_backoff) until it answers or
- * --connect-timeout passes; its answer names the control and logging
+ * --connect-timeout passes (each attempt fails at once when the channel
+ * cannot connect, and the last failure's reason is logged, e.g. "cannot
+ * connect to localhost:5: connection refused"); its answer names the control and logging
  * endpoints (flags given on the command line win) and may set the log
  * level through pipeline options. Without it, the endpoints come from the
  * flags. Then the Logging stream starts and the control channel is waited
@@ -93,6 +95,12 @@ void fnw_boot_free(fnw_boot *b);
  * GetProvisionInfoResponse (endpoints the flags gave are kept). -1 when
  * the bytes are not one (logged). */
 int fnw_boot_read_provision(fnw_boot *b, const uint8_t *p, size_t n);
+/* What a failed call says about the connection, in words a user can act
+ * on ("connection refused", "the host name does not resolve", "no answer
+ * ..."), from gRPC's status and details. 1: it is a connection failure;
+ * 0: the server answered with an error (buf has its status and details). */
+int fnw_boot_failure_reason(grpc_status_code code, const char *details, char *buf, size_t n);
+
 /* The control endpoint, once known; NULL before. */
 const char *fnw_boot_control_url(const fnw_boot *b);
 const char *fnw_boot_logging_url(const fnw_boot *b);

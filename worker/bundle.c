@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "codecs/row.h"
+#include "worker/lull.h"
 
 enum bundle_state { B_RUNNING, B_FINISHING, B_SENDING_LAST, B_DONE };
 
@@ -40,6 +41,8 @@ struct fnw_bundle {
     int failed;
     char error[FNW_ERROR_MAX + 256];   /* kept inline: reporting a failure never allocates */
     ev_timer done_timer;       /* reports from a clean stack */
+    ev_timer lull_timer;       /* samples progress for --lull-seconds */
+    fnw_lull lull;
     send_token *last_send;     /* the is_last message in flight */
     fnw_bundle_done_cb done;
     void *user;
@@ -75,6 +78,7 @@ static void bundle_done_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void bundle_schedule_done(fnw_bundle *b)
 {
     b->state = B_DONE;
+    ev_timer_stop(b->loop, &b->lull_timer);
     ev_timer_set(&b->done_timer, 0, 0);
     ev_timer_start(b->loop, &b->done_timer);
 }
@@ -254,6 +258,109 @@ static void on_data_failed(void *user, const char *message)
     bundle_fail(b, "instruction %s: %s", b->instruction_id, message);
 }
 
+/* ---- what is in flight (--lull-seconds, SIGQUIT) ------------------------------------ */
+
+static const char *state_text(int state)
+{
+    switch (state) {
+    case B_RUNNING: return "reading input";
+    case B_FINISHING: return "input ended, waiting for its calls";
+    case B_SENDING_LAST: return "sending the last output";
+    default: return "done";
+    }
+}
+
+/* Grows whenever anything moves: inputs read, each step's inputs, outputs,
+ * calls started and settled, the state. */
+static uint64_t progress_figure(const fnw_bundle *b)
+{
+    uint64_t p = (uint64_t)b->index + (uint64_t)b->state;
+    for (size_t i = 0; i < fnw_processor_steps(b->proc); i++) {
+        const fnw_engine_metrics *m = fnw_engine_metrics_get(fnw_processor_engine(b->proc, i));
+        p += (uint64_t)(m->records_in + m->records_out + m->calls + m->retries + m->timeouts +
+                        m->failures + m->call_duration_ms.count);
+    }
+    return p;
+}
+
+void fnw_bundle_progress_get(const fnw_bundle *b, fnw_bundle_progress *p)
+{
+    size_t n = fnw_processor_steps(b->proc);
+    p->inputs_read = b->index;
+    p->outputs_written = n ? fnw_engine_metrics_get(fnw_processor_engine(b->proc, n - 1))->records_out : 0;
+    p->state = state_text(b->state);
+}
+
+size_t fnw_bundle_describe(const fnw_bundle *b, char *buf, size_t n)
+{
+    fnw_bundle_progress p;
+    fnw_bundle_progress_get(b, &p);
+    int len = snprintf(buf, n, "instruction %s (descriptor %s), %s: %" PRId64 " input(s) read, %"
+                       PRId64 " output(s) written", b->instruction_id, b->plan->descriptor_id,
+                       p.state, p.inputs_read, p.outputs_written);
+    return len < 0 ? 0 : (size_t)len < n ? (size_t)len : n - 1;
+}
+
+static void lull_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    fnw_bundle *b = t->data;
+    double idle, now = ev_now(loop);
+    if (b->state == B_DONE || !fnw_lull_check(&b->lull, progress_figure(b), now, &idle))
+        return;
+    char msg[4096];
+    size_t len = fnw_bundle_describe(b, msg, sizeof msg);
+    for (size_t i = 0; i < fnw_processor_steps(b->proc) && len + 1 < sizeof msg; i++) {
+        int k = snprintf(msg + len, sizeof msg - len, "; ");
+        len += (size_t)k;
+        fnw_engine_describe(fnw_processor_engine(b->proc, i), now, msg + len, sizeof msg - len);
+        len += strlen(msg + len);
+    }
+    fnw_log(b->log, FNW_LOG_WARN, b->instruction_id, NULL,
+            "no progress for %.0f s (--lull-seconds=%g) in %s", idle, b->lull.lull_s, msg);
+}
+
+void fnw_bundle_watch(fnw_bundle *b, double lull_s)
+{
+    ev_timer_stop(b->loop, &b->lull_timer);
+    if (lull_s <= 0 || b->state == B_DONE)
+        return;
+    fnw_lull_init(&b->lull, lull_s, progress_figure(b), ev_now(b->loop));
+    double every = fnw_lull_interval(lull_s);
+    ev_timer_set(&b->lull_timer, every, every);
+    ev_timer_start(b->loop, &b->lull_timer);
+}
+
+typedef struct dump_ctx {
+    const fnw_bundle *b;
+    const char *transform_id;
+} dump_ctx;
+
+static void dump_call(void *user, const char *line)
+{
+    dump_ctx *d = user;
+    fnw_log(d->b->log, FNW_LOG_INFO, d->b->instruction_id, d->transform_id, "    %s", line);
+}
+
+#define DUMP_MAX_CALLS 50
+
+void fnw_bundle_dump(const fnw_bundle *b)
+{
+    char msg[1024];
+    double now = ev_now(b->loop);
+    fnw_bundle_describe(b, msg, sizeof msg);
+    fnw_log(b->log, FNW_LOG_INFO, b->instruction_id, NULL, "  %s", msg);
+    for (size_t i = 0; i < fnw_processor_steps(b->proc); i++) {
+        const fnw_engine *e = fnw_processor_engine(b->proc, i);
+        dump_ctx d = {b, b->plan->steps[i].transform_id};
+        fnw_engine_describe(e, now, msg, sizeof msg);
+        fnw_log(b->log, FNW_LOG_INFO, b->instruction_id, d.transform_id, "   step %zu: %s", i + 1, msg);
+        size_t calls = fnw_engine_each_call(e, now, DUMP_MAX_CALLS, dump_call, &d);
+        if (calls > DUMP_MAX_CALLS)
+            fnw_log(b->log, FNW_LOG_INFO, b->instruction_id, d.transform_id, "    ... and %zu more call(s)",
+                    calls - DUMP_MAX_CALLS);
+    }
+}
+
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
 fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr *data,
@@ -277,6 +384,8 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
     b->user = user;
     ev_timer_init(&b->done_timer, bundle_done_cb, 0, 0);
     b->done_timer.data = b;
+    ev_timer_init(&b->lull_timer, lull_cb, 1, 1);
+    b->lull_timer.data = b;
     b->links = calloc(fnw_processor_steps(proc), sizeof *b->links);
     b->outboxes = calloc(plan->n_sinks, sizeof *b->outboxes);
     b->conn = fnw_data_connect(data, plan->data_url);
@@ -324,6 +433,7 @@ void fnw_bundle_stop(fnw_bundle *b)
 {
     b->state = B_DONE;
     ev_timer_stop(b->loop, &b->done_timer);
+    ev_timer_stop(b->loop, &b->lull_timer);
     for (size_t i = 0; i < fnw_processor_steps(b->proc); i++)
         fnw_engine_abort(fnw_processor_engine(b->proc, i));
 }
@@ -333,6 +443,7 @@ void fnw_bundle_free(fnw_bundle *b)
     if (!b)
         return;
     ev_timer_stop(b->loop, &b->done_timer);
+    ev_timer_stop(b->loop, &b->lull_timer);
     if (b->last_send)
         b->last_send->b = NULL;
     if (b->failed && b->proc)

@@ -19,6 +19,8 @@
 #define FNW_BUNDLE_H
 
 #include <ev.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "runtime/engine.h"
 #include "worker/data.h"
@@ -43,5 +45,26 @@ fnw_processor *fnw_bundle_processor(const fnw_bundle *b);
  * the chain is aborted, and done is not called. */
 void fnw_bundle_stop(fnw_bundle *b);
 void fnw_bundle_free(fnw_bundle *b);
+
+
+/* ---- what is in flight, for a hung bundle (--lull-seconds) and SIGQUIT ---- */
+typedef struct fnw_bundle_progress {
+    int64_t inputs_read;        /* records taken from the input so far */
+    int64_t outputs_written;    /* records the last step gave to the main sink */
+    const char *state;          /* "reading input", "input ended, waiting for its calls", ... */
+} fnw_bundle_progress;
+
+void fnw_bundle_progress_get(const fnw_bundle *b, fnw_bundle_progress *p);
+/* "instruction 3 (descriptor 1), reading input: 10 input(s) read, 2
+ * output(s) written"; returns the length written. */
+size_t fnw_bundle_describe(const fnw_bundle *b, char *buf, size_t n);
+/* From now on, when nothing moves for lull_s seconds (0: never), logs one
+ * WARN naming the bundle and, per step, the operation, transform, calls in
+ * flight and the oldest one's age, and queue sizes; again every lull_s
+ * seconds while nothing moves. */
+void fnw_bundle_watch(fnw_bundle *b, double lull_s);
+/* Logs (INFO) the bundle, each step's queues and every call in flight (at
+ * most 50 per step). */
+void fnw_bundle_dump(const fnw_bundle *b);
 
 #endif

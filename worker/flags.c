@@ -71,6 +71,15 @@ static int take_value(const char *arg, const char *name, int *i, int argc, char 
     return 0;
 }
 
+/* A required flag is missing: an unknown flag given instead is named first. */
+static int missing(const fnw_flags *f, fnw_error *err, const char *what)
+{
+    if (f->n_unknown)
+        return fnw_error_set(err, "unknown flag %s (see --help for the flags fnworker takes); %s",
+                             f->unknown[0], what);
+    return fnw_error_set(err, "%s", what);
+}
+
 int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
 {
     memset(f, 0, sizeof *f);
@@ -80,6 +89,7 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
     f->flush_ms = 5;
     f->early_data_ttl_s = 30;
     f->blocking_threads = 4;
+    f->lull_seconds = 300;
     f->semi_persist_dir = "/tmp";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -143,6 +153,11 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
                 return -1;
             continue;
         }
+        if ((r = take_value(a, "--lull-seconds", &i, argc, argv, &v, err)) != 0) {
+            if (r < 0 || parse_double("lull-seconds", v, 0, &f->lull_seconds, err) < 0)
+                return -1;
+            continue;
+        }
         if (!strncmp(a, "--", 2)) {
             if (f->n_unknown < FNW_FLAGS_MAX_UNKNOWN)
                 f->unknown[f->n_unknown++] = a;
@@ -159,9 +174,9 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
     if (!f->logging_endpoint && getenv("LOGGING_API_SERVICE_DESCRIPTOR"))
         f->logging_endpoint = descriptor_url(getenv("LOGGING_API_SERVICE_DESCRIPTOR"), f->logging_buf, sizeof f->logging_buf);
     if (!f->id || !*f->id)
-        return fnw_error_set(err, "No id provided: pass --id=<worker id> (Flink passes it when it launches the worker)");
+        return missing(f, err, "No id provided: pass --id=<worker id> (Flink passes it when it launches the worker)");
     if (!f->provision_endpoint && !f->control_endpoint)
-        return fnw_error_set(err, "No provision endpoint provided: pass --provision_endpoint=host:port");
+        return missing(f, err, "No provision endpoint provided: pass --provision_endpoint=host:port");
     return 0;
 }
 
@@ -188,5 +203,8 @@ void fnw_flags_usage(const char *prog)
            "  --plugins-dir=DIR          load operation plugins (*.so) from DIR (default: $FNW_PLUGINS_DIR,\n"
            "                             else plugins/ beside this executable; empty: none)\n"
            "  --blocking-threads=N       threads for blocking operations (default 4)\n"
+           "  --lull-seconds=SECONDS     WARN about a bundle that made no progress this long, naming what\n"
+           "                             is in flight (default 300; 0 turns it off). SIGQUIT logs every\n"
+           "                             bundle, queue and call at any time\n"
            "  --help, --version\n", prog);
 }

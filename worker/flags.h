@@ -29,6 +29,7 @@ typedef struct fnw_flags {
     double early_data_ttl_s;        /* default 30: data before its process_bundle waits this long */
     const char *plugins_dir;        /* --plugins-dir; NULL when not given */
     size_t blocking_threads;        /* --blocking-threads, default 4 */
+    double lull_seconds;            /* default 300: WARN about a bundle idle this long; 0 = off */
     int help, version;
     const char *unknown[FNW_FLAGS_MAX_UNKNOWN];
     char control_buf[512], logging_buf[512];   /* urls read from the environment */
@@ -36,8 +37,11 @@ typedef struct fnw_flags {
 } fnw_flags;
 
 /* Parses argv (argv[0] skipped). Fails on a malformed value (including a
- * --log-level that names no level) or a missing required flag, naming it. Falls back to WORKER_ID and
- * CONTROL/LOGGING_API_SERVICE_DESCRIPTOR from the environment. */
+ * --log-level that names no level) or a missing required flag, naming it;
+ * when a required flag is missing and unknown flags were given, the message
+ * names the first unknown flag before it (a misspelt --id is the likely
+ * cause). Falls back to WORKER_ID and CONTROL/LOGGING_API_SERVICE_DESCRIPTOR
+ * from the environment. */
 int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err);
 void fnw_flags_usage(const char *prog);
 

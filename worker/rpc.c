@@ -56,6 +56,22 @@ grpc_channel *fnw_rpc_channel(const char *url)
     return ch;
 }
 
+const char *fnw_rpc_channel_state(grpc_channel *ch)
+{
+    switch (grpc_channel_check_connectivity_state(ch, 0)) {
+    case GRPC_CHANNEL_TRANSIENT_FAILURE:
+        return "connecting fails (refused, unreachable or unknown host)";
+    case GRPC_CHANNEL_CONNECTING:
+        return "no answer (still connecting)";
+    case GRPC_CHANNEL_READY:
+        return "connected too late";
+    case GRPC_CHANNEL_SHUTDOWN:
+        return "the channel was shut down";
+    default:
+        return "not connected (idle)";
+    }
+}
+
 void fnw_rpc_init(fnw_rpc *rpc, grpc_completion_queue *cq, const char *worker_id,
                   const fnw_rpc_log_sink *log)
 {

@@ -53,6 +53,10 @@ int fnw_rpc_live_calls(const fnw_rpc *rpc);
 void fnw_rpc_cancel_unary(fnw_rpc *rpc);
 
 grpc_channel *fnw_rpc_channel(const char *url);
+/* The channel's connectivity state in words, for a message about a channel
+ * that did not become READY ("connecting fails (refused, unreachable or
+ * unknown host)", "still connecting", ...). */
+const char *fnw_rpc_channel_state(grpc_channel *ch);
 
 /* ---- waiting for a channel to be READY, bounded -------------------------- */
 typedef void (*fnw_ready_cb)(void *user, int ready);

@@ -16,6 +16,7 @@
 #include <ev.h>
 #include <grpc/grpc.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +60,7 @@ typedef struct fnw_worker {
     ev_timer stop_timer;
     ev_timer idle_timer;      /* returns freed memory once bundles stop */
     double stop_started;
-    ev_signal sig_term, sig_int;
+    ev_signal sig_term, sig_int, sig_quit;
     int stopping;
     int exit_code;
 } fnw_worker;
@@ -197,6 +198,7 @@ static void start_bundle(fnw_worker *w, fnw_descriptor *d, const char *iid)
     ab->descriptor = d;
     ab->next = w->active;
     w->active = ab;
+    fnw_bundle_watch(ab->b, w->flags->lull_seconds);
 }
 
 /* ---- descriptors ---------------------------------------------------------------------- */
@@ -379,6 +381,7 @@ static void worker_stop(fnw_worker *w, int code)
     fnw_log_stop(&w->log);
     ev_signal_stop(w->loop, &w->sig_term);
     ev_signal_stop(w->loop, &w->sig_int);
+    ev_signal_stop(w->loop, &w->sig_quit);
     ev_timer_init(&w->stop_timer, stop_poll_cb, 0.01, 0.01);
     w->stop_timer.data = w;
     ev_timer_start(w->loop, &w->stop_timer);
@@ -391,6 +394,20 @@ static void signal_cb(struct ev_loop *loop, ev_signal *s, int revents)
     worker_stop(w, 0);
 }
 
+/* SIGQUIT: everything in flight to the log, and carry on (as a JVM's thread
+ * dump does). */
+static void dump_cb(struct ev_loop *loop, ev_signal *s, int revents)
+{
+    fnw_worker *w = s->data;
+    size_t n = 0;
+    for (active_bundle *a = w->active; a; a = a->next)
+        n++;
+    fnw_info(&w->log, "SIGQUIT: %zu bundle(s) in progress, %zu log entries queued; the worker "
+             "keeps running", n, fnw_log_queued(&w->log));
+    for (active_bundle *a = w->active; a; a = a->next)
+        fnw_bundle_dump(a->b);
+}
+
 /* ---- run ------------------------------------------------------------------------------------- */
 
 static void watch_signal(fnw_worker *w, ev_signal *s, int signum)
@@ -398,6 +415,20 @@ static void watch_signal(fnw_worker *w, ev_signal *s, int signum)
     ev_signal_init(s, signal_cb, signum);
     s->data = w;
     ev_signal_start(w->loop, s);
+}
+
+/* A JVM blocks SIGQUIT in its threads (it keeps it for thread dumps), and a
+ * process it launches (Flink's, through Beam's ProcessManager) inherits
+ * that mask: unblock the signals the worker watches, before gRPC starts
+ * threads, so any thread may take them for the loop. */
+static void unblock_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGQUIT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 /* Everything but the data plane, which is set up first (it can fail). */
@@ -413,6 +444,9 @@ static void worker_setup(fnw_worker *w)
     w->idle_timer.data = w;
     watch_signal(w, &w->sig_term, SIGTERM);
     watch_signal(w, &w->sig_int, SIGINT);
+    ev_signal_init(&w->sig_quit, dump_cb, SIGQUIT);
+    w->sig_quit.data = w;
+    ev_signal_start(w->loop, &w->sig_quit);
 }
 
 /* Everything is cancelled: release, let the tags come back. */
@@ -435,6 +469,7 @@ int fnw_worker_run(const fnw_flags *flags, const fnw_registry *ops)
     if (!w)
         return 1;
     signal(SIGPIPE, SIG_IGN);
+    unblock_signals();
     /* gRPC's threads each get a malloc arena by default; two keep the
      * footprint small without contention that matters here */
     mallopt(M_ARENA_MAX, 2);

@@ -7,7 +7,9 @@
  * worker_id header (retried until --connect-timeout), then the Control
  * stream, then Logging. Exit codes: 0 when the runner closes the Control
  * stream or on SIGTERM/SIGINT; 1 when an endpoint cannot be reached in time
- * or the Control stream breaks.
+ * or the Control stream breaks. SIGQUIT logs every bundle in progress, its
+ * queues and calls, and the worker carries on; each bundle is watched for
+ * --lull-seconds without progress (worker/bundle.h).
  */
 #ifndef FNW_WORKER_H
 #define FNW_WORKER_H

@@ -200,6 +200,27 @@ START_TEST(a_stopped_boot_reports_nothing)
 }
 END_TEST
 
+/* gRPC's status and details become a reason a user can act on. */
+START_TEST(connection_failures_are_named)
+{
+    char why[256];
+    ck_assert_int_eq(fnw_boot_failure_reason(GRPC_STATUS_UNAVAILABLE, "failed to connect to all addresses; "
+                     "last error: UNKNOWN: ipv4:127.0.0.1:1: Failed to connect to remote host: Connection "
+                     "refused", why, sizeof why), 1);
+    ck_assert_str_eq(why, "connection refused");
+    ck_assert_int_eq(fnw_boot_failure_reason(GRPC_STATUS_UNAVAILABLE, "DNS resolution failed for x.invalid:1: "
+                     "C-ares status is not ARES_SUCCESS qtype=A name=x.invalid is_balancer=0: Domain name not "
+                     "found", why, sizeof why), 1);
+    ck_assert_str_eq(why, "the host name does not resolve");
+    ck_assert_int_eq(fnw_boot_failure_reason(GRPC_STATUS_DEADLINE_EXCEEDED, "Deadline Exceeded", why,
+                     sizeof why), 1);
+    ck_assert_str_eq(why, "no answer (the connection or the call timed out)");
+    /* the server answered: not a connection failure, its status is kept */
+    ck_assert_int_eq(fnw_boot_failure_reason(GRPC_STATUS_UNIMPLEMENTED, "Method not found", why, sizeof why), 0);
+    ck_assert_str_eq(why, "status 12: Method not found");
+}
+END_TEST
+
 /* ---- reading the provision info ----------------------------------------------------- */
 
 typedef struct fixture {
@@ -319,6 +340,7 @@ static Suite *suite(void)
     tcase_add_test(tc, provisioning_retries_on_schedule_then_fails_at_the_deadline);
     tcase_add_test(tc, a_provision_call_that_cannot_start_fails_boot_at_once);
     tcase_add_test(tc, a_stopped_boot_reports_nothing);
+    tcase_add_test(tc, connection_failures_are_named);
     tcase_add_test(tc, provision_info_names_the_endpoints_and_the_level);
     tcase_add_test(tc, a_log_level_flag_wins_over_pipeline_options);
     tcase_add_test(tc, bytes_that_are_not_provision_info_are_refused);

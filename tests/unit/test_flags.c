@@ -25,6 +25,7 @@ START_TEST(beam_process_environment_form)
     ck_assert(f.flush_ms == 5);
     ck_assert(f.connect_timeout_s == 60);
     ck_assert(f.early_data_ttl_s == 30);
+    ck_assert(f.lull_seconds == 300);
     ck_assert_int_eq((int)f.n_unknown, 0);
 }
 END_TEST
@@ -151,6 +152,43 @@ START_TEST(log_level_given_parsed_or_refused)
 }
 END_TEST
 
+START_TEST(lull_seconds_zero_turns_it_off)
+{
+    fnw_flags f;
+    fnw_error err;
+    const char *one[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--lull-seconds=1"};
+    ck_assert_int_eq(parse(&f, &err, 4, one), 0);
+    ck_assert(f.lull_seconds == 1);
+    const char *off[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--lull-seconds", "0"};
+    ck_assert_int_eq(parse(&f, &err, 5, off), 0);
+    ck_assert(f.lull_seconds == 0);
+    const char *bad[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--lull-seconds=-1"};
+    ck_assert_int_eq(parse(&f, &err, 4, bad), -1);
+    ck_assert_str_eq(err.msg, "--lull-seconds: '-1' is not a number >= 0");
+}
+END_TEST
+
+/* A misspelt required flag: the unknown flag is named first, then what is missing. */
+START_TEST(an_unknown_flag_is_named_before_the_missing_id)
+{
+    fnw_flags f;
+    fnw_error err;
+    unsetenv("WORKER_ID");
+    unsetenv("CONTROL_API_SERVICE_DESCRIPTOR");
+    const char *alone[] = {"fnworker", "--bogus"};
+    ck_assert_int_eq(parse(&f, &err, 2, alone), -1);
+    ck_assert_msg(strncmp(err.msg, "unknown flag --bogus", 20) == 0, "%s", err.msg);
+    ck_assert_ptr_nonnull(strstr(err.msg, "No id provided"));
+    const char *typo[] = {"fnworker", "--id=1", "--provison_endpoint=h:1"};
+    ck_assert_int_eq(parse(&f, &err, 3, typo), -1);
+    ck_assert_msg(strncmp(err.msg, "unknown flag --provison_endpoint=h:1", 36) == 0, "%s", err.msg);
+    ck_assert_ptr_nonnull(strstr(err.msg, "No provision endpoint provided"));
+    /* with everything required given, unknown flags stay a warning (Beam's boot) */
+    const char *ok[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--bogus"};
+    ck_assert_int_eq(parse(&f, &err, 4, ok), 0);
+}
+END_TEST
+
 START_TEST(help_and_version_need_nothing_else)
 {
     const char *argv[] = {"fnworker", "--help"};
@@ -176,6 +214,8 @@ int main(void)
     tcase_add_test(tc, missing_and_malformed_values_are_named);
     tcase_add_test(tc, environment_fallbacks);
     tcase_add_test(tc, log_level_given_parsed_or_refused);
+    tcase_add_test(tc, lull_seconds_zero_turns_it_off);
+    tcase_add_test(tc, an_unknown_flag_is_named_before_the_missing_id);
     tcase_add_test(tc, help_and_version_need_nothing_else);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);

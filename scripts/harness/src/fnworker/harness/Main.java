@@ -59,11 +59,13 @@ public final class Main {
     long dataConnectTimeoutMs = 10_000;
   }
 
+  /** The usage text: on stdout with exit 0 for --help, on stderr with exit 2 after an error. */
   private static void usage(String msg) {
+    java.io.PrintStream to = msg == null ? System.out : System.err;
     if (msg != null) {
       System.err.println("error: " + msg);
     }
-    System.err.println("usage: fnworker.harness.Main run (--worker PATH | --runner-dir DIR) --type T\n"
+    to.println("usage: fnworker.harness.Main run (--worker PATH | --runner-dir DIR) --type T\n"
         + "         (--input FILE.jsonl | --generate N [--seed S]) [--output-type T] [--operation NAME]\n"
         + "         [--option k=v]... [--function-type PROCESS|ASYNC_BATCH] [--spec-json JSON]\n"
         + "         [--bundle-size N] [--bundle-time-ms N] [--output FILE.jsonl] [--quiet]\n"
@@ -74,13 +76,26 @@ public final class Main {
         + "    through function type 7, from an unreleased PyFlink)\n"
         + "  --timeout-ms: max wait for a bundle's response and outputs (default 120000)\n"
         + "  --data-connect-timeout-ms: max wait for the worker's Data stream per bundle (default 10000;\n"
-        + "    Flink's runner waits 3 minutes)");
-    System.exit(2);
+        + "    Flink's runner waits 3 minutes)\n"
+        + "Commands: run (above). Also: fnworker.harness.IntegrationTests --help,\n"
+        + "fnworker.harness.HarnessSelfTest, fnworker.harness.types.CodecSelfTest (no arguments).");
+    System.exit(msg == null ? 0 : 2);
+  }
+
+  static boolean isHelp(String s) {
+    return s.equals("--help") || s.equals("-h") || s.equals("help");
   }
 
   static Args parse(String[] argv) {
-    if (argv.length == 0 || !argv[0].equals("run")) {
-      usage(argv.length == 0 ? null : "unknown command " + argv[0]);
+    if (argv.length == 0) {
+      usage("no command given (the command is run)");
+    }
+    if (isHelp(argv[0])
+        || (argv[0].equals("run") && Arrays.stream(argv).anyMatch(x -> x.equals("--help") || x.equals("-h")))) {
+      usage(null);
+    }
+    if (!argv[0].equals("run")) {
+      usage("unknown command " + argv[0] + " (the command is run)");
     }
     Args a = new Args();
     for (int i = 1; i < argv.length; i++) {
@@ -104,8 +119,8 @@ public final class Main {
         case "--type": a.type = v; break;
         case "--output-type": a.outputType = v; break;
         case "--input": a.input = v; break;
-        case "--generate": a.generate = Long.parseLong(v); break;
-        case "--seed": a.seed = Long.parseLong(v); break;
+        case "--generate": a.generate = number(k, v); break;
+        case "--seed": a.seed = number(k, v); break;
         case "--operation": a.operation = v; break;
         case "--option": {
           int e = v.indexOf('=');
@@ -117,12 +132,12 @@ public final class Main {
         }
         case "--function-type": a.functionType = v; break;
         case "--spec-json": a.specJson = v; break;
-        case "--bundle-size": a.bundleSize = Integer.parseInt(v); break;
-        case "--bundle-time-ms": a.bundleTimeMs = Long.parseLong(v); break;
+        case "--bundle-size": a.bundleSize = (int) Math.min(Integer.MAX_VALUE, number(k, v)); break;
+        case "--bundle-time-ms": a.bundleTimeMs = number(k, v); break;
         case "--output": a.output = v; break;
         case "--verify": a.verify = v; break;
-        case "--timeout-ms": a.timeoutMs = Long.parseLong(v); break;
-        case "--data-connect-timeout-ms": a.dataConnectTimeoutMs = Long.parseLong(v); break;
+        case "--timeout-ms": a.timeoutMs = number(k, v); break;
+        case "--data-connect-timeout-ms": a.dataConnectTimeoutMs = number(k, v); break;
         case "--quiet": a.quiet = true; break;
         case "--verbose": a.verbose = true; break;
         default: usage("unknown option " + k);
@@ -143,7 +158,61 @@ public final class Main {
     if (a.bundleSize <= 0 || a.bundleTimeMs <= 0) {
       usage("--bundle-size and --bundle-time-ms must be positive");
     }
+    if (a.input != null && !Files.isReadable(Paths.get(a.input))) {
+      fail("--input " + a.input + ": " + (Files.exists(Paths.get(a.input)) ? "cannot be read" : "no such file"));
+    }
     return a;
+  }
+
+  private static long number(String flag, String v) {
+    try {
+      return Long.parseLong(v);
+    } catch (NumberFormatException e) {
+      usage(flag + ": '" + v + "' is not a whole number");
+      return 0;
+    }
+  }
+
+  /** One line on stderr, exit 2: a mistake in what the user gave, before any worker starts. */
+  private static void fail(String msg) {
+    System.err.println("error: " + msg);
+    System.exit(2);
+  }
+
+  /** The innermost message of e (Gson wraps its parse errors twice). */
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
+  }
+
+  /**
+   * Reads the whole --input once before the worker starts: the first line that is not JSON, or
+   * not a value of the type, ends the run with one line naming the file, the line and why.
+   */
+  static void checkInput(String path, TypeInfo t) {
+    try (BufferedReader r = Files.newBufferedReader(Paths.get(path), StandardCharsets.UTF_8)) {
+      long i = 0;
+      for (String line = r.readLine(); line != null; line = r.readLine(), i++) {
+        if (line.isBlank()) {
+          continue;
+        }
+        try {
+          JsonParser.parseString(line);
+        } catch (RuntimeException e) {
+          fail(path + " line " + (i + 1) + ": not JSON (" + rootMessage(e) + ")");
+        }
+        try {
+          parseLine(t, line, i);
+        } catch (RuntimeException e) {
+          fail(path + " line " + (i + 1) + ": not a value of " + t + " (" + rootMessage(e) + ")");
+        }
+      }
+    } catch (IOException e) {
+      fail("--input " + path + ": " + rootMessage(e));
+    }
   }
 
   /** One input element. */
@@ -183,6 +252,9 @@ public final class Main {
     } catch (IllegalArgumentException e) {
       System.err.println("error: " + e.getMessage());
       return 2;
+    }
+    if (a.input != null) {
+      checkInput(a.input, inType);
     }
     Worker.Options wo = new Worker.Options();
     wo.workerBinary = a.worker;

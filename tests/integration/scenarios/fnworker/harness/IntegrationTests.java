@@ -83,6 +83,7 @@ public final class IntegrationTests {
     s.addAll(RedisScenarios.scenarios());
     s.addAll(PluginScenarios.scenarios());
     s.addAll(HttpScenarios.scenarios());
+    s.addAll(DiagnosticsScenarios.scenarios());
     return s;
   }
 
@@ -97,6 +98,14 @@ public final class IntegrationTests {
         case "--runner-script": st.runnerScript = argv[++i]; break;
         case "--runner-dir": st.runnerScript = new File(argv[++i], Worker.RUNNER_SCRIPT).getPath(); break;
         case "--verbose": st.verbose = true; break;
+        case "--help":
+        case "-h":
+          System.out.println("usage: fnworker.harness.IntegrationTests --worker PATH [--runner-script PATH | "
+              + "--runner-dir DIR] [--verbose] [NAME_FILTER]\n"
+              + "  runs every scenario (or those whose name contains NAME_FILTER) against the worker;\n"
+              + "  FNW_WRAPPER prefixes the worker command, FNW_TIME_SCALE stretches timeouts");
+          System.exit(0);
+          break;
         default:
           if (argv[i].startsWith("--")) {
             System.err.println("unknown option " + argv[i]);
