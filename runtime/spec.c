@@ -21,6 +21,10 @@ static int validate_batch(const fnw_spec *s, fnw_error *err)
 {
     if (s->batch_size <= 0)
         return fnw_error_set(err, "Batch size must be positive, got: %" PRId32, s->batch_size);
+    if (s->batch_size > FNW_SPEC_MAX_BATCH_SIZE)
+        return fnw_error_set(err, "batch_size %" PRId32 " is over fnworker's limit of %d inputs per batch "
+                             "(a batch's slots are reserved when the operation opens)",
+                             s->batch_size, FNW_SPEC_MAX_BATCH_SIZE);
     if (s->timeout_ms <= 0)
         return fnw_error_set(err, "Timeout must be positive for async batch operations.");
     if (s->batch_timeout_ms < 0)
@@ -92,6 +96,9 @@ int fnw_spec_validate(fnw_spec *s, fnw_error *err)
         return -1;
     if (s->capacity < 0)
         return fnw_error_set(err, "Capacity must be positive, got: %" PRId32, s->capacity);
+    if (s->capacity > FNW_SPEC_MAX_CAPACITY)
+        return fnw_error_set(err, "capacity %" PRId32 " is over fnworker's limit of %d inputs in flight "
+                             "per operation", s->capacity, FNW_SPEC_MAX_CAPACITY);
     if (s->on_timeout != FNW_TIMEOUT_FAIL && s->on_timeout != FNW_TIMEOUT_EMPTY &&
         s->on_timeout != FNW_TIMEOUT_OPERATION)
         return fnw_error_set(err, "Unknown timeout action: %d", (int)s->on_timeout);

@@ -36,6 +36,13 @@ typedef enum fnw_timeout_action {
     FNW_TIMEOUT_OPERATION = 2,
 } fnw_timeout_action;
 
+/* Upper bounds on the settings, so a spec cannot make the worker reserve
+ * more than it could use: a batch's input slots are allocated when the
+ * operation opens (batch_size x 8 bytes per call), and capacity bounds the
+ * inputs in flight. Larger values fail validation with a message. */
+#define FNW_SPEC_MAX_BATCH_SIZE 65536
+#define FNW_SPEC_MAX_CAPACITY 1048576
+
 typedef struct fnw_spec {
     int batched;              /* batch mode: OperationSpec mode BATCH (or function type ASYNC_BATCH) */
     int unordered;            /* OutputMode UNORDERED */

@@ -79,6 +79,24 @@ START_TEST(test_batch_messages)
 }
 END_TEST
 
+/* batch_size = capacity = 2^31-1 once made a processor reserve ~33 GB of
+ * address space: the settings are bounded, with a message, and the bounds
+ * themselves are accepted. */
+START_TEST(test_settings_bounded)
+{
+    fnw_spec s = batch(2147483647, 1000, 0);
+    s.capacity = 2147483647;
+    expect(s, "batch_size 2147483647 is over fnworker's limit of 65536 inputs per batch "
+              "(a batch's slots are reserved when the operation opens)");
+    fnw_spec c = base();
+    c.capacity = 2147483647;
+    expect(c, "capacity 2147483647 is over fnworker's limit of 1048576 inputs in flight per operation");
+    fnw_spec ok = batch(FNW_SPEC_MAX_BATCH_SIZE, 1000, 0);
+    ok.capacity = FNW_SPEC_MAX_CAPACITY;
+    expect_ok(&ok);
+}
+END_TEST
+
 START_TEST(test_batch_fields_in_per_element_mode)
 {
     /* unset batch fields are fine per element */
@@ -186,6 +204,7 @@ static Suite *spec_suite(void)
     TCase *tc = tcase_create("spec");
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_batch_messages);
+    tcase_add_test(tc, test_settings_bounded);
     tcase_add_test(tc, test_batch_fields_in_per_element_mode);
     tcase_add_test(tc, test_retry_needs_timeout);
     tcase_add_test(tc, test_retry_predicate_missing);
