@@ -170,11 +170,47 @@ int fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logge
     return fnw_inbound_init(m);
 }
 
+/* Starts the connection's Data stream and its wait for the channel. */
+static void conn_start_stream(fnw_data_conn *c)
+{
+    fnw_data_mgr *m = c->mgr;
+    fnw_stream_handler h = {c, conn_on_message, conn_on_writable, conn_on_closed};
+    c->stream = m->io->stream_start(m->rpc, c->ch, FNW_METHOD_DATA, &h, 1);
+    c->ready = m->io->wait_ready(m->rpc, c->ch, m->cfg.connect_timeout_s, conn_ready, c);
+}
+
+/* A connection whose stream failed is opened afresh for the next bundle
+ * once no bundle of the failed stream holds an inbox or outbox on it (those
+ * have been told it failed); the channel itself reconnects on its own. */
+static int conn_restart(fnw_data_conn *c)
+{
+    if (c->claimed || c->outboxes)
+        return 0;
+    fnw_data_mgr *m = c->mgr;
+    if (c->ready) {
+        m->io->ready_cancel(c->ready);
+        c->ready = NULL;
+    }
+    if (c->stream) {
+        m->io->stream_free(c->stream);
+        c->stream = NULL;
+    }
+    fnw_info(m->log, "reopening the data stream to %s after it failed (%s)", c->url, c->error);
+    free(c->error);
+    c->error = NULL;
+    c->recv_paused = 0;
+    conn_start_stream(c);
+    return 1;
+}
+
 fnw_data_conn *fnw_data_connect(fnw_data_mgr *m, const char *url)
 {
     for (fnw_data_conn *c = m->conns; c; c = c->next)
-        if (!strcmp(c->url, url))
+        if (!strcmp(c->url, url)) {
+            if (c->error)
+                conn_restart(c);
             return c;
+        }
     fnw_data_conn *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
@@ -183,9 +219,7 @@ fnw_data_conn *fnw_data_connect(fnw_data_mgr *m, const char *url)
     c->ch = m->io->channel(url);
     ev_timer_init(&c->flush_timer, conn_flush_cb, m->cfg.flush_ms / 1000.0, 0);
     c->flush_timer.data = c;
-    fnw_stream_handler h = {c, conn_on_message, conn_on_writable, conn_on_closed};
-    c->stream = m->io->stream_start(m->rpc, c->ch, FNW_METHOD_DATA, &h, 1);
-    c->ready = m->io->wait_ready(m->rpc, c->ch, m->cfg.connect_timeout_s, conn_ready, c);
+    conn_start_stream(c);
     c->next = m->conns;
     m->conns = c;
     fnw_info(m->log, "opened the data stream to %s", url);

@@ -136,6 +136,30 @@ START_TEST(connection_events_reach_every_bundle)
 }
 END_TEST
 
+/* A failed data stream stays failed while a bundle of it still holds its
+ * inbox; the next bundle after that gets a fresh stream, which carries data
+ * again. */
+START_TEST(a_failed_stream_is_reopened_for_the_next_bundle)
+{
+    reader a = {0}, b = {0};
+    fnw_inbox *ia = claim("1", &a);
+    fnw_stream *first = fake_last;
+    first->h.on_closed(first->h.user, GRPC_STATUS_UNAVAILABLE, "reset by peer");
+    ck_assert_int_eq(a.failures, 1);
+    ck_assert_ptr_eq(fnw_data_connect(&mgr, "fake:1"), conn);
+    ck_assert_ptr_nonnull(fnw_data_conn_error(conn));   /* bundle 1 still holds its inbox */
+    fnw_inbox_free(ia);
+    ck_assert_ptr_eq(fnw_data_connect(&mgr, "fake:1"), conn);
+    ck_assert_ptr_null(fnw_data_conn_error(conn));
+    ck_assert_ptr_nonnull(fake_last);
+    fnw_inbox *ib = claim("2", &b);
+    fake_deliver(fake_last, "2", "in", "\x03" "abc", 4, 1);
+    ck_assert_int_ge(b.inputs, 1);
+    ck_assert_int_eq(b.failures, 0);
+    fnw_inbox_free(ib);
+}
+END_TEST
+
 /* A bundle that frees its inbox while others are being woken (here: the
  * other's inbox, from its own callback) does not upset the walk. */
 static fnw_inbox *victim;
@@ -283,6 +307,7 @@ int main(void)
     tcase_add_test(tc, only_the_target_inbox_is_woken);
     tcase_add_test(tc, one_message_wakes_each_target_once);
     tcase_add_test(tc, connection_events_reach_every_bundle);
+    tcase_add_test(tc, a_failed_stream_is_reopened_for_the_next_bundle);
     tcase_add_test(tc, a_listener_may_free_an_inbox_being_woken);
     tcase_add_test(tc, receives_pause_while_too_much_is_held);
     tcase_add_test(tc, early_data_is_kept_for_its_bundle);
