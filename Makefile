@@ -21,7 +21,8 @@ CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
 # hiredis and libcurl (the service clients, runtime/redis_client.c and
 # runtime/http_client.c) through pkg-config when it knows them.
 SVC_LIBS := $(shell pkg-config --libs hiredis libcurl 2>/dev/null || echo -lhiredis -lcurl)
-LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson $(SVC_LIBS) -lpthread -lm
+# libmicrohttpd: the worker pool's /metrics endpoint (pool/http.c).
+LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson $(SVC_LIBS) -lmicrohttpd -lpthread -lm
 ifneq ($(SANITIZE),)
 CFLAGS   += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -30,7 +31,7 @@ endif
 PROTOS   := $(shell find proto -name '*.proto' | sort)
 PB_C     := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 PB_H     := $(PB_C:.c=.h)
-LIB_SRC  := $(wildcard codecs/*.c runtime/*.c) $(filter-out worker/main.c,$(wildcard worker/*.c))
+LIB_SRC  := $(wildcard codecs/*.c runtime/*.c pool/*.c) $(filter-out worker/main.c,$(wildcard worker/*.c))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_C))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))

@@ -11,7 +11,7 @@ protobuf-compiler libavro-dev libjansson-dev default-jdk-headless libgrpc-java l
 protobuf-compiler-grpc-java-plugin libnetty-java libperfmark-java libgoogle-gson-java
 libgoogle-common-protos-java libgeronimo-annotation-1.3-spec-java libopencensus-java
 libguava-java libjsr305-java liberror-prone-java valgrind gnuplot-nox
-libhiredis-dev libcurl4-openssl-dev ca-certificates redis-server redis-tools nginx-light
+libhiredis-dev libcurl4-openssl-dev libmicrohttpd-dev ca-certificates redis-server redis-tools nginx-light
 python3 openssl python3-cloudpickle"
 missing=""
 if command -v dpkg-query >/dev/null 2>&1; then
