@@ -97,9 +97,10 @@ $(BUILD)/harness/harness.jar: $(PROTOS) $(shell find scripts/harness tests/integ
 integration: $(BUILD)/fnworker $(BUILD)/harness/harness.jar
 	sh tests/integration/run.sh $(BUILD)
 
-# The Flink launcher script (tests/shell/), with a stand-in worker.
-script-tests:
-	@set -e; for t in tests/shell/test_*.sh; do echo "== $$t"; sh $$t; done
+# The Flink launcher script (tests/shell/), with a stand-in worker; the
+# worker pool (test_pool.sh) runs $(BUILD)/fnworker pool.
+script-tests: $(BUILD)/fnworker
+	@set -e; for t in tests/shell/test_*.sh; do echo "== $$t"; sh $$t $(BUILD); done
 
 # The fnworker Python package (python/), with Debian's python3 and unittest.
 PYTHON ?= /usr/bin/python3
