@@ -81,6 +81,7 @@ public final class IntegrationTests {
     s.addAll(DataPlaneScenarios.scenarios());
     s.addAll(PyFlinkScenarios.scenarios());
     s.addAll(RedisScenarios.scenarios());
+    s.addAll(PoolScenarios.scenarios());
     return s;
   }
 

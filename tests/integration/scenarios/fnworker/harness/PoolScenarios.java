@@ -1,0 +1,105 @@
+// Integration scenario for the sidecar set-up: `fnworker pool` runs the real
+// worker, and the harness launches pyflink-udf-runner.sh with FNW_POOL_ADDRESS
+// pointing at it (as a TaskManager without the worker's libraries would), from
+// a runner directory that holds only the script. A job runs end to end, the
+// worker's output reaches the boot log through the launcher, the launcher
+// exits with the worker's code, and the pool drains and exits 0 on SIGTERM.
+// Listed in IntegrationTests.scenarios() through scenarios().
+package fnworker.harness;
+
+import static fnworker.harness.IntegrationTests.t;
+import static fnworker.harness.IntegrationTests.values;
+import static fnworker.harness.Scenario.Ctx.check;
+
+import fnworker.harness.Scenario.Ctx;
+import fnworker.harness.Scenario.In;
+import fnworker.harness.types.TypeInfo;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+final class PoolScenarios {
+  private PoolScenarios() {}
+
+  static List<Scenario> scenarios() {
+    return List.of(new Scenario("launched_via_worker_pool", PoolScenarios::viaPool));
+  }
+
+  /** Starts `fnworker pool` on a free loopback port; returns its launcher address. */
+  static String startPool(Process p, StringBuilder log) throws Exception {
+    BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
+    Pattern addr = Pattern.compile("launcher endpoint on (\\S+)");
+    String found = null;
+    for (String line; (line = err.readLine()) != null; ) {
+      log.append(line).append('\n');
+      Matcher m = addr.matcher(line);
+      if (m.find()) {
+        found = m.group(1);
+      }
+      if (line.contains("ready")) {
+        break;
+      }
+    }
+    Thread drain = new Thread(() -> {
+      try {
+        for (String line; (line = err.readLine()) != null; ) {
+          synchronized (log) {
+            log.append(line).append('\n');
+          }
+        }
+      } catch (Exception e) {
+        // the pool ended
+      }
+    });
+    drain.setDaemon(true);
+    drain.start();
+    check(found != null, "the pool did not start: " + log);
+    return found;
+  }
+
+  static void viaPool(Ctx c) throws Exception {
+    check(c.settings.runnerScript != null && new File(c.settings.runnerScript).isFile(),
+        "no runner script (--runner-script scripts/pyflink-udf-runner.sh)");
+    String bin = Path.of(c.settings.worker).toAbsolutePath().toString();
+    Process pool = new ProcessBuilder(bin, "pool", "--listen", "127.0.0.1:0", "--http-listen", "off").start();
+    StringBuilder poolLog = new StringBuilder();
+    Path dir = Files.createTempDirectory("fnw-pool-runner-dir-");
+    try {
+      String addr = startPool(pool, poolLog);
+      Path script = dir.resolve(Worker.RUNNER_SCRIPT);
+      Files.copy(Path.of(c.settings.runnerScript), script, StandardCopyOption.REPLACE_EXISTING);
+      script.toFile().setExecutable(true);
+      // no fnworker next to the script: only the pool can run the worker
+      Worker w = c.worker(o -> {
+        o.runnerDir = dir.toString();
+        o.env.put("FNW_POOL_ADDRESS", addr);
+        o.selfExitWaitMs = 5000;   // the worker ends with Control; its code comes back through the pool
+      });
+      TypeInfo ty = t("ROW<a:LONG,b:STRING>");
+      FunctionRunner r = c.runner(w, ty, ty, Ctx.spec("identity"));
+      for (int b = 0; b < 3; b++) {
+        List<In> in = values(ty, 200, 10 + b);
+        Ctx.expectSame(ty, in, Ctx.bundle(r, ty, in));
+      }
+      String boot = w.process().bootLog();
+      check(boot.contains("fnworker"), "the worker's output is not in the boot log: " + boot);
+      w.close();
+      check(w.exitCode() != null && w.exitCode() == 0, "the launcher exited " + w.exitCode()
+          + " (it should return the worker's 0)");
+      pool.destroy();   // SIGTERM: no worker runs, the pool exits at once
+      check(pool.waitFor(c.ms(5000), TimeUnit.MILLISECONDS), "the pool did not exit after SIGTERM");
+      check(pool.exitValue() == 0, "the pool exited " + pool.exitValue() + ": " + poolLog);
+    } finally {
+      pool.destroyForcibly();
+      LifecycleScenarios.deleteTree(dir);
+    }
+  }
+}
