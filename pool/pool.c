@@ -180,6 +180,11 @@ int fnw_pool_main(int argc, char **argv)
         return 1;
     }
     self[n > 0 ? n : 0] = '\0';
+    const char *exe = p.flags.worker_bin ? p.flags.worker_bin : self;
+    if (access(exe, X_OK) != 0) {
+        fprintf(stderr, "fnworker pool: the worker binary %s is not executable (--worker-bin)\n", exe);
+        return 2;
+    }
     signal(SIGPIPE, SIG_IGN);
-    return pool_run(&p, p.flags.worker_bin ? p.flags.worker_bin : self);
+    return pool_run(&p, exe);
 }
