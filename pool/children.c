@@ -26,6 +26,10 @@ struct fnw_child {
     pid_t pid;
     char id[FNW_CHILDREN_ID_MAX];
     ev_io out[2];               /* stdout, stderr; fd -1 once closed */
+    ev_io stats;                /* the stats pipe; fd -1 once closed */
+    char stats_line[256];
+    size_t stats_len;
+    fnw_wire_figures figures;
     ev_child exit_w;
     ev_timer kill_timer;        /* SIGKILL after a SIGTERM */
     ev_timer drain_timer;       /* stop waiting for the pipes after exit */
@@ -70,11 +74,21 @@ static void close_stream(fnw_child *c, int i)
     ev_io_set(&c->out[i], -1, EV_READ);
 }
 
+static void close_stats(fnw_child *c)
+{
+    if (c->stats.fd < 0)
+        return;
+    ev_io_stop(c->owner->loop, &c->stats);
+    close(c->stats.fd);
+    ev_io_set(&c->stats, -1, EV_READ);
+}
+
 static void release(fnw_child *c)
 {
     fnw_children *cs = c->owner;
     close_stream(c, 0);
     close_stream(c, 1);
+    close_stats(c);
     ev_child_stop(cs->loop, &c->exit_w);
     ev_timer_stop(cs->loop, &c->kill_timer);
     ev_timer_stop(cs->loop, &c->drain_timer);
@@ -133,6 +147,34 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
         default_output(c, i + 1, buf, (size_t)n);
 }
 
+/* Keeps the figures of the last complete line; a line too long is dropped. */
+static void on_stats(struct ev_loop *loop, ev_io *w, int revents)
+{
+    fnw_child *c = w->data;
+    char buf[1024];
+    ssize_t n = read(w->fd, buf, sizeof buf);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        close_stats(c);
+        return;
+    }
+    for (ssize_t i = 0; i < n; i++) {
+        if (buf[i] != '\n') {
+            if (c->stats_len < sizeof c->stats_line - 1)
+                c->stats_line[c->stats_len++] = buf[i];
+            else
+                c->stats_len = sizeof c->stats_line;     /* overlong: ignore it */
+            continue;
+        }
+        if (c->stats_len < sizeof c->stats_line) {
+            c->stats_line[c->stats_len] = '\0';
+            fnw_wire_figures_parse(c->stats_line, &c->figures);
+        }
+        c->stats_len = 0;
+    }
+}
+
 static void on_drain_timeout(struct ev_loop *loop, ev_timer *t, int revents)
 {
     fnw_child *c = t->data;     /* a process the worker left behind holds the pipes */
@@ -177,24 +219,48 @@ static fnw_child *free_slot(fnw_children *cs)
     return NULL;
 }
 
-static int spawn_worker(fnw_children *cs, char **argv, int out_fd, int err_fd, pid_t *pid,
+/* The pool's environment with FNW_POOL_STATS_FD=3 (one allocation). */
+static char **worker_env(void)
+{
+    static char stats_var[] = "FNW_POOL_STATS_FD=3";
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = malloc((n + 2) * sizeof *env);
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "FNW_POOL_STATS_FD=", 18) != 0)
+            env[k++] = environ[i];
+    env[k++] = stats_var;
+    env[k] = NULL;
+    return env;
+}
+
+static int spawn_worker(fnw_children *cs, char **argv, const int fds[3], pid_t *pid,
                         fnw_error *err)
 {
+    char **env = worker_env();
+    if (!env)
+        return fnw_error_set(err, "out of memory");
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     sigset_t none, all;
     sigemptyset(&none);
     sigfillset(&all);
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    posix_spawn_file_actions_adddup2(&fa, fds[0], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    posix_spawn_file_actions_adddup2(&fa, fds[2], 3);
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                         POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &all);
     posix_spawnattr_setpgroup(&attr, 0);
-    int rc = posix_spawn(pid, cs->exe, &fa, &attr, argv, environ);
+    int rc = posix_spawn(pid, cs->exe, &fa, &attr, argv, env);
+    free(env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc != 0)
@@ -228,15 +294,18 @@ static char **build_argv(const char *exe, const char *id, const char *ep,
     return argv;
 }
 
-static void watch_child(fnw_children *cs, fnw_child *c, int out_fd, int err_fd)
+static void watch_child(fnw_children *cs, fnw_child *c, const int fds[3])
 {
-    int fds[2] = {out_fd, err_fd};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++)
         fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+    for (int i = 0; i < 2; i++) {
         ev_io_init(&c->out[i], on_readable, fds[i], EV_READ);
         c->out[i].data = c;
         ev_io_start(cs->loop, &c->out[i]);
     }
+    ev_io_init(&c->stats, on_stats, fds[2], EV_READ);
+    c->stats.data = c;
+    ev_io_start(cs->loop, &c->stats);
     ev_child_init(&c->exit_w, on_exit_status, c->pid, 0);
     c->exit_w.data = c;
     ev_child_start(cs->loop, &c->exit_w);
@@ -266,23 +335,21 @@ fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *prov
 {
     if (check_start(cs, id, err) < 0)
         return NULL;
-    int out[2] = {-1, -1}, errp[2] = {-1, -1};
+    int p[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};   /* stdout, stderr, stats */
     char **argv = build_argv(cs->exe, id, provision_endpoint, args, n_args);
     pid_t pid = 0;
     int rc = -1;
     if (!argv)
         fnw_error_set(err, "out of memory");
-    else if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+    else if (pipe2(p[0], O_CLOEXEC) < 0 || pipe2(p[1], O_CLOEXEC) < 0 || pipe2(p[2], O_CLOEXEC) < 0)
         fnw_error_set(err, "cannot create a pipe: %s", strerror(errno));
     else
-        rc = spawn_worker(cs, argv, out[1], errp[1], &pid, err);
+        rc = spawn_worker(cs, argv, (int[3]){p[0][1], p[1][1], p[2][1]}, &pid, err);
     free(argv);
-    for (int i = 0; i < 2; i++) {
-        if (out[i] >= 0 && (rc < 0 || i == 1))
-            close(out[i]);
-        if (errp[i] >= 0 && (rc < 0 || i == 1))
-            close(errp[i]);
-    }
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 2; i++)
+            if (p[k][i] >= 0 && (rc < 0 || i == 1))
+                close(p[k][i]);
     if (rc < 0) {
         cs->stats.failed_to_start++;
         return NULL;
@@ -295,7 +362,7 @@ fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *prov
     snprintf(c->id, sizeof c->id, "%s", id);
     c->ev = *ev;
     c->started_at = ev_now(cs->loop);
-    watch_child(cs, c, out[0], errp[0]);
+    watch_child(cs, c, (int[3]){p[0][0], p[1][0], p[2][0]});
     cs->stats.running++;
     cs->stats.started++;
     return c;
@@ -403,4 +470,9 @@ void fnw_children_free(fnw_children *cs)
     free(cs->slots);
     free(cs->exe);
     free(cs);
+}
+
+const fnw_wire_figures *fnw_child_figures(const fnw_child *c)
+{
+    return &c->figures;
 }

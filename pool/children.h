@@ -3,7 +3,9 @@
  * binary, so a crashing worker never takes the pool down), relaying its
  * stdout/stderr to whoever started it, stopping it (SIGTERM, then SIGKILL
  * after FNW_CHILDREN_KILL_AFTER_S), reaping it, and the counts /metrics
- * shows. Runs on the pool's libev loop; the owner of each worker hears about
+ * shows. Each worker also gets a stats pipe (fd 3, named by
+ * FNW_POOL_STATS_FD) on which it reports its figures once a second; the
+ * latest are kept per worker. Runs on the pool's libev loop; the owner of each worker hears about
  * it through the fnw_child_events it gave when starting it.
  */
 #ifndef FNW_POOL_CHILDREN_H
@@ -15,6 +17,7 @@
 #include <sys/types.h>
 
 #include "codecs/error.h"
+#include "pool/wire.h"
 
 #define FNW_CHILDREN_KILL_AFTER_S 1.5
 #define FNW_CHILDREN_ID_MAX 256
@@ -68,5 +71,7 @@ fnw_child *fnw_children_next(fnw_children *cs, fnw_child *prev);
 pid_t fnw_child_pid(const fnw_child *c);
 const char *fnw_child_id(const fnw_child *c);
 double fnw_child_started_at(const fnw_child *c);
+/* The worker's latest figures (known = 0 until its first stats line). */
+const fnw_wire_figures *fnw_child_figures(const fnw_child *c);
 
 #endif

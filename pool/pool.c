@@ -28,7 +28,7 @@ typedef struct pool {
     fnw_extpool *grpc;
     fnw_pool_http *http;
     ev_signal sig_term, sig_int;
-    ev_timer grace, poll;
+    ev_timer grace, poll, last_call;
     int draining, stopping;
 } pool;
 
@@ -50,12 +50,20 @@ static int src_serving(void *ctx)
     return !((pool *)ctx)->draining;
 }
 
-/* While draining: leave the loop once no worker runs. */
+/* While draining: leave the loop once no worker runs and every launcher
+ * has its EXIT line (or, after the grace period, once no worker runs). */
 static void on_poll(struct ev_loop *loop, ev_timer *t, int revents)
 {
     pool *p = t->data;
-    if (fnw_children_get_stats(p->children).running == 0)
+    if (fnw_children_get_stats(p->children).running == 0 &&
+        (p->stopping || !p->launcher || fnw_launcher_connections(p->launcher) == 0))
         ev_break(loop, EVBREAK_ALL);
+}
+
+/* Workers were killed long ago: whatever still holds on, leave. */
+static void on_last_call(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    ev_break(loop, EVBREAK_ALL);
 }
 
 static void stop_workers(pool *p)
@@ -66,6 +74,9 @@ static void stop_workers(pool *p)
     fprintf(stderr, "fnworker pool: stopping %u workers\n",
             fnw_children_get_stats(p->children).running);
     fnw_children_stop_all(p->children);
+    ev_timer_init(&p->last_call, on_last_call, FNW_CHILDREN_KILL_AFTER_S + 2.0, 0);
+    p->last_call.data = p;
+    ev_timer_start(p->loop, &p->last_call);
 }
 
 static void on_grace_over(struct ev_loop *loop, ev_timer *t, int revents)

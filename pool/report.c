@@ -2,6 +2,7 @@
 #include "pool/report.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -37,6 +38,40 @@ static void put_label(FILE *f, const char *s)
 static void metric(FILE *f, const char *name, const char *type, const char *help, uint64_t v)
 {
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", name, help, name, type, name, v);
+}
+
+static void worker_labels(FILE *f, const char *name, fnw_child *c)
+{
+    fprintf(f, "%s{worker_id=\"", name);
+    put_label(f, fnw_child_id(c));
+    fprintf(f, "\",pid=\"%d\"}", (int)fnw_child_pid(c));
+}
+
+/* The figures each worker reports on its stats pipe (pool/wire.h). */
+static void figures(FILE *f, fnw_children *cs)
+{
+    static const struct { const char *name, *type, *help; size_t off; } m[] = {
+#define FIG(n, t, h, field) {"fnworker_pool_worker_" n, t, h, offsetof(fnw_wire_figures, field)}
+        FIG("bundles_total", "counter", "Bundles the worker finished.", bundles),
+        FIG("bundle_errors_total", "counter", "Bundles that failed.", bundle_errors),
+        FIG("records_in_total", "counter", "Records into the worker's operators.", records_in),
+        FIG("records_out_total", "counter", "Records out of the worker's operators.", records_out),
+        FIG("calls_total", "counter", "Operation calls.", calls),
+        FIG("call_failures_total", "counter", "Operation calls that failed.", call_failures),
+        FIG("bundles_in_progress", "gauge", "Bundles the worker is running now.", active_bundles),
+#undef FIG
+    };
+    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
+        fprintf(f, "# HELP %s %s (reported once a second)\n# TYPE %s %s\n", m[k].name, m[k].help,
+                m[k].name, m[k].type);
+        for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c)) {
+            const fnw_wire_figures *g = fnw_child_figures(c);
+            if (!g->known)
+                continue;
+            worker_labels(f, m[k].name, c);
+            fprintf(f, " %" PRIu64 "\n", *(const uint64_t *)((const char *)g + m[k].off));
+        }
+    }
 }
 
 static void per_worker(FILE *f, fnw_children *cs, double now)
@@ -78,6 +113,7 @@ char *fnw_report_metrics(fnw_children *cs, int draining, double now, size_t *len
     metric(f, "fnworker_pool_draining", "gauge", "1 after SIGTERM, while workers finish.",
            (uint64_t)draining);
     per_worker(f, cs, now);
+    figures(f, cs);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

@@ -4,6 +4,7 @@
  * so the launcher can show it. */
 #include "pool/wire.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +14,11 @@ void fnw_wire_request_init(fnw_wire_request *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Length of the request up to and including its empty line, or 0. */
-static size_t request_end(const char *buf, size_t len)
+/* Length of the request up to and including its empty line, or 0; the
+ * search starts at from (bytes before it were searched already). */
+static size_t request_end(const char *buf, size_t len, size_t from)
 {
-    for (size_t i = 1; i < len; i++) {
+    for (size_t i = from > 2 ? from - 2 : 1; i < len; i++) {
         if (buf[i] != '\n')
             continue;
         if (buf[i - 1] == '\n')
@@ -126,7 +128,7 @@ int fnw_wire_request_feed(fnw_wire_request *r, const char *data, size_t n, size_
     memcpy(r->buf + r->len, data, take);
     r->len += take;
     r->buf[r->len] = '\0';
-    size_t end = request_end(r->buf, r->len);
+    size_t end = request_end(r->buf, r->len, before);
     if (!end) {
         *used = take;
         if (r->len == FNW_WIRE_REQUEST_MAX)
@@ -175,4 +177,21 @@ void fnw_wire_framer_flush(fnw_wire_framer *f, fnw_wire_emit_fn emit, void *ctx)
 {
     if (f->len)
         emit_line(f, emit, ctx);
+}
+
+/* ---- worker figures ------------------------------------------------------------------ */
+
+int fnw_wire_figures_parse(const char *line, fnw_wire_figures *f)
+{
+    fnw_wire_figures g = {.known = 1};
+    int end = 0;
+    if (sscanf(line,
+               "bundles=%" SCNu64 " bundle_errors=%" SCNu64 " records_in=%" SCNu64
+               " records_out=%" SCNu64 " calls=%" SCNu64 " call_failures=%" SCNu64
+               " active_bundles=%" SCNu64 "%n",
+               &g.bundles, &g.bundle_errors, &g.records_in, &g.records_out, &g.calls,
+               &g.call_failures, &g.active_bundles, &end) != 7 || line[end] != '\0')
+        return -1;
+    *f = g;
+    return 0;
 }

@@ -21,6 +21,7 @@
 #define FNW_POOL_WIRE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "codecs/error.h"
 
@@ -63,5 +64,17 @@ void fnw_wire_framer_feed(fnw_wire_framer *f, const char *data, size_t n, fnw_wi
                           void *ctx);
 /* Ends an unfinished last line (the stream closed without a newline). */
 void fnw_wire_framer_flush(fnw_wire_framer *f, fnw_wire_emit_fn emit, void *ctx);
+
+/* A worker's figures, from the line it writes once a second on the stats
+ * pipe the pool gave it (worker/pool_stats.h):
+ *   bundles=N bundle_errors=N records_in=N records_out=N calls=N call_failures=N active_bundles=N */
+typedef struct fnw_wire_figures {
+    int known;                   /* a line was read */
+    uint64_t bundles, bundle_errors, records_in, records_out, calls, call_failures,
+        active_bundles;
+} fnw_wire_figures;
+
+/* Parses one stats line (without its newline); -1 when it is not one. */
+int fnw_wire_figures_parse(const char *line, fnw_wire_figures *f);
 
 #endif

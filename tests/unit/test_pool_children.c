@@ -5,7 +5,8 @@
  * message; stopping sends SIGTERM (exit 128+15) and escalates to SIGKILL for
  * a worker that ignores it; a detached worker gets no more events but is
  * still reaped and counted; /metrics text names each running worker with its
- * resident memory, its id escaped. Runs the default libev loop until each
+ * resident memory, its id escaped; the figures a worker writes on its stats
+ * pipe (fd 3, named by FNW_POOL_STATS_FD) are kept and shown. Runs the default libev loop until each
  * expected event, so nothing depends on timing. */
 #include <check.h>
 #include <ev.h>
@@ -48,6 +49,8 @@ static void setup(void)
           "for a; do case $a in\n"
           "  --sleep) exec sleep 30 ;;\n"
           "  --stubborn) trap '' TERM; echo ready; exec sleep 30 ;;\n"
+          "  --stats) echo \"bundles=5 bundle_errors=1 records_in=70 records_out=60 calls=9 "
+          "call_failures=1 active_bundles=2\" >&3; echo \"$FNW_POOL_STATS_FD\"; exec sleep 30 ;;\n"
           "esac; done\n"
           "echo \"out $*\"\n"
           "echo \"err $1\" >&2\n"
@@ -175,6 +178,29 @@ START_TEST(metrics_name_running_workers)
 }
 END_TEST
 
+START_TEST(figures_from_the_stats_pipe)
+{
+    fnw_children *cs = fnw_children_new(loop, exe, 1);
+    fnw_error err = {{0}};
+    const char *args[] = {"--stats"};
+    fnw_child *c = fnw_children_start(cs, "f", "h:1", args, 1, &events, &err);
+    ck_assert_ptr_nonnull(c);
+    while (!fnw_child_figures(c)->known || !strchr(out[0], '\n'))
+        ev_run(loop, EVRUN_ONCE);
+    ck_assert_str_eq(out[0], "3\n");           /* FNW_POOL_STATS_FD names fd 3 */
+    ck_assert_uint_eq(fnw_child_figures(c)->bundles, 5);
+    ck_assert_uint_eq(fnw_child_figures(c)->active_bundles, 2);
+    size_t len = 0;
+    char *text = fnw_report_metrics(cs, 0, ev_now(loop), &len);
+    char want[128];
+    snprintf(want, sizeof want, "fnworker_pool_worker_records_in_total{worker_id=\"f\",pid=\"%d\"} 70\n",
+             (int)fnw_child_pid(c));
+    ck_assert_msg(strstr(text, want), "no '%s' in:\n%s", want, text);
+    free(text);
+    fnw_children_free(cs);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pool_children");
@@ -185,6 +211,7 @@ int main(void)
     tcase_add_test(tc, sigkill_after_ignored_sigterm);
     tcase_add_test(tc, detached_worker_still_reaped);
     tcase_add_test(tc, metrics_name_running_workers);
+    tcase_add_test(tc, figures_from_the_stats_pipe);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }

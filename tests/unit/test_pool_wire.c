@@ -5,7 +5,8 @@
  * args, a request without end beyond the size limit) and an unknown version
  * or command are refused with a message naming the problem; worker output
  * is framed into one protocol line per line, long lines split, the
- * unfinished last line flushed. */
+ * unfinished last line flushed; a worker's stats line parses, a malformed
+ * one is refused. */
 #include <check.h>
 #include <string.h>
 
@@ -179,6 +180,27 @@ START_TEST(framer_splits_long_lines)
 }
 END_TEST
 
+START_TEST(worker_figures_line)
+{
+    fnw_wire_figures f = {0};
+    ck_assert_int_eq(fnw_wire_figures_parse("bundles=3 bundle_errors=1 records_in=600 records_out=590 "
+                                            "calls=12 call_failures=2 active_bundles=1", &f), 0);
+    ck_assert_int_eq(f.known, 1);
+    ck_assert_uint_eq(f.bundles, 3);
+    ck_assert_uint_eq(f.bundle_errors, 1);
+    ck_assert_uint_eq(f.records_in, 600);
+    ck_assert_uint_eq(f.records_out, 590);
+    ck_assert_uint_eq(f.calls, 12);
+    ck_assert_uint_eq(f.call_failures, 2);
+    ck_assert_uint_eq(f.active_bundles, 1);
+    /* a malformed line leaves the last figures as they were */
+    ck_assert_int_eq(fnw_wire_figures_parse("bundles=4 bundle_errors=x", &f), -1);
+    ck_assert_int_eq(fnw_wire_figures_parse("bundles=4 bundle_errors=0 records_in=0 records_out=0 "
+                                            "calls=0 call_failures=0 active_bundles=0 extra", &f), -1);
+    ck_assert_uint_eq(f.bundles, 3);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pool_wire");
@@ -192,6 +214,7 @@ int main(void)
     tcase_add_test(tc, oversized_request);
     tcase_add_test(tc, framer_lines);
     tcase_add_test(tc, framer_splits_long_lines);
+    tcase_add_test(tc, worker_figures_line);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }

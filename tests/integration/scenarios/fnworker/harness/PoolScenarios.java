@@ -2,8 +2,9 @@
 // worker, and the harness launches pyflink-udf-runner.sh with FNW_POOL_ADDRESS
 // pointing at it (as a TaskManager without the worker's libraries would), from
 // a runner directory that holds only the script. A job runs end to end, the
-// worker's output reaches the boot log through the launcher, the launcher
-// exits with the worker's code, and the pool drains and exits 0 on SIGTERM.
+// worker's output reaches the boot log through the launcher, the pool's
+// /metrics shows the worker's bundles and records, the launcher exits with
+// the worker's code, and the pool exits 0 on SIGTERM.
 // Listed in IntegrationTests.scenarios() through scenarios().
 package fnworker.harness;
 
@@ -33,16 +34,16 @@ final class PoolScenarios {
     return List.of(new Scenario("launched_via_worker_pool", PoolScenarios::viaPool));
   }
 
-  /** Starts `fnworker pool` on a free loopback port; returns its launcher address. */
-  static String startPool(Process p, StringBuilder log) throws Exception {
+  /** Reads the pool's start-up lines; returns its launcher and HTTP addresses. */
+  static String[] startPool(Process p, StringBuilder log) throws Exception {
     BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
-    Pattern addr = Pattern.compile("launcher endpoint on (\\S+)");
-    String found = null;
+    Pattern addr = Pattern.compile("(launcher|HTTP) endpoint on (\\S+)");
+    String[] found = new String[2];
     for (String line; (line = err.readLine()) != null; ) {
       log.append(line).append('\n');
       Matcher m = addr.matcher(line);
       if (m.find()) {
-        found = m.group(1);
+        found[m.group(1).equals("launcher") ? 0 : 1] = m.group(2);
       }
       if (line.contains("ready")) {
         break;
@@ -61,19 +62,44 @@ final class PoolScenarios {
     });
     drain.setDaemon(true);
     drain.start();
-    check(found != null, "the pool did not start: " + log);
+    check(found[0] != null && found[1] != null, "the pool did not start: " + log);
     return found;
+  }
+
+  static String get(String addr, String path) throws Exception {
+    java.net.HttpURLConnection h =
+        (java.net.HttpURLConnection) new java.net.URL("http://" + addr + path).openConnection();
+    try (java.io.InputStream in = h.getInputStream()) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } finally {
+      h.disconnect();
+    }
+  }
+
+  /** Polls /metrics until it matches (the worker reports once a second). */
+  static String awaitMetrics(Ctx c, String http, Pattern want) throws Exception {
+    long end = System.nanoTime() + c.ms(10_000) * 1_000_000L;
+    String m = "";
+    while (System.nanoTime() < end) {
+      m = get(http, "/metrics");
+      if (want.matcher(m).find()) {
+        return m;
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("/metrics never showed " + want + ":\n" + m);
   }
 
   static void viaPool(Ctx c) throws Exception {
     check(c.settings.runnerScript != null && new File(c.settings.runnerScript).isFile(),
         "no runner script (--runner-script scripts/pyflink-udf-runner.sh)");
     String bin = Path.of(c.settings.worker).toAbsolutePath().toString();
-    Process pool = new ProcessBuilder(bin, "pool", "--listen", "127.0.0.1:0", "--http-listen", "off").start();
+    Process pool = new ProcessBuilder(bin, "pool", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0").start();
     StringBuilder poolLog = new StringBuilder();
     Path dir = Files.createTempDirectory("fnw-pool-runner-dir-");
     try {
-      String addr = startPool(pool, poolLog);
+      String[] addrs = startPool(pool, poolLog);
+      String addr = addrs[0];
       Path script = dir.resolve(Worker.RUNNER_SCRIPT);
       Files.copy(Path.of(c.settings.runnerScript), script, StandardCopyOption.REPLACE_EXISTING);
       script.toFile().setExecutable(true);
@@ -89,6 +115,14 @@ final class PoolScenarios {
         List<In> in = values(ty, 200, 10 + b);
         Ctx.expectSame(ty, in, Ctx.bundle(r, ty, in));
       }
+      // the worker's own figures, through its stats pipe, and its memory
+      String m = awaitMetrics(c, addrs[1], Pattern.compile(
+          "(?m)^fnworker_pool_worker_bundles_total\\{[^}]*\\} 3$"));
+      check(Pattern.compile("(?m)^fnworker_pool_worker_records_in_total\\{[^}]*\\} 600$").matcher(m).find()
+          && Pattern.compile("(?m)^fnworker_pool_worker_records_out_total\\{[^}]*\\} 600$").matcher(m).find()
+          && Pattern.compile("(?m)^fnworker_pool_worker_rss_bytes\\{[^}]*\\} [1-9]").matcher(m).find(),
+          "unexpected /metrics:\n" + m);
+      check(get(addrs[1], "/healthz").startsWith("ok"), "/healthz is not ok");
       String boot = w.process().bootLog();
       check(boot.contains("fnworker"), "the worker's output is not in the boot log: " + boot);
       w.close();
