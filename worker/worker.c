@@ -60,7 +60,7 @@ typedef struct fnw_worker {
     ev_timer stop_timer;
     ev_timer idle_timer;      /* returns freed memory once bundles stop */
     double stop_started;
-    ev_signal sig_term, sig_int, sig_quit;
+    ev_signal sig_term, sig_int;
     fnw_pool_stats stats;      /* for the worker pool that started us, if one did */
     int stopping;
     int exit_code;
@@ -392,7 +392,6 @@ static void worker_stop(fnw_worker *w, int code)
     fnw_log_stop(&w->log);
     ev_signal_stop(w->loop, &w->sig_term);
     ev_signal_stop(w->loop, &w->sig_int);
-    ev_signal_stop(w->loop, &w->sig_quit);
     ev_timer_init(&w->stop_timer, stop_poll_cb, 0.01, 0.01);
     w->stop_timer.data = w;
     ev_timer_start(w->loop, &w->stop_timer);
@@ -403,21 +402,6 @@ static void signal_cb(struct ev_loop *loop, ev_signal *s, int revents)
     fnw_worker *w = s->data;
     fnw_info(&w->log, "received %s; stopping", s->signum == SIGTERM ? "SIGTERM" : "SIGINT");
     worker_stop(w, 0);
-}
-
-/* SIGQUIT (the worker pool's /debug/state): one line of state into the log. */
-static void dump_cb(struct ev_loop *loop, ev_signal *s, int revents)
-{
-    fnw_worker *w = s->data;
-    char ids[512] = "";
-    size_t n = 0, len = 0;
-    for (active_bundle *a = w->active; a; a = a->next, n++)
-        if (len < sizeof ids - 2)
-            len += (size_t)snprintf(ids + len, sizeof ids - len, "%s%s", len ? "," : "",
-                                    a->instruction_id);
-    fnw_info(&w->log, "state: worker %s, %s, control %s, %zu bundles in progress%s%s",
-             w->flags->id ? w->flags->id : "?", w->stopping ? "stopping" : "running",
-             w->control ? "connected" : "not connected", n, n ? ": " : "", ids);
 }
 
 /* ---- run ------------------------------------------------------------------------------------- */
@@ -444,9 +428,6 @@ static void worker_setup(fnw_worker *w)
     w->idle_timer.data = w;
     watch_signal(w, &w->sig_term, SIGTERM);
     watch_signal(w, &w->sig_int, SIGINT);
-    ev_signal_init(&w->sig_quit, dump_cb, SIGQUIT);
-    w->sig_quit.data = w;
-    ev_signal_start(w->loop, &w->sig_quit);
     fnw_pool_stats_init(&w->stats, w->loop);
 }
 

@@ -8,10 +8,10 @@
 # SIGTERM the pool stops accepting, lets running workers finish within the
 # grace period, stops the rest and exits 0. Run by `make check` (after
 # `make all`); prints PASS/FAIL lines.
-#   sh tests/shell/test_pool.sh [build dir]
+#   sh tests/shell/test_pool.sh [build dir]   (or FNW_BUILD=dir; default build)
 set -u
 ROOT=$(CDPATH= cd -- "$(dirname -- "$0")/../.." && pwd)
-BUILD=${1:-build}
+BUILD=${1:-${FNW_BUILD:-build}}
 case $BUILD in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 FNW="$BUILD/fnworker"
 SCRIPT="$ROOT/scripts/pyflink-udf-runner.sh"
