@@ -19,7 +19,7 @@ RUN make build/fnworker
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
       libgrpc29 libprotobuf-c1 libev4 libavro23 libjansson4 \
-      libhiredis0.14 libcurl4 ca-certificates \
+      libhiredis0.14 libcurl4 libmicrohttpd12 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/fnworker /opt/fnworker/fnworker
 COPY --from=build /src/scripts/pyflink-udf-runner.sh /opt/fnworker/pyflink-udf-runner.sh

@@ -25,7 +25,8 @@ CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
 # hiredis and libcurl (the service clients, runtime/redis_client.c and
 # runtime/http_client.c) through pkg-config when it knows them.
 SVC_LIBS := $(shell pkg-config --libs hiredis libcurl 2>/dev/null || echo -lhiredis -lcurl)
-LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson $(SVC_LIBS) -lpthread -lm -ldl
+# libmicrohttpd: the worker pool's /metrics endpoint (pool/http.c).
+LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson $(SVC_LIBS) -lmicrohttpd -lpthread -lm -ldl
 # The functions of include/fnworker.h are exported to plugins: listed in
 # include/fnworker.sym, each linked in from libfnw.a even when nothing in the
 # worker calls it (tests/check_exports.sh checks the list against the header).
@@ -40,7 +41,7 @@ endif
 PROTOS   := $(shell find proto -name '*.proto' | sort)
 PB_C     := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 PB_H     := $(PB_C:.c=.h)
-LIB_SRC  := $(wildcard codecs/*.c runtime/*.c) $(filter-out worker/main.c,$(wildcard worker/*.c))
+LIB_SRC  := $(wildcard codecs/*.c runtime/*.c pool/*.c) $(filter-out worker/main.c,$(wildcard worker/*.c))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_C))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
@@ -137,7 +138,7 @@ integration: $(BUILD)/fnworker $(BUILD)/harness/harness.jar | $(BUILD)/.deps-tes
 	sh tests/integration/run.sh $(BUILD)
 
 # The Flink launcher script with a stand-in worker, and the command lines of
-# $(BUILD)/fnworker and of the harness (tests/shell/).
+# $(BUILD)/fnworker and of the harness, and the worker pool (tests/shell/).
 script-tests: $(BUILD)/fnworker $(BUILD)/harness/harness.jar | $(BUILD)/.deps-test
 	@set -e; for t in tests/shell/test_*.sh; do echo "== $$t"; FNW_BUILD=$(BUILD) sh $$t; done
 

@@ -3,7 +3,8 @@
 #   sh scripts/install-deps.sh build test      (no group: build and test)
 #   build     the compiler, gRPC C core, protobuf-c (protoc-c), libev, Avro C,
 #             Jansson, hiredis, libcurl, and c-ares and libcrypto for the
-#             example plugins: what `make` needs
+#             example plugins, libmicrohttpd for the pool's endpoints:
+#             what `make` needs
 #   test      Check, the JDK and Debian's grpc-java for the runner harness,
 #             protoc, redis-server, nginx-light, python3 with cloudpickle and
 #             openssl, and grpcio, numpy and protobuf for the KServe test
@@ -18,7 +19,7 @@
 # packages start system services: the tests start their own.
 set -eu
 group_build="gcc make pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libev-dev
-libavro-dev libjansson-dev libhiredis-dev libcurl4-openssl-dev ca-certificates
+libavro-dev libjansson-dev libhiredis-dev libcurl4-openssl-dev libmicrohttpd-dev ca-certificates
 libc-ares-dev libssl-dev"
 group_test="check protobuf-compiler default-jdk-headless libgrpc-java libprotobuf-java
 protobuf-compiler-grpc-java-plugin libnetty-java libperfmark-java libgoogle-gson-java

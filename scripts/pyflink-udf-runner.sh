@@ -11,7 +11,18 @@
 # The worker is $FNWORKER_BIN, or fnworker next to this script. Operation
 # plugins come from $FNW_PLUGINS_DIR, or plugins/ next to this script when
 # that exists (else the worker looks beside its own executable).
+#
+# With FNW_POOL_ADDRESS=host:port the worker runs in the fnworker sidecar
+# instead: the script asks the `fnworker pool` listening there to start it
+# (launcher protocol version 1, see docs/pool.md, over bash's /dev/tcp),
+# prints the worker's stdout and stderr as they come (so they reach the boot
+# log) and exits with the worker's exit code. When Flink kills this script,
+# the connection closes and the pool stops the worker. In pool mode the
+# worker uses the sidecar's plugins (it inherits the pool's environment).
 set -eu
+if [ -n "${FNW_POOL_ADDRESS:-}" ] && [ -z "${BASH_VERSION:-}" ] && command -v bash >/dev/null 2>&1; then
+  exec bash "$0" "$@"    # /dev/tcp is bash's
+fi
 here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
 bin=${FNWORKER_BIN:-$here/fnworker}
 if [ -z "${FNW_PLUGINS_DIR+set}" ] && [ -d "$here/plugins" ]; then
@@ -36,6 +47,59 @@ fi
 # after the log is set up, so that Flink's exception shows these failures
 if [ -n "${_PYTHON_WORKING_DIR:-}" ]; then
   cd "$_PYTHON_WORKING_DIR"
+fi
+
+# The pool client: request, then relay until EXIT <code>.
+pool_fail() {
+  echo "pyflink-udf-runner.sh: $*" >&2
+  exit 1
+}
+pool_launch() {
+  addr=$FNW_POOL_ADDRESS
+  host=${addr%:*}
+  port=${addr##*:}
+  case $host in \[*\]) host=${host#[}; host=${host%]} ;; esac
+  [ -n "$host" ] && [ -n "$port" ] && [ "$host" != "$addr" ] ||
+    pool_fail "FNW_POOL_ADDRESS='$addr' is not host:port"
+  [ -n "${BASH_VERSION:-}" ] ||
+    pool_fail "FNW_POOL_ADDRESS is set but bash is not installed (the pool client needs bash's /dev/tcp)"
+  id= ep= args=
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --id=*) id=${1#--id=} ;;
+      --id) id=${2:-}; shift ;;
+      --provision_endpoint=*) ep=${1#--provision_endpoint=} ;;
+      --provision_endpoint) ep=${2:-}; shift ;;
+      --*) args="${args}arg=$1
+" ;;
+      *) pool_fail "unexpected argument '$1' (the pool passes --flags only)" ;;
+    esac
+    shift
+  done
+  [ -n "$id" ] || id=${WORKER_ID:-}
+  { exec 3<>"/dev/tcp/$host/$port"; } 2>/dev/null ||
+    pool_fail "cannot reach the fnworker pool at $addr (FNW_POOL_ADDRESS): is the fnworker sidecar running \`fnworker pool --listen $addr\`?"
+  printf 'FNWPOOL 1 START\nid=%s\nprovision_endpoint=%s\n%s\n' "$id" "$ep" "$args" >&3 ||
+    pool_fail "the fnworker pool at $addr closed the connection"
+  IFS= read -r line <&3 || line=
+  case $line in
+    "OK "*) ;;
+    "ERROR "*) pool_fail "the fnworker pool at $addr did not start worker '$id': ${line#ERROR }" ;;
+    *) pool_fail "the fnworker pool at $addr did not answer the request for worker '$id'" ;;
+  esac
+  code=
+  while IFS= read -r line <&3; do
+    case $line in
+      "O "*) printf '%s\n' "${line#O }" ;;
+      "E "*) printf '%s\n' "${line#E }" >&2 ;;
+      "EXIT "*) code=${line#EXIT }; break ;;
+    esac
+  done
+  [ -n "$code" ] || pool_fail "lost the connection to the fnworker pool at $addr while worker '$id' ran"
+  exit "$code"
+}
+if [ -n "${FNW_POOL_ADDRESS:-}" ]; then
+  pool_launch "$@"
 fi
 if [ ! -x "$bin" ]; then
   echo "pyflink-udf-runner.sh: fnworker not found at $bin (set FNWORKER_BIN or put fnworker next to this script)" >&2

@@ -31,6 +31,7 @@
 #include "worker/logging.h"
 #include "worker/mailbox.h"
 #include "worker/pb.h"
+#include "worker/pool_stats.h"
 #include "worker/processors.h"
 #include "worker/pump.h"
 #include "worker/rpc.h"
@@ -61,6 +62,7 @@ typedef struct fnw_worker {
     ev_timer idle_timer;      /* returns freed memory once bundles stop */
     double stop_started;
     ev_signal sig_term, sig_int, sig_quit;
+    fnw_pool_stats stats;      /* for the worker pool that started us, if one did */
     int stopping;
     int exit_code;
 } fnw_worker;
@@ -109,6 +111,14 @@ static active_bundle *active_take(fnw_worker *w, fnw_bundle *b)
     return ab;
 }
 
+static size_t count_active(const fnw_worker *w)
+{
+    size_t n = 0;
+    for (const active_bundle *a = w->active; a; a = a->next)
+        n++;
+    return n;
+}
+
 static void bundle_finished(void *user, fnw_bundle *b, const char *error, const fnw_metric_set *ms)
 {
     fnw_worker *w = user;
@@ -116,6 +126,7 @@ static void bundle_finished(void *user, fnw_bundle *b, const char *error, const 
     const char *iid = ab ? ab->instruction_id : fnw_bundle_instruction(b);
     fnw_processor *proc = fnw_bundle_processor(b);
     fnw_processors *pool = ab && ab->descriptor ? fnw_descriptor_processors(ab->descriptor) : NULL;
+    fnw_pool_stats_add_bundle(&w->stats, proc, error != NULL);
     if (error) {
         respond_error(w, iid, error);
         fnw_bundle_free(b);
@@ -134,6 +145,7 @@ static void bundle_finished(void *user, fnw_bundle *b, const char *error, const 
     if (ab)
         free(ab->instruction_id);
     free(ab);
+    fnw_pool_stats_set_active(&w->stats, count_active(w));
     if (!w->active && !w->stopping) {
         ev_timer_stop(w->loop, &w->idle_timer);
         ev_timer_set(&w->idle_timer, 0.5, 0);
@@ -199,6 +211,7 @@ static void start_bundle(fnw_worker *w, fnw_descriptor *d, const char *iid)
     ab->next = w->active;
     w->active = ab;
     fnw_bundle_watch(ab->b, w->flags->lull_seconds);
+    fnw_pool_stats_set_active(&w->stats, count_active(w));
 }
 
 /* ---- descriptors ---------------------------------------------------------------------- */
@@ -447,11 +460,13 @@ static void worker_setup(fnw_worker *w)
     ev_signal_init(&w->sig_quit, dump_cb, SIGQUIT);
     w->sig_quit.data = w;
     ev_signal_start(w->loop, &w->sig_quit);
+    fnw_pool_stats_init(&w->stats, w->loop);
 }
 
 /* Everything is cancelled: release, let the tags come back. */
 static void worker_teardown(fnw_worker *w)
 {
+    fnw_pool_stats_free(&w->stats);
     fnw_control_free(w->control);
     w->control = NULL;
     fnw_data_free(&w->data);

@@ -1,0 +1,77 @@
+/* pool/children.h — the worker processes of the pool: a fixed table of
+ * slots (at most max_workers), starting a worker (fork + exec of the fnworker
+ * binary, so a crashing worker never takes the pool down), relaying its
+ * stdout/stderr to whoever started it, stopping it (SIGTERM, then SIGKILL
+ * after FNW_CHILDREN_KILL_AFTER_S), reaping it, and the counts /metrics
+ * shows. Each worker also gets a stats pipe (fd 3, named by
+ * FNW_POOL_STATS_FD) on which it reports its figures once a second; the
+ * latest are kept per worker. Runs on the pool's libev loop; the owner of each worker hears about
+ * it through the fnw_child_events it gave when starting it.
+ */
+#ifndef FNW_POOL_CHILDREN_H
+#define FNW_POOL_CHILDREN_H
+
+#include <ev.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "codecs/error.h"
+#include "pool/wire.h"
+
+#define FNW_CHILDREN_KILL_AFTER_S 1.5
+#define FNW_CHILDREN_ID_MAX 256
+
+typedef struct fnw_child fnw_child;
+
+/* What a worker's owner hears; ctx is the owner's. on_output gets raw bytes
+ * (stream 1 = stdout, 2 = stderr); when the owner passes NULL, the output
+ * goes to the pool's own stderr. on_exit comes once, after both streams
+ * ended: code is the exit status, or 128 + signal; the child is freed after
+ * it returns. */
+typedef struct fnw_child_events {
+    void (*on_output)(void *ctx, fnw_child *c, int stream, const char *data, size_t n);
+    void (*on_exit)(void *ctx, fnw_child *c, int code);
+    void *ctx;
+} fnw_child_events;
+
+typedef struct fnw_children_stats {
+    unsigned running, max;
+    uint64_t started, exited, failed_to_start, rejected_full;
+} fnw_children_stats;
+
+typedef struct fnw_children fnw_children;
+
+/* exe is the worker binary (the pool's own); max_workers >= 1. */
+fnw_children *fnw_children_new(struct ev_loop *loop, const char *exe, unsigned max_workers);
+/* Kills (SIGKILL) and reaps whatever still runs, without events. */
+void fnw_children_free(fnw_children *cs);
+
+/* Starts `exe --id=ID --provision_endpoint=EP args...`. Fails when the pool
+ * is full, the id is already running, or fork/pipe fail. */
+fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *provision_endpoint,
+                              const char *const *args, size_t n_args, const fnw_child_events *ev,
+                              fnw_error *err);
+/* SIGTERM now, SIGKILL if it still runs FNW_CHILDREN_KILL_AFTER_S later. */
+void fnw_children_stop(fnw_children *cs, fnw_child *c);
+/* The owner goes away: no further events for this child (it is still
+ * stopped and reaped). */
+void fnw_children_detach(fnw_child *c);
+/* Stops reading the child's output while paused (the owner's buffer is full). */
+void fnw_children_pause(fnw_children *cs, fnw_child *c, int paused);
+void fnw_children_stop_all(fnw_children *cs);
+/* Sends sig to every running worker; returns how many got it. */
+unsigned fnw_children_signal_all(fnw_children *cs, int sig);
+
+fnw_child *fnw_children_find(fnw_children *cs, const char *id);
+fnw_children_stats fnw_children_get_stats(const fnw_children *cs);
+/* Running workers, in slot order: each call returns the next after prev
+ * (NULL: the first), NULL at the end. */
+fnw_child *fnw_children_next(fnw_children *cs, fnw_child *prev);
+pid_t fnw_child_pid(const fnw_child *c);
+const char *fnw_child_id(const fnw_child *c);
+double fnw_child_started_at(const fnw_child *c);
+/* The worker's latest figures (known = 0 until its first stats line). */
+const fnw_wire_figures *fnw_child_figures(const fnw_child *c);
+
+#endif

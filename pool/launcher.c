@@ -1,0 +1,288 @@
+/* pool/launcher.c — connections from the launcher script (see launcher.h).
+ *
+ * One connection: read the request (bounded, timed), start the worker, then
+ * relay: each chunk of worker output becomes protocol lines queued for the
+ * socket; a queue over FNW_LAUNCHER_OUT_MAX pauses the worker's pipes until
+ * the launcher catches up. EOF or an error on the socket means Flink killed
+ * the launcher: the worker is stopped and forgotten (it is still reaped). */
+#include "pool/launcher.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "pool/wire.h"
+
+typedef struct conn {
+    struct conn *next, *prev;
+    fnw_launcher *l;
+    ev_io rd, wr;
+    ev_timer request_timer;
+    fnw_wire_request req;
+    fnw_child *child;
+    fnw_wire_framer framer[2];
+    char *out;
+    size_t out_len, out_off, out_cap;
+    int closing;                 /* close once the queue is written */
+} conn;
+
+struct fnw_launcher {
+    struct ev_loop *loop;
+    fnw_children *children;
+    ev_io accept_w;
+    int accepting;
+    conn *conns;
+    unsigned n_conns;
+};
+
+static void conn_free(conn *c)
+{
+    fnw_launcher *l = c->l;
+    if (c->child) {              /* the launcher went away: stop its worker */
+        fnw_children_detach(c->child);
+        fnw_children_stop(l->children, c->child);
+    }
+    ev_io_stop(l->loop, &c->rd);
+    ev_io_stop(l->loop, &c->wr);
+    ev_timer_stop(l->loop, &c->request_timer);
+    close(c->rd.fd);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        l->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    l->n_conns--;
+    free(c->out);
+    free(c);
+}
+
+/* Writes what is queued; returns -1 when the connection was freed. */
+static int flush_out(conn *c)
+{
+    fnw_launcher *l = c->l;
+    while (c->out_off < c->out_len) {
+        ssize_t n = send(c->rd.fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            ev_io_start(l->loop, &c->wr);
+            return 0;
+        }
+        if (n < 0) {
+            conn_free(c);
+            return -1;
+        }
+        c->out_off += (size_t)n;
+    }
+    c->out_len = c->out_off = 0;
+    ev_io_stop(l->loop, &c->wr);
+    if (c->child)
+        fnw_children_pause(l->children, c->child, 0);
+    if (c->closing) {
+        conn_free(c);
+        return -1;
+    }
+    return 0;
+}
+
+static void queue(conn *c, const char *data, size_t n)
+{
+    if (c->out_off && c->out_off == c->out_len)
+        c->out_len = c->out_off = 0;
+    if (c->out_len + n > c->out_cap) {
+        size_t cap = c->out_cap ? c->out_cap : 4096;
+        while (cap < c->out_len + n)
+            cap *= 2;
+        char *p = realloc(c->out, cap);
+        if (!p)
+            return;                  /* out of memory: the line is lost */
+        c->out = p;
+        c->out_cap = cap;
+    }
+    memcpy(c->out + c->out_len, data, n);
+    c->out_len += n;
+}
+
+static void queue_line(conn *c, const char *fmt, const char *text)
+{
+    char line[FNW_ERROR_MAX + 64];
+    int n = snprintf(line, sizeof line, fmt, text);
+    if (n > (int)sizeof line - 1)
+        n = (int)sizeof line - 1;
+    queue(c, line, (size_t)n);
+}
+
+static void emit_line(void *ctx, const char *line, size_t len)
+{
+    queue(ctx, line, len);
+}
+
+static void on_child_output(void *ctx, fnw_child *child, int stream, const char *data, size_t n)
+{
+    conn *c = ctx;
+    fnw_wire_framer_feed(&c->framer[stream == 2], data, n, emit_line, c);
+    if (c->out_len - c->out_off > FNW_LAUNCHER_OUT_MAX)
+        fnw_children_pause(c->l->children, child, 1);
+    flush_out(c);
+}
+
+static void on_child_exit(void *ctx, fnw_child *child, int code)
+{
+    conn *c = ctx;
+    char line[32];
+    fnw_wire_framer_flush(&c->framer[0], emit_line, c);
+    fnw_wire_framer_flush(&c->framer[1], emit_line, c);
+    snprintf(line, sizeof line, "EXIT %d\n", code);
+    queue(c, line, strlen(line));
+    c->child = NULL;
+    c->closing = 1;
+    flush_out(c);
+}
+
+static void fail_request(conn *c, const char *msg)
+{
+    fprintf(stderr, "fnworker pool: launcher request refused: %s\n", msg);
+    queue_line(c, "ERROR %s\n", msg);
+    c->closing = 1;
+    ev_io_stop(c->l->loop, &c->rd);
+    ev_timer_stop(c->l->loop, &c->request_timer);
+    flush_out(c);
+}
+
+static void start_worker(conn *c)
+{
+    fnw_error err = {{0}};
+    fnw_child_events ev = {on_child_output, on_child_exit, c};
+    ev_timer_stop(c->l->loop, &c->request_timer);
+    fnw_child *child = fnw_children_start(c->l->children, c->req.id, c->req.provision_endpoint,
+                                          c->req.args, c->req.n_args, &ev, &err);
+    if (!child) {
+        fail_request(c, err.msg);
+        return;
+    }
+    c->child = child;
+    fnw_wire_framer_init(&c->framer[0], 'O');
+    fnw_wire_framer_init(&c->framer[1], 'E');
+    char line[32];
+    snprintf(line, sizeof line, "OK %d\n", (int)fnw_child_pid(child));
+    queue(c, line, strlen(line));
+    flush_out(c);
+}
+
+static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    conn *c = w->data;
+    char buf[4096];
+    ssize_t n = recv(w->fd, buf, sizeof buf, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {                /* the launcher closed or died */
+        conn_free(c);
+        return;
+    }
+    if (c->child || c->closing)
+        return;                  /* nothing more is expected from the launcher */
+    fnw_error err = {{0}};
+    size_t used = 0;
+    int rc = fnw_wire_request_feed(&c->req, buf, (size_t)n, &used, &err);
+    if (rc < 0)
+        fail_request(c, err.msg);
+    else if (rc == 1)
+        start_worker(c);
+}
+
+static void on_conn_writable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    flush_out(w->data);
+}
+
+static void on_request_timeout(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    fail_request(t->data, "no complete request within 10 s");
+}
+
+static void add_conn(fnw_launcher *l, int fd)
+{
+    conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        close(fd);
+        return;
+    }
+    c->l = l;
+    fnw_wire_request_init(&c->req);
+    ev_io_init(&c->rd, on_conn_readable, fd, EV_READ);
+    ev_io_init(&c->wr, on_conn_writable, fd, EV_WRITE);
+    ev_timer_init(&c->request_timer, on_request_timeout, FNW_LAUNCHER_REQUEST_TIMEOUT_S, 0);
+    c->rd.data = c->wr.data = c->request_timer.data = c;
+    ev_io_start(l->loop, &c->rd);
+    ev_timer_start(l->loop, &c->request_timer);
+    c->next = l->conns;
+    if (l->conns)
+        l->conns->prev = c;
+    l->conns = c;
+    l->n_conns++;
+}
+
+static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
+{
+    fnw_launcher *l = w->data;
+    for (;;) {
+        int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EINTR)
+                fprintf(stderr, "fnworker pool: accept: %s\n", strerror(errno));
+            return;
+        }
+        add_conn(l, fd);
+    }
+}
+
+fnw_launcher *fnw_launcher_new(struct ev_loop *loop, fnw_children *children, int fd)
+{
+    fnw_launcher *l = calloc(1, sizeof *l);
+    if (!l) {
+        close(fd);
+        return NULL;
+    }
+    l->loop = loop;
+    l->children = children;
+    ev_io_init(&l->accept_w, on_accept, fd, EV_READ);
+    l->accept_w.data = l;
+    ev_io_start(loop, &l->accept_w);
+    l->accepting = 1;
+    return l;
+}
+
+void fnw_launcher_stop(fnw_launcher *l)
+{
+    if (l->accepting) {
+        ev_io_stop(l->loop, &l->accept_w);
+        close(l->accept_w.fd);
+        l->accepting = 0;
+    }
+    conn *next;
+    for (conn *c = l->conns; c; c = next) {
+        next = c->next;
+        if (!c->child && !c->closing)
+            fail_request(c, "the pool is shutting down");
+    }
+}
+
+void fnw_launcher_free(fnw_launcher *l)
+{
+    if (!l)
+        return;
+    fnw_launcher_stop(l);
+    while (l->conns)
+        conn_free(l->conns);
+    free(l);
+}
+
+unsigned fnw_launcher_connections(const fnw_launcher *l)
+{
+    return l->n_conns;
+}

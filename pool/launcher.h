@@ -1,0 +1,30 @@
+/* pool/launcher.h — the pool's launcher endpoint: accepts the connections of
+ * scripts/pyflink-udf-runner.sh, reads each one's request (pool/wire.h),
+ * starts its worker, streams the worker's output back and ends with its
+ * exit code. A connection that closes stops its worker. Runs on the pool's
+ * libev loop. */
+#ifndef FNW_POOL_LAUNCHER_H
+#define FNW_POOL_LAUNCHER_H
+
+#include <ev.h>
+
+#include "codecs/error.h"
+#include "pool/children.h"
+
+/* A request not complete this long after connecting is dropped. */
+#define FNW_LAUNCHER_REQUEST_TIMEOUT_S 10.0
+/* Output queued for a slow launcher beyond this pauses the worker's pipes. */
+#define FNW_LAUNCHER_OUT_MAX (1u << 20)
+
+typedef struct fnw_launcher fnw_launcher;
+
+/* Listens on fd (pool/listen.h); takes ownership of it. */
+fnw_launcher *fnw_launcher_new(struct ev_loop *loop, fnw_children *children, int fd);
+/* Stops accepting and drops connections that have not started a worker;
+ * connections with a running worker carry on. */
+void fnw_launcher_stop(fnw_launcher *l);
+/* Closes every connection (their workers are stopped) and the listener. */
+void fnw_launcher_free(fnw_launcher *l);
+unsigned fnw_launcher_connections(const fnw_launcher *l);
+
+#endif

@@ -1,0 +1,197 @@
+/* pool/wire.c — the launcher protocol's request parser and output framer
+ * (see wire.h). Everything the launcher sends is untrusted: the parser is
+ * bounded, rejects bytes a command line cannot carry and names the problem
+ * so the launcher can show it. */
+#include "pool/wire.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void fnw_wire_request_init(fnw_wire_request *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+/* Length of the request up to and including its empty line, or 0; the
+ * search starts at from (bytes before it were searched already). */
+static size_t request_end(const char *buf, size_t len, size_t from)
+{
+    for (size_t i = from > 2 ? from - 2 : 1; i < len; i++) {
+        if (buf[i] != '\n')
+            continue;
+        if (buf[i - 1] == '\n')
+            return i + 1;
+        if (buf[i - 1] == '\r' && i >= 2 && buf[i - 2] == '\n')
+            return i + 1;
+    }
+    return 0;
+}
+
+static int check_text(const char *s, size_t lineno, fnw_error *err)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return fnw_error_set(err, "request line %zu: control character 0x%02x", lineno, *p);
+    return 0;
+}
+
+static int parse_header(char *line, fnw_error *err)
+{
+    if (strncmp(line, "FNWPOOL ", 8) != 0)
+        return fnw_error_set(err, "not a fnworker pool request (the first line must be "
+                                  "'FNWPOOL %d START')", FNW_WIRE_VERSION);
+    char *end;
+    long v = strtol(line + 8, &end, 10);
+    if (end == line + 8 || *end != ' ')
+        return fnw_error_set(err, "malformed first line (expected 'FNWPOOL %d START')",
+                             FNW_WIRE_VERSION);
+    if (v != FNW_WIRE_VERSION)
+        return fnw_error_set(err, "unsupported protocol version %ld (this pool speaks version %d; "
+                                  "use the launcher script of the same fnworker release)",
+                             v, FNW_WIRE_VERSION);
+    if (strcmp(end + 1, "START") != 0)
+        return fnw_error_set(err, "unknown command '%.40s' (version %d knows START)", end + 1,
+                             FNW_WIRE_VERSION);
+    return 0;
+}
+
+static int set_once(const char **slot, const char *key, const char *value, fnw_error *err)
+{
+    if (*slot)
+        return fnw_error_set(err, "field '%s' given twice", key);
+    if (!*value)
+        return fnw_error_set(err, "field '%s' is empty", key);
+    *slot = value;
+    return 0;
+}
+
+static int parse_field(fnw_wire_request *r, char *line, size_t lineno, fnw_error *err)
+{
+    char *eq = strchr(line, '=');
+    if (!eq)
+        return fnw_error_set(err, "request line %zu: expected key=value", lineno);
+    *eq = '\0';
+    const char *value = eq + 1;
+    if (strcmp(line, "id") == 0)
+        return set_once(&r->id, "id", value, err);
+    if (strcmp(line, "provision_endpoint") == 0)
+        return set_once(&r->provision_endpoint, "provision_endpoint", value, err);
+    if (strcmp(line, "arg") == 0) {
+        if (r->n_args == FNW_WIRE_MAX_ARGS)
+            return fnw_error_set(err, "more than %d arg fields", FNW_WIRE_MAX_ARGS);
+        if (strncmp(value, "--", 2) != 0)
+            return fnw_error_set(err, "arg '%.60s' is not a --flag", value);
+        r->args[r->n_args++] = value;
+        return 0;
+    }
+    return fnw_error_set(err, "unknown field '%.40s' in a version %d request", line,
+                         FNW_WIRE_VERSION);
+}
+
+/* Splits buf[0, end) into lines in place and reads them. */
+static int parse_request(fnw_wire_request *r, size_t end, fnw_error *err)
+{
+    char *p = r->buf, *stop = r->buf + end;
+    size_t lineno = 0;
+    while (p < stop) {
+        char *nl = memchr(p, '\n', (size_t)(stop - p));
+        *nl = '\0';
+        if (nl > p && nl[-1] == '\r')
+            nl[-1] = '\0';
+        lineno++;
+        if (*p == '\0')
+            break;                               /* the empty line */
+        if (check_text(p, lineno, err) < 0)
+            return -1;
+        if ((lineno == 1 ? parse_header(p, err) : parse_field(r, p, lineno, err)) < 0)
+            return -1;
+        p = nl + 1;
+    }
+    if (lineno == 1)
+        return fnw_error_set(err, "empty request");
+    if (!r->id)
+        return fnw_error_set(err, "the request has no id field");
+    if (!r->provision_endpoint)
+        return fnw_error_set(err, "the request has no provision_endpoint field");
+    return 0;
+}
+
+int fnw_wire_request_feed(fnw_wire_request *r, const char *data, size_t n, size_t *used,
+                          fnw_error *err)
+{
+    size_t room = FNW_WIRE_REQUEST_MAX - r->len, take = n < room ? n : room;
+    size_t before = r->len;
+    if (memchr(data, '\0', take))
+        return fnw_error_set(err, "the request holds a NUL byte");
+    memcpy(r->buf + r->len, data, take);
+    r->len += take;
+    r->buf[r->len] = '\0';
+    size_t end = request_end(r->buf, r->len, before);
+    if (!end) {
+        *used = take;
+        if (r->len == FNW_WIRE_REQUEST_MAX)
+            return fnw_error_set(err, "request larger than %d bytes", FNW_WIRE_REQUEST_MAX);
+        return 0;
+    }
+    *used = end - before;
+    return parse_request(r, end, err) < 0 ? -1 : 1;
+}
+
+/* ---- output framing ------------------------------------------------------------------ */
+
+void fnw_wire_framer_init(fnw_wire_framer *f, char tag)
+{
+    f->tag = tag;
+    f->len = 0;
+}
+
+static void emit_line(fnw_wire_framer *f, fnw_wire_emit_fn emit, void *ctx)
+{
+    char out[FNW_WIRE_LINE_MAX + 3];
+    out[0] = f->tag;
+    out[1] = ' ';
+    memcpy(out + 2, f->line, f->len);
+    out[f->len + 2] = '\n';
+    emit(ctx, out, f->len + 3);
+    f->len = 0;
+}
+
+void fnw_wire_framer_feed(fnw_wire_framer *f, const char *data, size_t n, fnw_wire_emit_fn emit,
+                          void *ctx)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = data[i];
+        if (c == '\n') {
+            emit_line(f, emit, ctx);
+            continue;
+        }
+        if (f->len == FNW_WIRE_LINE_MAX)
+            emit_line(f, emit, ctx);
+        f->line[f->len++] = c == '\0' ? '?' : c;
+    }
+}
+
+void fnw_wire_framer_flush(fnw_wire_framer *f, fnw_wire_emit_fn emit, void *ctx)
+{
+    if (f->len)
+        emit_line(f, emit, ctx);
+}
+
+/* ---- worker figures ------------------------------------------------------------------ */
+
+int fnw_wire_figures_parse(const char *line, fnw_wire_figures *f)
+{
+    fnw_wire_figures g = {.known = 1};
+    int end = 0;
+    if (sscanf(line,
+               "bundles=%" SCNu64 " bundle_errors=%" SCNu64 " records_in=%" SCNu64
+               " records_out=%" SCNu64 " calls=%" SCNu64 " call_failures=%" SCNu64
+               " active_bundles=%" SCNu64 "%n",
+               &g.bundles, &g.bundle_errors, &g.records_in, &g.records_out, &g.calls,
+               &g.call_failures, &g.active_bundles, &end) != 7 || line[end] != '\0')
+        return -1;
+    *f = g;
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* worker/pool_stats.h — figures for the worker pool that started this
+ * worker (`fnworker pool`, pool/children.h). The pool passes a pipe as the
+ * fd named by FNW_POOL_STATS_FD; once a second the worker writes one line
+ * of totals to it:
+ *   bundles=N bundle_errors=N records_in=N records_out=N calls=N call_failures=N active_bundles=N
+ * Without the variable (a worker Flink started itself) nothing is written.
+ * The totals are added once per finished bundle, never per record. */
+#ifndef FNW_POOL_STATS_H
+#define FNW_POOL_STATS_H
+
+#include <ev.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "worker/processors.h"
+
+#define FNW_POOL_STATS_ENV "FNW_POOL_STATS_FD"
+
+/* Embedded by the worker; the fields are private to pool_stats.c. */
+typedef struct fnw_pool_stats {
+    struct ev_loop *loop;
+    int fd;                      /* -1: not started by a pool */
+    ev_timer timer;
+    uint64_t bundles, bundle_errors, records_in, records_out, calls, call_failures;
+    size_t active;
+} fnw_pool_stats;
+
+/* Reads FNW_POOL_STATS_FD; starts the once-a-second report when it is set. */
+void fnw_pool_stats_init(fnw_pool_stats *s, struct ev_loop *loop);
+void fnw_pool_stats_free(fnw_pool_stats *s);
+/* A bundle ended (failed: error) on proc, whose engines still hold its figures. */
+void fnw_pool_stats_add_bundle(fnw_pool_stats *s, const fnw_processor *proc, int failed);
+static inline void fnw_pool_stats_set_active(fnw_pool_stats *s, size_t active)
+{
+    s->active = active;
+}
+
+#endif
