@@ -7,7 +7,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
       gcc make pkg-config libc6-dev binutils libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
       libev-dev libavro-dev libjansson-dev protobuf-compiler \
-      libhiredis-dev libcurl4-openssl-dev \
+      libhiredis-dev libcurl4-openssl-dev libmicrohttpd-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # The sources (.dockerignore leaves out the build tree, tests and docs).
@@ -17,7 +17,7 @@ RUN make -j"$(nproc)" build/fnworker && strip build/fnworker
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
       libgrpc29 libprotobuf-c1 libev4 libavro23 libjansson4 \
-      libhiredis0.14 libcurl4 ca-certificates \
+      libhiredis0.14 libcurl4 libmicrohttpd12 ca-certificates \
     && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
     && groupadd --gid 10001 fnworker \
     && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \

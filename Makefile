@@ -5,6 +5,7 @@
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
 #   make bench      the benchmark (README, Performance; scripts/bench/README.md)
+#   make image      the sidecar image with podman; make image-test tests it (docs/image.md)
 #
 # Sources are found by wildcard: a new codecs/x.c, runtime/x.c or worker/x.c is
 # part of libfnw.a; a new tests/unit/test_x.c is a new Check binary.
@@ -106,7 +107,8 @@ python-tests:
 	cd python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests
 
 check: deps
-	@$(MAKE) --no-print-directory all unit integration script-tests python-tests fuzz-replay bench-smoke
+	@$(MAKE) --no-print-directory all unit integration script-tests python-tests fuzz-replay bench-smoke \
+	  deploy-tests image-check
 	@echo "make check: all tests passed"
 
 demo: deps
@@ -188,3 +190,23 @@ fuzz: deps
 
 clean:
 	rm -rf build
+
+# ---- the sidecar image (Dockerfile, scripts/image/, docs/image.md) ------------
+#   make image        build it with podman (IMAGE, default localhost/fnworker:latest)
+#   make image-test   install podman if needed, build the images, run tests/image/run.sh
+# make check runs the image test when podman can run containers here, and
+# prints one line saying why not otherwise (image-check).
+IMAGE ?= localhost/fnworker:latest
+IMAGE_PKGS := podman runc catatonit debootstrap
+.PHONY: image image-test image-check deploy-tests
+image:
+	sh scripts/image/build.sh $(BUILD) $(IMAGE)
+image-test: harness
+	@sh scripts/install-deps.sh $(IMAGE_PKGS)
+	sh tests/image/run.sh $(BUILD) $(IMAGE)
+image-check: harness
+	@FNW_IMAGE_TEST_OPTIONAL=1 sh tests/image/run.sh $(BUILD) $(IMAGE)
+
+# The Kubernetes pod template (deploy/kubernetes/) against itself and the image.
+deploy-tests:
+	PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests/deploy
