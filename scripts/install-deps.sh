@@ -9,8 +9,8 @@ set -eu
 PKGS="gcc make pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libev-dev check
 protobuf-compiler libavro-dev libjansson-dev default-jdk-headless libgrpc-java libprotobuf-java
 protobuf-compiler-grpc-java-plugin libnetty-java libperfmark-java libgoogle-gson-java
-libgoogle-common-protos-java libgeronimo-annotation-1.3-spec-java libopencensus-java
-libguava-java libjsr305-java liberror-prone-java valgrind gnuplot-nox python3-yaml
+libgoogle-common-protos-java libgeronimo-annotation-1.3-spec-java libopencensus-java python3-yaml
+libguava-java libjsr305-java liberror-prone-java valgrind gnuplot-nox
 libhiredis-dev libcurl4-openssl-dev ca-certificates redis-server redis-tools nginx-light
 python3 openssl python3-cloudpickle"
 # With arguments: those packages instead (make image-test: podman and its helpers).

@@ -92,7 +92,7 @@ if [ -x "$work/shared/pyflink-udf-runner.sh" ] &&
 else
   fail install_launcher "install-launcher did not copy an executable pyflink-udf-runner.sh into the volume"
 fi
-run -d --pod "$POD" --name "$POD-tm" -v "$work/shared:$SHARED:ro" -v "$work/tm:/tm:ro" \
+run -d --init --pod "$POD" --name "$POD-tm" -v "$work/shared:$SHARED:ro" -v "$work/tm:/tm:ro" \
   -e PYFLINK_UDF_RUNNER_DIR="$SHARED" -e FNW_POOL_ADDRESS="$POOL" "$JRE" sleep infinity >/dev/null
 libs=$(podman exec "$POD-tm" sh -c 'ldconfig -p | grep -E "libgrpc|libprotobuf-c|libev\.so|libavro|libjansson"; command -v fnworker' || true)
 [ -z "$libs" ] && pass taskmanager_without_fnworker_libraries ||
@@ -119,33 +119,46 @@ podman exec "$POD-sidecar" /opt/fnworker/entrypoint health 127.0.0.1:1 2>/dev/nu
   fail healthcheck_refused "the probe succeeds against a port nothing listens on" || pass healthcheck_refused
 
 # ---- a job through launcher, pool and worker -------------------------------------
-harness() { podman exec "$@" java -cp "$classpath" fnworker.harness.Main run --runner-dir "$SHARED" \
-              --type 'ROW<id:LONG,name:STRING,tags:LIST<STRING>>' --quiet; }
-if harness "$POD-tm" --generate 2000 --verify identity >"$work/job.log" 2>&1; then
+# harness [-d] ARGS: the harness in the TaskManager stand-in (-d: in the background)
+harness() {
+  d=""; [ "$1" = -d ] && { d=-d; shift; }
+  # shellcheck disable=SC2086
+  podman exec $d "$POD-tm" java -cp "$classpath" fnworker.harness.Main run --runner-dir "$SHARED" \
+    --type 'ROW<id:LONG,name:STRING,tags:LIST<STRING>>' --quiet "$@"
+}
+if harness --generate 2000 --verify identity >"$work/job.log" 2>&1; then
   pass job_through_pool
 else
   fail job_through_pool "the harness failed: $(tail -n 5 "$work/job.log")"
 fi
 
 # ---- killing the launcher stops its worker ------------------------------------------
-# workers in the sidecar: processes with Flink's --provision_endpoint flag
+# workers in the sidecar: fnworker processes other than the pool
 workers() { podman exec "$POD-sidecar" bash -c 'for p in /proc/[0-9]*; do
-  c=$(tr "\0" " " <"$p/cmdline" 2>/dev/null) || continue
-  case "$c" in *--provision_endpoint=*) echo "${p#/proc/}" ;; esac; done'; }
+  [ "$(cat "$p/comm" 2>/dev/null)" = fnworker ] || continue
+  set -- $(tr "\0" " " <"$p/cmdline" 2>/dev/null)
+  [ "${2:-}" = pool ] || echo "${p#/proc/}"; done'; }
 # the launcher: the runner script the JVM started (its parent is java)
 launcher() { podman exec "$POD-tm" bash -c 'for p in /proc/[0-9]*; do
   c=$(tr "\0" " " <"$p/cmdline" 2>/dev/null) || continue
   case "$c" in *pyflink-udf-runner.sh*) ;; *) continue ;; esac
   pp=$(awk "/^PPid:/ {print \$2}" "$p/status")
   [ "$(cat /proc/$pp/comm 2>/dev/null)" = java ] && echo "${p#/proc/}"; done'; }
-harness -d "$POD-tm" --generate 500000000
+# the job's worker exits once the job is done (Flink ends its Control stream)
 i=0
-while [ $i -lt $((60 * SCALE)) ] && [ -z "$(workers)" ]; do sleep 1; i=$((i + 1)); done
+while [ $i -lt $((20 * SCALE)) ] && [ -n "$(workers)" ]; do sleep 1; i=$((i + 1)); done
+[ -z "$(workers)" ] && pass worker_exits_after_job ||
+  fail worker_exits_after_job "worker still running $((20 * SCALE)) s after the job: $(workers)"
+harness -d --generate 500000000 >/dev/null
+i=0
+while [ $i -lt $((60 * SCALE)) ] && { [ -z "$(workers)" ] || [ -z "$(launcher)" ]; }; do
+  sleep 1; i=$((i + 1))
+done
 lpid=$(launcher | head -n 1)
 if [ -z "$(workers)" ] || [ -z "$lpid" ]; then
   fail launcher_kill_stops_worker "no running worker (workers: '$(workers)') or launcher ('$lpid') to kill"
 else
-  podman exec "$POD-tm" kill -KILL "$lpid"
+  podman exec "$POD-tm" bash -c "kill -KILL $lpid"
   i=0
   while [ $i -lt $((20 * SCALE)) ] && [ -n "$(workers)" ]; do sleep 1; i=$((i + 1)); done
   [ -z "$(workers)" ] && pass launcher_kill_stops_worker ||
