@@ -197,12 +197,11 @@ clean:
 # make check runs the image test when podman can run containers here, and
 # prints one line saying why not otherwise (image-check).
 IMAGE ?= localhost/fnworker:latest
-IMAGE_PKGS := podman runc catatonit debootstrap
 .PHONY: image image-test image-check deploy-tests
 image:
 	sh scripts/image/build.sh $(BUILD) $(IMAGE)
 image-test: harness
-	@sh scripts/install-deps.sh $(IMAGE_PKGS)
+	@sh scripts/install-deps.sh image
 	sh tests/image/run.sh $(BUILD) $(IMAGE)
 image-check: harness
 	@FNW_IMAGE_TEST_OPTIONAL=1 sh tests/image/run.sh $(BUILD) $(IMAGE)

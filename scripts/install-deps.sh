@@ -13,9 +13,9 @@ libgoogle-common-protos-java libgeronimo-annotation-1.3-spec-java libopencensus-
 libguava-java libjsr305-java liberror-prone-java valgrind gnuplot-nox
 libhiredis-dev libcurl4-openssl-dev ca-certificates redis-server redis-tools nginx-light
 python3 openssl python3-cloudpickle"
-# With arguments: those packages instead (make image-test: podman and its helpers).
-[ $# -eq 0 ] || PKGS="$*"
 missing=""
+# `install-deps.sh image`: podman and its helpers instead (make image-test).
+if [ "${1:-}" = image ]; then PKGS="podman runc catatonit debootstrap"; fi
 if command -v dpkg-query >/dev/null 2>&1; then
   for p in $PKGS; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
