@@ -15,6 +15,8 @@ COPY . .
 RUN make -j"$(nproc)" build/fnworker && strip build/fnworker
 
 FROM debian:bookworm-slim
+# The libraries the worker and the pool link (libmicrohttpd: the pool's HTTP
+# endpoint), nothing else; the ldd check below fails the build on a missing one.
 RUN apt-get update && apt-get install -y --no-install-recommends \
       libgrpc29 libprotobuf-c1 libev4 libavro23 libjansson4 \
       libhiredis0.14 libcurl4 libmicrohttpd12 ca-certificates \
@@ -25,7 +27,6 @@ RUN apt-get update && apt-get install -y --no-install-recommends \
 COPY --from=build /src/build/fnworker /opt/fnworker/fnworker
 COPY --from=build /src/scripts/pyflink-udf-runner.sh /opt/fnworker/pyflink-udf-runner.sh
 COPY --from=build /src/scripts/image/entrypoint.sh /opt/fnworker/entrypoint
-# Every library the worker links is in the image.
 RUN chmod 755 /opt/fnworker/pyflink-udf-runner.sh /opt/fnworker/entrypoint \
     && if ldd /opt/fnworker/fnworker | grep 'not found'; then exit 1; fi
 USER 10001:10001
