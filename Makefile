@@ -5,6 +5,7 @@
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
 #   make bench      the benchmark (README, Performance; scripts/bench/README.md)
+#   make image      the sidecar image with podman; make image-test tests it (docs/image.md)
 #
 # Every target installs the Debian packages it needs (scripts/install-deps.sh,
 # by group: build, test, valgrind, bench, fuzz; one stamp per group in
@@ -50,7 +51,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 all: $(BUILD)/fnworker plugins
 
 # deps-<group>: the packages of that group (see scripts/install-deps.sh).
-DEPS_GROUPS := build test valgrind bench fuzz
+DEPS_GROUPS := build test valgrind bench fuzz image
 deps: deps-build deps-test
 $(addprefix deps-,$(DEPS_GROUPS)): deps-%: $(BUILD)/.deps-%
 $(BUILD)/.deps-%: scripts/install-deps.sh
@@ -148,7 +149,8 @@ python-tests: | $(BUILD)/.deps-test
 	cd python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests
 
 check: deps
-	@$(MAKE) --no-print-directory all unit integration script-tests python-tests fuzz-replay bench-smoke
+	@$(MAKE) --no-print-directory all unit integration script-tests python-tests fuzz-replay bench-smoke \
+	  deploy-tests image-check
 	@echo "make check: all tests passed"
 
 demo: deps
@@ -237,3 +239,22 @@ fuzz: deps-build deps-fuzz
 
 clean:
 	rm -rf build
+
+# ---- the sidecar image (Dockerfile, scripts/image/, docs/image.md) ------------
+#   make image        build it with podman (IMAGE, default localhost/fnworker:latest)
+#   make image-test   install podman if needed, build the images, run tests/image/run.sh
+# make check runs the image test when podman can run containers here, and
+# prints one line saying why not otherwise (image-check).
+IMAGE ?= localhost/fnworker:latest
+.PHONY: image image-test image-check deploy-tests
+image:
+	sh scripts/image/build.sh $(BUILD) $(IMAGE)
+image-test: harness
+	@sh scripts/install-deps.sh image
+	sh tests/image/run.sh $(BUILD) $(IMAGE)
+image-check: harness
+	@FNW_IMAGE_TEST_OPTIONAL=1 sh tests/image/run.sh $(BUILD) $(IMAGE)
+
+# The Kubernetes pod template (deploy/kubernetes/) against itself and the image.
+deploy-tests:
+	PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests/deploy

@@ -13,6 +13,7 @@
 #             its callgrind)
 #   bench     gnuplot-nox for the plots, redis-server for W12 (`make bench`)
 #   fuzz      clang with libFuzzer (`make fuzz`)
+#   image     podman, runc, catatonit and debootstrap (`make image`, the image test)
 # On a machine that is not Debian, or as a user who is not root, it prints
 # the exact apt-get line and stops, so no target half-builds. The services
 # the tests run (redis-server, nginx) are installed without letting their
@@ -25,10 +26,11 @@ group_test="check protobuf-compiler default-jdk-headless libgrpc-java libprotobu
 protobuf-compiler-grpc-java-plugin libnetty-java libperfmark-java libgoogle-gson-java
 libgoogle-common-protos-java libgeronimo-annotation-1.3-spec-java libopencensus-java
 libguava-java libjsr305-java liberror-prone-java redis-server redis-tools nginx-light
-python3 python3-cloudpickle openssl python3-grpcio python3-numpy python3-protobuf"
+python3 python3-cloudpickle openssl python3-grpcio python3-numpy python3-protobuf python3-yaml"
 group_valgrind="valgrind"
 group_bench="gnuplot-nox redis-server redis-tools"
 group_fuzz="clang"
+group_image="podman runc catatonit debootstrap"
 
 [ $# -eq 0 ] && set -- build test
 PKGS=""
@@ -39,7 +41,8 @@ for g in "$@"; do
     valgrind) PKGS="$PKGS $group_valgrind" ;;
     bench) PKGS="$PKGS $group_bench" ;;
     fuzz) PKGS="$PKGS $group_fuzz" ;;
-    *) echo "install-deps.sh: unknown group '$g' (build, test, valgrind, bench, fuzz)" >&2; exit 2 ;;
+    image) PKGS="$PKGS $group_image" ;;
+    *) echo "install-deps.sh: unknown group '$g' (build, test, valgrind, bench, fuzz, image)" >&2; exit 2 ;;
   esac
 done
 what="$*"
