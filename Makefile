@@ -5,7 +5,7 @@
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
 #   make bench      the benchmark (README, Performance; scripts/bench/README.md)
-#   make image      the sidecar image with podman; make image-test tests it (docs/image.md)
+#   make image      the sidecar image with podman; make image-test tests it (README, "The sidecar image")
 #
 # Every target installs the Debian packages it needs (scripts/install-deps.sh,
 # by group: build, test, valgrind, bench, fuzz; one stamp per group in
@@ -240,7 +240,7 @@ fuzz: deps-build deps-fuzz
 clean:
 	rm -rf build
 
-# ---- the sidecar image (Dockerfile, scripts/image/, docs/image.md) ------------
+# ---- the sidecar image (Dockerfile, scripts/image/; README, "The sidecar image") ------------
 #   make image        build it with podman (IMAGE, default localhost/fnworker:latest)
 #   make image-test   install podman if needed, build the images, run tests/image/run.sh
 # make check runs the image test when podman can run containers here, and
