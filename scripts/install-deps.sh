@@ -10,7 +10,7 @@ PKGS="gcc make pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libe
 protobuf-compiler libavro-dev libjansson-dev default-jdk-headless libgrpc-java libprotobuf-java
 protobuf-compiler-grpc-java-plugin libnetty-java libperfmark-java libgoogle-gson-java
 libgoogle-common-protos-java libgeronimo-annotation-1.3-spec-java libopencensus-java
-libguava-java libjsr305-java liberror-prone-java valgrind gnuplot-nox
+libguava-java libjsr305-java liberror-prone-java valgrind gnuplot-nox wrk
 libhiredis-dev libcurl4-openssl-dev ca-certificates redis-server redis-tools nginx-light
 python3 openssl python3-cloudpickle libc-ares-dev libssl-dev"
 missing=""
