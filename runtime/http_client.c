@@ -9,6 +9,15 @@
  * reap finished transfers with curl_multi_info_read. User callbacks run only
  * from reap(), never from inside a libcurl callback, so they may start and
  * cancel requests freely.
+ *
+ * Per-request costs the client avoids: easy handles are kept on a free list
+ * (curl_easy_reset, up to IDLE_EASY of them; connections live in the multi
+ * handle's cache either way); the last URL's description is kept, so a
+ * constant URL is parsed once; the header list is shared by consecutive
+ * requests with the same headers; and when no proxy variable (http_proxy,
+ * https_proxy, HTTPS_PROXY, all_proxy, ALL_PROXY) is set at client creation,
+ * requests say "no proxy" instead of having libcurl read the environment
+ * on every request (the proxy variables are read when the client is made).
  */
 #include "runtime/http_client.h"
 
@@ -21,6 +30,14 @@
 #include <curl/curl.h>
 
 #define DEFAULT_MAX_BODY ((size_t)64 << 20)
+#define IDLE_EASY 64            /* reset easy handles kept for reuse */
+
+/* A header list ("Expect:" then the request's lines), shared by the
+ * requests that use it; freed when unused and no longer the current one. */
+typedef struct hdr_set {
+    struct curl_slist *list;
+    size_t refs;
+} hdr_set;
 
 typedef struct sock_w {
     ev_io io;
@@ -31,7 +48,7 @@ typedef struct sock_w {
 struct fnw_http_req {
     fnw_http *h;
     CURL *easy;
-    struct curl_slist *hdrs;
+    hdr_set *hdrs;
     void *body_copy;
     char *resp;                 /* body received so far, NUL-terminated */
     size_t len, cap, limit;
@@ -56,6 +73,13 @@ struct fnw_http {
     fnw_http_req *reqs;         /* in flight */
     size_t n_reqs;
     sock_w *socks;              /* watched sockets */
+    CURL *idle[IDLE_EASY];      /* reset easy handles for reuse */
+    size_t n_idle;
+    hdr_set *hdr_cur;           /* the last header list built */
+    char *last_url;             /* the last URL described, and its description */
+    char last_target[300];
+    int last_tls;
+    int no_proxy_env;           /* no proxy variable set at creation */
 };
 
 /* ---- driving libcurl from the loop ------------------------------------- */
@@ -170,6 +194,13 @@ fnw_http *fnw_http_new(struct ev_loop *loop, const fnw_http_config *cfg, fnw_err
     curl_multi_setopt(h->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, h->cfg.max_host_connections);
     curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, h->cfg.max_total_connections);
+    static const char *const proxy_vars[] = {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
+    h->no_proxy_env = 1;
+    for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++) {
+        const char *v = getenv(proxy_vars[i]);
+        if (v && *v)
+            h->no_proxy_env = 0;
+    }
     return h;
 }
 
@@ -186,10 +217,25 @@ static void req_unlink(fnw_http_req *r)
     curl_multi_remove_handle(h->multi, r->easy);
 }
 
+static void hdr_set_drop(fnw_http *h, hdr_set *hs)
+{
+    if (hs && --hs->refs == 0 && hs != h->hdr_cur) {
+        curl_slist_free_all(hs->list);
+        free(hs);
+    }
+}
+
+/* The easy handle goes back to the free list (reset) or is cleaned up. */
 static void req_free(fnw_http_req *r)
 {
-    curl_easy_cleanup(r->easy);
-    curl_slist_free_all(r->hdrs);
+    fnw_http *h = r->h;
+    if (r->easy && h->n_idle < IDLE_EASY) {
+        curl_easy_reset(r->easy);
+        h->idle[h->n_idle++] = r->easy;
+    } else {
+        curl_easy_cleanup(r->easy);
+    }
+    hdr_set_drop(h, r->hdrs);
     free(r->body_copy);
     free(r->resp);
     free(r->content_type);
@@ -205,6 +251,13 @@ void fnw_http_free(fnw_http *h)
         req_unlink(r);
         req_free(r);
     }
+    while (h->n_idle)
+        curl_easy_cleanup(h->idle[--h->n_idle]);
+    if (h->hdr_cur && h->hdr_cur->refs == 0) {
+        curl_slist_free_all(h->hdr_cur->list);
+        free(h->hdr_cur);
+    }
+    free(h->last_url);
     curl_multi_cleanup(h->multi);
     while (h->socks)            /* sockets libcurl did not say it forgot */
         sock_unlink_free(h, h->socks);
@@ -416,9 +469,16 @@ static int method_ok(const char *m)
     return 1;
 }
 
-/* "METHOD host:port/path" from the URL (no query: it may hold secrets). */
+/* "METHOD host:port/path" from the URL (no query: it may hold secrets);
+ * the last URL's description is kept for the next request. */
 static int describe_target(fnw_http_req *r, const char *method, const char *url, fnw_error *err)
 {
+    fnw_http *h = r->h;
+    if (h->last_url && strcmp(h->last_url, url) == 0) {
+        r->tls = h->last_tls;
+        snprintf(r->what, sizeof r->what, "%s %s", method, h->last_target);
+        return 0;
+    }
     CURLU *u = curl_url();
     char *host = NULL, *port = NULL, *path = NULL, *scheme = NULL;
     int ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
@@ -429,8 +489,13 @@ static int describe_target(fnw_http_req *r, const char *method, const char *url,
     if (ok && strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)
         ok = 0;
     r->tls = ok && strcmp(scheme, "https") == 0;
-    if (ok)
-        snprintf(r->what, sizeof r->what, "%s %s:%s%.200s", method, host, port, path);
+    if (ok) {
+        snprintf(h->last_target, sizeof h->last_target, "%s:%s%.200s", host, port, path);
+        snprintf(r->what, sizeof r->what, "%s %s", method, h->last_target);
+        free(h->last_url);
+        h->last_url = strdup(url);      /* NULL: no cache, not an error */
+        h->last_tls = r->tls;
+    }
     curl_free(host);
     curl_free(port);
     curl_free(path);
@@ -461,18 +526,45 @@ static int set_body(fnw_http_req *r, const fnw_http_request *rq, const char *met
     return 0;
 }
 
+/* 1 if hs holds "Expect:" and then exactly the request's header lines. */
+static int hdr_set_matches(const hdr_set *hs, const fnw_http_request *rq)
+{
+    const struct curl_slist *l = hs->list->next;
+    for (size_t i = 0; i < rq->n_headers; i++, l = l->next)
+        if (!l || strcmp(l->data, rq->headers[i]) != 0)
+            return 0;
+    return l == NULL;
+}
+
 static int set_headers(fnw_http_req *r, const fnw_http_request *rq)
 {
-    /* "Expect:" turns off libcurl's 100-continue wait before large bodies */
-    struct curl_slist *l = curl_slist_append(NULL, "Expect:");
-    for (size_t i = 0; l && i < rq->n_headers; i++) {
-        struct curl_slist *n = curl_slist_append(l, rq->headers[i]);
-        if (!n)
+    fnw_http *h = r->h;
+    if (!h->hdr_cur || !hdr_set_matches(h->hdr_cur, rq)) {
+        /* "Expect:" turns off libcurl's 100-continue wait before large bodies */
+        struct curl_slist *l = curl_slist_append(NULL, "Expect:");
+        for (size_t i = 0; l && i < rq->n_headers; i++) {
+            struct curl_slist *n = curl_slist_append(l, rq->headers[i]);
+            if (!n)
+                curl_slist_free_all(l);
+            l = n;
+        }
+        hdr_set *hs = l ? malloc(sizeof *hs) : NULL;
+        if (!hs) {
             curl_slist_free_all(l);
-        l = n;
+            return -1;
+        }
+        hs->list = l;
+        hs->refs = 0;
+        hdr_set *old = h->hdr_cur;
+        h->hdr_cur = hs;
+        if (old && old->refs == 0) {
+            curl_slist_free_all(old->list);
+            free(old);
+        }
     }
-    r->hdrs = l;
-    return l ? 0 : -1;
+    r->hdrs = h->hdr_cur;
+    r->hdrs->refs++;
+    return 0;
 }
 
 static void set_options(fnw_http *h, fnw_http_req *r, const fnw_http_request *rq)
@@ -491,7 +583,11 @@ static void set_options(fnw_http *h, fnw_http_req *r, const fnw_http_request *rq
     if (r->tls)
         curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs->list);
+    if (h->no_proxy_env) {      /* what libcurl would find: no proxy */
+        curl_easy_setopt(e, CURLOPT_PROXY, "");
+        curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+    }
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -514,17 +610,18 @@ int fnw_http_send(fnw_http *h, const fnw_http_request *rq, fnw_http_done_fn done
     fnw_http_req *r = calloc(1, sizeof *r);
     if (!r)
         return fnw_error_set(err, "HTTP %s: out of memory", method);
+    r->h = h;
     if (describe_target(r, method, rq->url ? rq->url : "", err) != 0) {
         free(r);
         return -1;
     }
-    r->h = h;
     r->done = done;
     r->user = user;
     r->retry_after_s = -1;
     r->timeout_ms = rq->timeout_ms;
     r->limit = rq->max_response_bytes ? rq->max_response_bytes : h->cfg.max_response_bytes;
-    if (!(r->easy = curl_easy_init()) || set_headers(r, rq) != 0 || set_body(r, rq, method) != 0) {
+    r->easy = h->n_idle ? h->idle[--h->n_idle] : curl_easy_init();
+    if (!r->easy || set_headers(r, rq) != 0 || set_body(r, rq, method) != 0) {
         fnw_error_set(err, "HTTP %s: out of memory", r->what);
         req_free(r);
         return -1;
