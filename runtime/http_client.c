@@ -12,14 +12,15 @@
  *
  * Per-request costs the client avoids: easy handles are kept on a free list
  * (curl_easy_reset, up to IDLE_EASY of them; connections live in the multi
- * handle's cache either way); the last URL's description is kept, so a
- * constant URL is parsed once; the header list is shared by consecutive
- * requests with the same headers; and when no proxy variable (http_proxy,
+ * handle's cache either way); the URL is handed to libcurl parsed
+ * (CURLOPT_CURLU) and, like the header list, shared with the next requests
+ * while it stays the same (http_client_share.c); and when no proxy variable (http_proxy,
  * https_proxy, HTTPS_PROXY, all_proxy, ALL_PROXY) is set at client creation,
  * requests say "no proxy" instead of having libcurl read the environment
  * on every request (the proxy variables are read when the client is made).
  */
 #include "runtime/http_client.h"
+#include "runtime/http_client_internal.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -32,13 +33,6 @@
 #define DEFAULT_MAX_BODY ((size_t)64 << 20)
 #define IDLE_EASY 64            /* reset easy handles kept for reuse */
 
-/* A header list ("Expect:" then the request's lines), shared by the
- * requests that use it; freed when unused and no longer the current one. */
-typedef struct hdr_set {
-    struct curl_slist *list;
-    size_t refs;
-} hdr_set;
-
 typedef struct sock_w {
     ev_io io;
     fnw_http *h;
@@ -48,7 +42,8 @@ typedef struct sock_w {
 struct fnw_http_req {
     fnw_http *h;
     CURL *easy;
-    hdr_set *hdrs;
+    fnw_http_hdrs *hdrs;
+    fnw_http_url *url;
     void *body_copy;
     char *resp;                 /* body received so far, NUL-terminated */
     size_t len, cap, limit;
@@ -59,7 +54,6 @@ struct fnw_http_req {
     fnw_http_done_fn done;
     void *user;
     fnw_http_req *prev, *next;
-    int tls;                    /* an https:// URL */
     char what[320];             /* "GET host:port/path" for messages */
     char errbuf[CURL_ERROR_SIZE];
 };
@@ -75,10 +69,7 @@ struct fnw_http {
     sock_w *socks;              /* watched sockets */
     CURL *idle[IDLE_EASY];      /* reset easy handles for reuse */
     size_t n_idle;
-    hdr_set *hdr_cur;           /* the last header list built */
-    char *last_url;             /* the last URL described, and its description */
-    char last_target[300];
-    int last_tls;
+    fnw_http_share share;       /* the last URL parsed, the last header list */
     int no_proxy_env;           /* no proxy variable set at creation */
 };
 
@@ -217,14 +208,6 @@ static void req_unlink(fnw_http_req *r)
     curl_multi_remove_handle(h->multi, r->easy);
 }
 
-static void hdr_set_drop(fnw_http *h, hdr_set *hs)
-{
-    if (hs && --hs->refs == 0 && hs != h->hdr_cur) {
-        curl_slist_free_all(hs->list);
-        free(hs);
-    }
-}
-
 /* The easy handle goes back to the free list (reset) or is cleaned up. */
 static void req_free(fnw_http_req *r)
 {
@@ -235,7 +218,8 @@ static void req_free(fnw_http_req *r)
     } else {
         curl_easy_cleanup(r->easy);
     }
-    hdr_set_drop(h, r->hdrs);
+    fnw_http_share_headers_drop(&h->share, r->hdrs);
+    fnw_http_share_url_drop(&h->share, r->url);
     free(r->body_copy);
     free(r->resp);
     free(r->content_type);
@@ -253,11 +237,7 @@ void fnw_http_free(fnw_http *h)
     }
     while (h->n_idle)
         curl_easy_cleanup(h->idle[--h->n_idle]);
-    if (h->hdr_cur && h->hdr_cur->refs == 0) {
-        curl_slist_free_all(h->hdr_cur->list);
-        free(h->hdr_cur);
-    }
-    free(h->last_url);
+    fnw_http_share_free(&h->share);
     curl_multi_cleanup(h->multi);
     while (h->socks)            /* sockets libcurl did not say it forgot */
         sock_unlink_free(h, h->socks);
@@ -469,40 +449,13 @@ static int method_ok(const char *m)
     return 1;
 }
 
-/* "METHOD host:port/path" from the URL (no query: it may hold secrets);
- * the last URL's description is kept for the next request. */
+/* The request's URL (the client's last one when it is the same) and its
+ * description "METHOD host:port/path". */
 static int describe_target(fnw_http_req *r, const char *method, const char *url, fnw_error *err)
 {
-    fnw_http *h = r->h;
-    if (h->last_url && strcmp(h->last_url, url) == 0) {
-        r->tls = h->last_tls;
-        snprintf(r->what, sizeof r->what, "%s %s", method, h->last_target);
-        return 0;
-    }
-    CURLU *u = curl_url();
-    char *host = NULL, *port = NULL, *path = NULL, *scheme = NULL;
-    int ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-             curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-             curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-             curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-             curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK;
-    if (ok && strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)
-        ok = 0;
-    r->tls = ok && strcmp(scheme, "https") == 0;
-    if (ok) {
-        snprintf(h->last_target, sizeof h->last_target, "%s:%s%.200s", host, port, path);
-        snprintf(r->what, sizeof r->what, "%s %s", method, h->last_target);
-        free(h->last_url);
-        h->last_url = strdup(url);      /* NULL: no cache, not an error */
-        h->last_tls = r->tls;
-    }
-    curl_free(host);
-    curl_free(port);
-    curl_free(path);
-    curl_free(scheme);
-    curl_url_cleanup(u);
-    if (!ok)
+    if (!(r->url = fnw_http_share_url(&r->h->share, url)))
         return fnw_error_set(err, "HTTP %s: '%.200s' is not an http:// or https:// URL", method, url);
+    snprintf(r->what, sizeof r->what, "%s %s", method, r->url->target);
     return 0;
 }
 
@@ -526,51 +479,16 @@ static int set_body(fnw_http_req *r, const fnw_http_request *rq, const char *met
     return 0;
 }
 
-/* 1 if hs holds "Expect:" and then exactly the request's header lines. */
-static int hdr_set_matches(const hdr_set *hs, const fnw_http_request *rq)
-{
-    const struct curl_slist *l = hs->list->next;
-    for (size_t i = 0; i < rq->n_headers; i++, l = l->next)
-        if (!l || strcmp(l->data, rq->headers[i]) != 0)
-            return 0;
-    return l == NULL;
-}
-
 static int set_headers(fnw_http_req *r, const fnw_http_request *rq)
 {
-    fnw_http *h = r->h;
-    if (!h->hdr_cur || !hdr_set_matches(h->hdr_cur, rq)) {
-        /* "Expect:" turns off libcurl's 100-continue wait before large bodies */
-        struct curl_slist *l = curl_slist_append(NULL, "Expect:");
-        for (size_t i = 0; l && i < rq->n_headers; i++) {
-            struct curl_slist *n = curl_slist_append(l, rq->headers[i]);
-            if (!n)
-                curl_slist_free_all(l);
-            l = n;
-        }
-        hdr_set *hs = l ? malloc(sizeof *hs) : NULL;
-        if (!hs) {
-            curl_slist_free_all(l);
-            return -1;
-        }
-        hs->list = l;
-        hs->refs = 0;
-        hdr_set *old = h->hdr_cur;
-        h->hdr_cur = hs;
-        if (old && old->refs == 0) {
-            curl_slist_free_all(old->list);
-            free(old);
-        }
-    }
-    r->hdrs = h->hdr_cur;
-    r->hdrs->refs++;
-    return 0;
+    r->hdrs = fnw_http_share_headers(&r->h->share, rq->headers, rq->n_headers);
+    return r->hdrs ? 0 : -1;
 }
 
 static void set_options(fnw_http *h, fnw_http_req *r, const fnw_http_request *rq)
 {
     CURL *e = r->easy;
-    curl_easy_setopt(e, CURLOPT_URL, rq->url);
+    curl_easy_setopt(e, CURLOPT_CURLU, r->url->u);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)r);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
@@ -580,7 +498,7 @@ static void set_options(fnw_http *h, fnw_http_req *r, const fnw_http_request *rq
      * multiplex: wait for that rather than open a connection per request.
      * A plain http:// connection is HTTP/1.1 (no multiplexing) and would
      * only be known as such at its first response, so no waiting there. */
-    if (r->tls)
+    if (r->url->tls)
         curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs->list);
