@@ -10,7 +10,8 @@
  *         server's /delay?ms=20, tests/servers/pyhttp.sh: at most 800
  *         answers/s over 16 connections) fed 10 KB records as fast as the
  *         driver can for 5 s; peak RSS <= 64 MB
- * Every row shows the worker's CPU per record and its peak RSS.
+ * Every row shows the worker's CPU per record and its peak RSS. Targets:
+ * W13a >= 70% of W13w, W13c >= 10x W13b, W13f peak RSS <= 64 MB.
  * Every output is verified like any workload's (the operation copies the
  * input fields: no result fields, so outputs equal inputs). Without nginx
  * the W13 rows say it is not installed.
@@ -185,14 +186,23 @@ void suite_w13(bench_suite *s)
             bench_row_note(row, "wrk is not installed (Debian package wrk)");
         }
     }
+    bench_row *ra = suite_find_row(s, "W13a");
+    if (ra && w > 0 && !suite_failed(ra)) {
+        snprintf(ra->vs_ceiling, sizeof ra->vs_ceiling, "%.0f%% of W13w", 100.0 * a / w);
+        snprintf(ra->target, sizeof ra->target, ">= 70%% of W13w");
+        bench_row_kv(ra, "ratio_to_w13w", a / w);
+        bench_row_judge(ra, a >= 0.7 * w, 0);
+    }
     bench_op post = op_http(sink_url, body, 0);
     double b = w13_point(s, "W13b", "http POST per element c64, 16 conns, nginx", &post, n);
     bench_op batch = op_http(sink_url, body, W13_BATCH);
     double c = w13_point(s, "W13c", "http POST batch 64, c1024, 16 conns, nginx", &batch, n);
     bench_row *rc_row = suite_find_row(s, "W13c");
-    if (rc_row && b > 0 && c > 0) {
-        bench_row_note(rc_row, "%.1fx W13b (per element)", c / b);
+    if (rc_row && b > 0 && c > 0 && !suite_failed(rc_row)) {
+        snprintf(rc_row->vs_ceiling, sizeof rc_row->vs_ceiling, "%.1fx W13b", c / b);
+        snprintf(rc_row->target, sizeof rc_row->target, ">= 10x W13b");
         bench_row_kv(rc_row, "ratio_to_w13b", c / b);
+        bench_row_judge(rc_row, c >= 10 * b, 0);
     }
     nginx_stop(dir);
     w13_flood(s);
