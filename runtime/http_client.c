@@ -9,8 +9,18 @@
  * reap finished transfers with curl_multi_info_read. User callbacks run only
  * from reap(), never from inside a libcurl callback, so they may start and
  * cancel requests freely.
+ *
+ * Per-request costs the client avoids: easy handles are kept on a free list
+ * (curl_easy_reset, up to IDLE_EASY of them; connections live in the multi
+ * handle's cache either way); the URL is handed to libcurl parsed
+ * (CURLOPT_CURLU) and, like the header list, shared with the next requests
+ * while it stays the same (http_client_share.c); and when no proxy variable (http_proxy,
+ * https_proxy, HTTPS_PROXY, all_proxy, ALL_PROXY) is set at client creation,
+ * requests say "no proxy" instead of having libcurl read the environment
+ * on every request (the proxy variables are read when the client is made).
  */
 #include "runtime/http_client.h"
+#include "runtime/http_client_internal.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -21,6 +31,7 @@
 #include <curl/curl.h>
 
 #define DEFAULT_MAX_BODY ((size_t)64 << 20)
+#define IDLE_EASY 64            /* reset easy handles kept for reuse */
 
 typedef struct sock_w {
     ev_io io;
@@ -31,7 +42,8 @@ typedef struct sock_w {
 struct fnw_http_req {
     fnw_http *h;
     CURL *easy;
-    struct curl_slist *hdrs;
+    fnw_http_hdrs *hdrs;
+    fnw_http_url *url;
     void *body_copy;
     char *resp;                 /* body received so far, NUL-terminated */
     size_t len, cap, limit;
@@ -42,7 +54,6 @@ struct fnw_http_req {
     fnw_http_done_fn done;
     void *user;
     fnw_http_req *prev, *next;
-    int tls;                    /* an https:// URL */
     char what[320];             /* "GET host:port/path" for messages */
     char errbuf[CURL_ERROR_SIZE];
 };
@@ -56,6 +67,10 @@ struct fnw_http {
     fnw_http_req *reqs;         /* in flight */
     size_t n_reqs;
     sock_w *socks;              /* watched sockets */
+    CURL *idle[IDLE_EASY];      /* reset easy handles for reuse */
+    size_t n_idle;
+    fnw_http_share share;       /* the last URL parsed, the last header list */
+    int no_proxy_env;           /* no proxy variable set at creation */
 };
 
 /* ---- driving libcurl from the loop ------------------------------------- */
@@ -170,6 +185,13 @@ fnw_http *fnw_http_new(struct ev_loop *loop, const fnw_http_config *cfg, fnw_err
     curl_multi_setopt(h->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, h->cfg.max_host_connections);
     curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, h->cfg.max_total_connections);
+    static const char *const proxy_vars[] = {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
+    h->no_proxy_env = 1;
+    for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++) {
+        const char *v = getenv(proxy_vars[i]);
+        if (v && *v)
+            h->no_proxy_env = 0;
+    }
     return h;
 }
 
@@ -186,10 +208,18 @@ static void req_unlink(fnw_http_req *r)
     curl_multi_remove_handle(h->multi, r->easy);
 }
 
+/* The easy handle goes back to the free list (reset) or is cleaned up. */
 static void req_free(fnw_http_req *r)
 {
-    curl_easy_cleanup(r->easy);
-    curl_slist_free_all(r->hdrs);
+    fnw_http *h = r->h;
+    if (r->easy && h->n_idle < IDLE_EASY) {
+        curl_easy_reset(r->easy);
+        h->idle[h->n_idle++] = r->easy;
+    } else {
+        curl_easy_cleanup(r->easy);
+    }
+    fnw_http_share_headers_drop(&h->share, r->hdrs);
+    fnw_http_share_url_drop(&h->share, r->url);
     free(r->body_copy);
     free(r->resp);
     free(r->content_type);
@@ -205,6 +235,9 @@ void fnw_http_free(fnw_http *h)
         req_unlink(r);
         req_free(r);
     }
+    while (h->n_idle)
+        curl_easy_cleanup(h->idle[--h->n_idle]);
+    fnw_http_share_free(&h->share);
     curl_multi_cleanup(h->multi);
     while (h->socks)            /* sockets libcurl did not say it forgot */
         sock_unlink_free(h, h->socks);
@@ -416,28 +449,13 @@ static int method_ok(const char *m)
     return 1;
 }
 
-/* "METHOD host:port/path" from the URL (no query: it may hold secrets). */
+/* The request's URL (the client's last one when it is the same) and its
+ * description "METHOD host:port/path". */
 static int describe_target(fnw_http_req *r, const char *method, const char *url, fnw_error *err)
 {
-    CURLU *u = curl_url();
-    char *host = NULL, *port = NULL, *path = NULL, *scheme = NULL;
-    int ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-             curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-             curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-             curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-             curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK;
-    if (ok && strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)
-        ok = 0;
-    r->tls = ok && strcmp(scheme, "https") == 0;
-    if (ok)
-        snprintf(r->what, sizeof r->what, "%s %s:%s%.200s", method, host, port, path);
-    curl_free(host);
-    curl_free(port);
-    curl_free(path);
-    curl_free(scheme);
-    curl_url_cleanup(u);
-    if (!ok)
+    if (!(r->url = fnw_http_share_url(&r->h->share, url)))
         return fnw_error_set(err, "HTTP %s: '%.200s' is not an http:// or https:// URL", method, url);
+    snprintf(r->what, sizeof r->what, "%s %s", method, r->url->target);
     return 0;
 }
 
@@ -463,22 +481,14 @@ static int set_body(fnw_http_req *r, const fnw_http_request *rq, const char *met
 
 static int set_headers(fnw_http_req *r, const fnw_http_request *rq)
 {
-    /* "Expect:" turns off libcurl's 100-continue wait before large bodies */
-    struct curl_slist *l = curl_slist_append(NULL, "Expect:");
-    for (size_t i = 0; l && i < rq->n_headers; i++) {
-        struct curl_slist *n = curl_slist_append(l, rq->headers[i]);
-        if (!n)
-            curl_slist_free_all(l);
-        l = n;
-    }
-    r->hdrs = l;
-    return l ? 0 : -1;
+    r->hdrs = fnw_http_share_headers(&r->h->share, rq->headers, rq->n_headers);
+    return r->hdrs ? 0 : -1;
 }
 
 static void set_options(fnw_http *h, fnw_http_req *r, const fnw_http_request *rq)
 {
     CURL *e = r->easy;
-    curl_easy_setopt(e, CURLOPT_URL, rq->url);
+    curl_easy_setopt(e, CURLOPT_CURLU, r->url->u);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)r);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
@@ -488,10 +498,14 @@ static void set_options(fnw_http *h, fnw_http_req *r, const fnw_http_request *rq
      * multiplex: wait for that rather than open a connection per request.
      * A plain http:// connection is HTTP/1.1 (no multiplexing) and would
      * only be known as such at its first response, so no waiting there. */
-    if (r->tls)
+    if (r->url->tls)
         curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs->list);
+    if (h->no_proxy_env) {      /* what libcurl would find: no proxy */
+        curl_easy_setopt(e, CURLOPT_PROXY, "");
+        curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+    }
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -514,17 +528,18 @@ int fnw_http_send(fnw_http *h, const fnw_http_request *rq, fnw_http_done_fn done
     fnw_http_req *r = calloc(1, sizeof *r);
     if (!r)
         return fnw_error_set(err, "HTTP %s: out of memory", method);
+    r->h = h;
     if (describe_target(r, method, rq->url ? rq->url : "", err) != 0) {
         free(r);
         return -1;
     }
-    r->h = h;
     r->done = done;
     r->user = user;
     r->retry_after_s = -1;
     r->timeout_ms = rq->timeout_ms;
     r->limit = rq->max_response_bytes ? rq->max_response_bytes : h->cfg.max_response_bytes;
-    if (!(r->easy = curl_easy_init()) || set_headers(r, rq) != 0 || set_body(r, rq, method) != 0) {
+    r->easy = h->n_idle ? h->idle[--h->n_idle] : curl_easy_init();
+    if (!r->easy || set_headers(r, rq) != 0 || set_body(r, rq, method) != 0) {
         fnw_error_set(err, "HTTP %s: out of memory", r->what);
         req_free(r);
         return -1;

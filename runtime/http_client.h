@@ -17,6 +17,10 @@
  *   - at most max_host_connections connections per host: requests beyond
  *     that queue inside libcurl until a connection is free;
  *   - TLS verified against the system CA store (or ca_file).
+ *   - proxies from the environment as libcurl reads them (http_proxy,
+ *     https_proxy, HTTPS_PROXY, all_proxy, ALL_PROXY, no_proxy), except that
+ *     whether any proxy variable is set is decided once, at fnw_http_new:
+ *     when none is, requests go direct without consulting the environment.
  *
  * Completion. Every request started with fnw_http_send() ends in exactly one
  * of two ways: its callback runs once (from the loop, never from inside

@@ -11,7 +11,7 @@
 #             server: the servers the tests start; what `make check` adds
 #   valgrind  valgrind (`make valgrind`; `make bench` counts instructions with
 #             its callgrind)
-#   bench     gnuplot-nox for the plots, redis-server for W12 (`make bench`)
+#   bench     gnuplot-nox for the plots, redis-server for W12, wrk for W13 (`make bench`)
 #   fuzz      clang with libFuzzer (`make fuzz`)
 #   image     podman, runc, catatonit and debootstrap (`make image`, the image test)
 # On a machine that is not Debian, or as a user who is not root, it prints
@@ -28,7 +28,7 @@ libgoogle-common-protos-java libgeronimo-annotation-1.3-spec-java libopencensus-
 libguava-java libjsr305-java liberror-prone-java redis-server redis-tools nginx-light
 python3 python3-cloudpickle openssl python3-grpcio python3-numpy python3-protobuf python3-yaml"
 group_valgrind="valgrind"
-group_bench="gnuplot-nox redis-server redis-tools"
+group_bench="gnuplot-nox wrk redis-server redis-tools"
 group_fuzz="clang"
 group_image="podman runc catatonit debootstrap"
 

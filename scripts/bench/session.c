@@ -239,6 +239,8 @@ int bench_session_run(bench_session *s, size_t str_len, uint64_t records, uint64
     out->driver_cpu_s = (double)(bench_proc_cpu_ns(getpid()) - d0) * 1e-9;
     double other = machine_busy_s() - m0 - out->worker_cpu_s - out->driver_cpu_s;
     out->other_cores = out->seconds > 0.05 && other > 0 ? other / out->seconds : 0;
+    long hwm = bench_proc_status_kb(s->proc.pid, "VmHWM");
+    out->worker_peak_rss_mb = hwm > 0 ? (double)hwm / 1024 : 0;
     out->ok = rc == 0;
     return rc;
 }

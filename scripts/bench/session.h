@@ -73,6 +73,7 @@ typedef struct bench_run {
     double worker_top_thread_s;     /* CPU of the worker's busiest thread */
     double max_drain_s;             /* is_last sent -> response, worst bundle */
     double other_cores;             /* CPU used by other processes meanwhile (noise) */
+    double worker_peak_rss_mb;      /* the worker's VmHWM after the run (its peak so far) */
     int ok;
 } bench_run;
 

@@ -93,6 +93,14 @@ double suite_ns_per_rec(const bench_run *r)
     return r->records ? r->worker_cpu_s * 1e9 / (double)r->records : 0;
 }
 
+void suite_show_peak_rss(bench_row *row, const bench_run *r)
+{
+    size_t len = strlen(row->worker);
+    if (r->worker_peak_rss_mb > 0)
+        snprintf(row->worker + len, sizeof row->worker - len, "%speak RSS %.1f MB", len ? ", " : "",
+                 r->worker_peak_rss_mb);
+}
+
 /* Starts a session for op and runs a warm-up bundle. */
 int suite_session_start(bench_suite *s, bench_session *ss, int is_null, const char *label,
                          const bench_op *op, size_t str_len, uint64_t warmup)
@@ -162,6 +170,7 @@ bench_row *suite_rate_row(bench_suite *s, const char *id, const char *what, cons
         bench_row_kv(row, "ratio_to_ceiling", rate / ceiling);
     }
     bench_row_kv(row, "other_processes_cores", r->other_cores);
+    bench_row_kv(row, "worker_peak_rss_mb", r->worker_peak_rss_mb);
     if (r->other_cores > 0.25)
         bench_row_note(row, "NOISY: other processes used %.2f cores during this run", r->other_cores);
     if (err && err[0]) {

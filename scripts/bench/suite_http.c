@@ -6,6 +6,12 @@
  *         Debian package wrk: without it the row says it is missing
  *   W13b  POST per element (a JSON body per row) to nginx's /sink
  *   W13c  the same rows in batch mode, 64 rows per POST (one JSON array)
+ *   W13f  flood: W13a's operation against a slow server (the Python test
+ *         server's /delay?ms=20, tests/servers/pyhttp.sh: at most 800
+ *         answers/s over 16 connections) fed 10 KB records as fast as the
+ *         driver can for 5 s; peak RSS <= 64 MB
+ * Every row shows the worker's CPU per record and its peak RSS. Targets:
+ * W13a >= 70% of W13w, W13c >= 10x W13b, W13f peak RSS <= 64 MB.
  * Every output is verified like any workload's (the operation copies the
  * input fields: no result fields, so outputs equal inputs). Without nginx
  * the W13 rows say it is not installed.
@@ -101,8 +107,10 @@ static double w13_point(bench_suite *s, const char *id, const char *what, const 
     suite_progress("running %s\n", id);
     suite_measure(s, 0, id, op, SMALL, &n, 1, 100000, &r, err, sizeof err);
     bench_row *row = suite_rate_row(s, id, what, &r, 0, err);
-    if (row)
+    if (row) {
         snprintf(row->target, sizeof row->target, "(info)");
+        suite_show_peak_rss(row, &r);
+    }
     return err[0] ? 0 : suite_rate_of(&r);
 }
 
@@ -115,6 +123,36 @@ static void w13_missing(bench_suite *s, const char *why)
     snprintf(row->target, sizeof row->target, "(info)");
     bench_row_note(row, "%s", why);
     row->verdict = BENCH_INFO;
+}
+
+/* W13f: starts the Python test server, floods W13a's operation at its
+ * /delay?ms=20, stops the server. */
+static void w13_flood(bench_suite *s)
+{
+    char dir[] = "/tmp/fnw-bench-pyhttp-XXXXXX", cmd[600], line[128] = "", err[1200] = "";
+    suite_flood_out fo;
+    memset(&fo, 0, sizeof fo);
+    suite_progress("running %s\n", "W13f");
+    if (!mkdtemp(dir))
+        return;
+    snprintf(cmd, sizeof cmd, "sh tests/servers/pyhttp.sh start %s --owner %ld 2>/dev/null", dir, (long)getpid());
+    FILE *p = popen(cmd, "r");
+    if (p && !fgets(line, sizeof line, p))
+        line[0] = '\0';
+    int st = p ? pclose(p) : -1, port = 0;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || sscanf(line, "%d", &port) != 1) {
+        snprintf(err, sizeof err, "tests/servers/pyhttp.sh did not start the Python test server");
+    } else {
+        static char url[128];
+        snprintf(url, sizeof url, "http://127.0.0.1:%d/delay?ms=20", port);
+        bench_op op = op_http(url, NULL, 0);
+        suite_flood(s, "W13f", &op, 9974, 5, NULL, NULL, NULL, &fo, err, sizeof err);
+    }
+    suite_flood_row(s, "W13f", "flood W13a's op, server answers after 20 ms", &fo,
+                    "5 s flood of 10 KB records; Python server /delay?ms=20, 16 connections, c64", err);
+    snprintf(cmd, sizeof cmd, "sh tests/servers/pyhttp.sh stop %s; rm -rf %s", dir, dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "W13f: stopping the Python server in %s failed\n", dir);
 }
 
 void suite_w13(bench_suite *s)
@@ -148,14 +186,24 @@ void suite_w13(bench_suite *s)
             bench_row_note(row, "wrk is not installed (Debian package wrk)");
         }
     }
+    bench_row *ra = suite_find_row(s, "W13a");
+    if (ra && w > 0 && !suite_failed(ra)) {
+        snprintf(ra->vs_ceiling, sizeof ra->vs_ceiling, "%.0f%% of W13w", 100.0 * a / w);
+        snprintf(ra->target, sizeof ra->target, ">= 70%% of W13w");
+        bench_row_kv(ra, "ratio_to_w13w", a / w);
+        bench_row_judge(ra, a >= 0.7 * w, 0);
+    }
     bench_op post = op_http(sink_url, body, 0);
     double b = w13_point(s, "W13b", "http POST per element c64, 16 conns, nginx", &post, n);
     bench_op batch = op_http(sink_url, body, W13_BATCH);
     double c = w13_point(s, "W13c", "http POST batch 64, c1024, 16 conns, nginx", &batch, n);
     bench_row *rc_row = suite_find_row(s, "W13c");
-    if (rc_row && b > 0 && c > 0) {
-        bench_row_note(rc_row, "%.1fx W13b (per element)", c / b);
+    if (rc_row && b > 0 && c > 0 && !suite_failed(rc_row)) {
+        snprintf(rc_row->vs_ceiling, sizeof rc_row->vs_ceiling, "%.1fx W13b", c / b);
+        snprintf(rc_row->target, sizeof rc_row->target, ">= 10x W13b");
         bench_row_kv(rc_row, "ratio_to_w13b", c / b);
+        bench_row_judge(rc_row, c >= 10 * b, 0);
     }
     nginx_stop(dir);
+    w13_flood(s);
 }

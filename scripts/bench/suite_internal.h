@@ -45,6 +45,26 @@ bench_op suite_op_element(int capacity, const char *delay_ms);
 /* Records per second of a run, and worker CPU ns per record. */
 double suite_rate_of(const bench_run *r);
 double suite_ns_per_rec(const bench_run *r);
+/* Appends the worker's peak RSS (VmHWM after the run) to the row's worker column. */
+void suite_show_peak_rss(bench_row *row, const bench_run *r);
+
+/* A flood: op's worker is sent records with str_len-byte strings as fast as
+ * the driver can for secs seconds (one bundle), its RSS sampled every 100 ms
+ * (into out_dir/<dat> if dat is set); hook (if set) is called at each sample
+ * with the seconds since the flood began. Returns 0, or -1 with err set. */
+typedef struct suite_flood_out {
+    bench_run run;
+    double peak_mb;                 /* largest sample */
+    double first_mb, second_mb;     /* largest sample in each half after the first second */
+    double hwm_mb;                  /* VmHWM at the end */
+    int n_first;                    /* samples in the first half */
+} suite_flood_out;
+int suite_flood(bench_suite *s, const char *label, const bench_op *op, size_t str_len, double secs,
+                const char *dat, void (*hook)(void *arg, double t), void *hook_arg, suite_flood_out *out,
+                char *err, size_t errn);
+/* Adds a row judging a service flood: peak RSS <= 64 MB; how says what was slow. */
+void suite_flood_row(bench_suite *s, const char *id, const char *what, const suite_flood_out *f,
+                     const char *how, const char *err);
 
 /* Starts a session for op and runs a warm-up bundle of `warmup` records. */
 int suite_session_start(bench_suite *s, bench_session *ss, int is_null, const char *label,

@@ -1,6 +1,8 @@
 /* scripts/bench/suite_memory.c — W9, the worker's memory: its resident set
  * sampled while idle after start-up, and while a flood of records meets
  * slow calls (capacity and the outbox must bound it, not the input rate).
+ * suite_flood is the flood itself, which W12f and W13f (a slow redis, a
+ * slow HTTP server) run too.
  */
 #include "scripts/bench/suite_internal.h"
 
@@ -12,6 +14,8 @@ typedef struct rss_log {
     pid_t pid;
     double t0;
     FILE *f;
+    void (*hook)(void *arg, double t);
+    void *hook_arg;
     double *mb;
     double *t;
     size_t n, cap;
@@ -39,6 +43,8 @@ static void rss_tick(void *arg, double now)
     l->t[l->n++] = now - l->t0;
     if (l->f)
         fprintf(l->f, "%.2f %.2f\n", now - l->t0, (double)kb / 1024.0);
+    if (l->hook)
+        l->hook(l->hook_arg, now - l->t0);
 }
 
 void suite_w9_idle(bench_suite *s)
@@ -77,64 +83,103 @@ void suite_w9_idle(bench_suite *s)
         bench_row_note(row, "%s", err);
 }
 
-void suite_w9_flood(bench_suite *s)
+int suite_flood(bench_suite *s, const char *label, const bench_op *op, size_t str_len, double secs,
+                const char *dat, void (*hook)(void *arg, double t), void *hook_arg, suite_flood_out *out,
+                char *err, size_t errn)
 {
-    char err[1200] = "", path[512];
+    char path[512];
     bench_session ss;
-    bench_op op = suite_op_element(10000, "10");
-    bench_run r;
-    memset(&r, 0, sizeof r);
     rss_log l;
     memset(&l, 0, sizeof l);
-    long hwm = -1;
-    double secs = 8 * (s->scale > 0.25 ? s->scale : 0.25);
-    snprintf(path, sizeof path, "%s/rss.dat", s->env.out_dir);
-    if (suite_session_start(s, &ss, 0, "W9flood", &op, 974, 1000) == 0) {
+    memset(out, 0, sizeof *out);
+    err[0] = '\0';
+    if (suite_session_start(s, &ss, 0, label, op, str_len, 1000) == 0) {
         l.pid = ss.proc.pid;
         l.t0 = bench_now();
-        l.f = fopen(path, "w");
+        l.hook = hook;
+        l.hook_arg = hook_arg;
+        if (dat) {
+            snprintf(path, sizeof path, "%s/%s", s->env.out_dir, dat);
+            l.f = fopen(path, "w");
+        }
         bench_rig_set_tick(s->env.rig, 0.1, rss_tick, &l);
-        bench_session_run(&ss, 974, 0, 0, secs, &r);
+        bench_session_run(&ss, str_len, 0, 0, secs, &out->run);
         bench_rig_set_tick(s->env.rig, 0, NULL, NULL);
-        hwm = bench_proc_status_kb(ss.proc.pid, "VmHWM");
+        out->hwm_mb = (double)bench_proc_status_kb(ss.proc.pid, "VmHWM") / 1024;
         if (l.f)
             fclose(l.f);
     }
-    suite_session_stop(&ss, err, sizeof err);
-    /* Flat: after the first second, the second half never rises above the
-     * first half's peak by more than 10% (or 2 MB). */
-    double peak = 0, first = 0, second = 0;
-    size_t n1 = 0;
+    int rc = suite_session_stop(&ss, err, errn);
+    /* halves of the flood after its first second */
     for (size_t i = 0; i < l.n; i++) {
-        peak = l.mb[i] > peak ? l.mb[i] : peak;
+        out->peak_mb = l.mb[i] > out->peak_mb ? l.mb[i] : out->peak_mb;
         if (l.t[i] < 1.0)
             continue;
         if (l.t[i] < 1.0 + (secs - 1.0) / 2) {
-            first = l.mb[i] > first ? l.mb[i] : first;
-            n1++;
+            out->first_mb = l.mb[i] > out->first_mb ? l.mb[i] : out->first_mb;
+            out->n_first++;
         } else {
-            second = l.mb[i] > second ? l.mb[i] : second;
+            out->second_mb = l.mb[i] > out->second_mb ? l.mb[i] : out->second_mb;
         }
     }
-    int flat = n1 > 0 && second <= first * 1.10 + 2;
+    free(l.mb);
+    free(l.t);
+    return rc;
+}
+
+void suite_w9_flood(bench_suite *s)
+{
+    char err[1200] = "";
+    bench_op op = suite_op_element(10000, "10");
+    suite_flood_out f;
+    double secs = 8 * (s->scale > 0.25 ? s->scale : 0.25);
+    suite_flood(s, "W9flood", &op, 974, secs, "rss.dat", NULL, NULL, &f, err, sizeof err);
+    /* Flat: after the first second, the second half never rises above the
+     * first half's peak by more than 10% (or 2 MB). */
+    int flat = f.n_first > 0 && f.second_mb <= f.first_mb * 1.10 + 2;
     bench_row *row = bench_report_add(&s->rep, "W9b", "flood 1 KB records into echo 10 ms c10k");
     if (!row)
         return;
-    snprintf(row->result, sizeof row->result, "peak %.1f MB, %s", peak, flat ? "flat" : "growing");
+    snprintf(row->result, sizeof row->result, "peak %.1f MB, %s", f.peak_mb, flat ? "flat" : "growing");
     snprintf(row->target, sizeof row->target, "<= 64 MB and flat");
-    bench_row_kv(row, "peak_rss_mb", peak);
-    bench_row_kv(row, "vm_hwm_mb", (double)hwm / 1024);
-    bench_row_kv(row, "first_half_max_mb", first);
-    bench_row_kv(row, "second_half_max_mb", second);
-    bench_row_kv(row, "records", (double)r.records);
-    bench_row_kv(row, "records_per_s", suite_rate_of(&r));
+    bench_row_kv(row, "peak_rss_mb", f.peak_mb);
+    bench_row_kv(row, "vm_hwm_mb", f.hwm_mb);
+    bench_row_kv(row, "first_half_max_mb", f.first_mb);
+    bench_row_kv(row, "second_half_max_mb", f.second_mb);
+    bench_row_kv(row, "records", (double)f.run.records);
+    bench_row_kv(row, "records_per_s", suite_rate_of(&f.run));
     char rate[32];
-    bench_fmt_rate(rate, sizeof rate, suite_rate_of(&r), "rec/s");
+    bench_fmt_rate(rate, sizeof rate, suite_rate_of(&f.run), "rec/s");
     bench_row_note(row, "%.0f s, %s drained (limit 1M rec/s); max RSS %.1f MB in the first half, "
-                   "%.1f MB in the second; VmHWM %.1f MB", secs, rate, first, second, (double)hwm / 1024);
-    bench_row_judge(row, peak > 0 && peak <= 64 && flat, err[0] != 0);
+                   "%.1f MB in the second; VmHWM %.1f MB", secs, rate, f.first_mb, f.second_mb, f.hwm_mb);
+    bench_row_judge(row, f.peak_mb > 0 && f.peak_mb <= 64 && flat, err[0] != 0);
     if (err[0])
         bench_row_note(row, "%s", err);
-    free(l.mb);
-    free(l.t);
+}
+
+/* A flood row for a service operation (W12f, W13f): peak RSS <= 64 MB. */
+void suite_flood_row(bench_suite *s, const char *id, const char *what, const suite_flood_out *f,
+                     const char *how, const char *err)
+{
+    bench_row *row = bench_report_add(&s->rep, id, what);
+    if (!row)
+        return;
+    snprintf(row->result, sizeof row->result, "peak %.1f MB", f->peak_mb);
+    snprintf(row->target, sizeof row->target, "peak RSS <= 64 MB");
+    if (f->run.seconds > 0)
+        snprintf(row->worker, sizeof row->worker, "%.2f cores, %.0f ns/rec", f->run.worker_cpu_s / f->run.seconds,
+                 suite_ns_per_rec(&f->run));
+    bench_row_kv(row, "peak_rss_mb", f->peak_mb);
+    bench_row_kv(row, "vm_hwm_mb", f->hwm_mb);
+    bench_row_kv(row, "records", (double)f->run.records);
+    bench_row_kv(row, "seconds", f->run.seconds);
+    bench_row_kv(row, "records_per_s", suite_rate_of(&f->run));
+    bench_row_kv(row, "worker_cpu_s", f->run.worker_cpu_s);
+    char rate[32];
+    bench_fmt_rate(rate, sizeof rate, suite_rate_of(&f->run), "rec/s");
+    bench_row_note(row, "%s; %llu records in %.1f s (%s, with the drain); VmHWM %.1f MB", how,
+                   (unsigned long long)f->run.records, f->run.seconds, rate, f->hwm_mb);
+    bench_row_judge(row, f->peak_mb > 0 && f->peak_mb <= 64, err && err[0]);
+    if (err && err[0])
+        bench_row_note(row, "%s", err);
 }

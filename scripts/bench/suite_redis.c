@@ -11,13 +11,18 @@
  *   W12b  batch mode, batch 256, capacity 10,000, 1M records (one MGET per batch)
  *   W12P  redis-benchmark -t get -P 256 (pipelined, 50 clients)
  *   W12C  redis-benchmark -t get -c 50 (no pipelining)
- * Targets: W12b >= 70% of W12P, W12e >= 50% of W12C. Without redis-server
- * or redis-benchmark, one INFO row says so.
+ *   W12f  flood: W12b's operation fed as fast as the driver can for 6 s
+ *         while redis-server is stopped (SIGSTOP) from 1 s to 4 s: nothing
+ *         completes for 3 s, so capacity must bound what the worker holds
+ * Targets: W12b >= 70% of W12P, W12e >= 50% of W12C, W12f peak RSS <= 64 MB.
+ * Every row shows the worker's CPU per record and its peak RSS. Without
+ * redis-server or redis-benchmark, one INFO row says so.
  */
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -118,12 +123,60 @@ static void op_row(bench_suite *s, const char *id, const char *what, const bench
     bench_row *row = suite_rate_row(s, id, what, &r, 0, err);
     if (!row)
         return;
+    suite_show_peak_rss(row, &r);
     double rate = suite_rate_of(&r);
     if (ref > 0)
         snprintf(row->vs_ceiling, sizeof row->vs_ceiling, "%.0f%% of %s", 100 * rate / ref, ref_name);
     snprintf(row->target, sizeof row->target, ">= %.0f%% of %s", 100 * share, ref_name);
     bench_row_kv(row, "reference_requests_per_s", ref);
     bench_row_judge(row, ref > 0 && rate >= share * ref, suite_failed(row));
+}
+
+/* W12f's server pause: SIGSTOP at 1 s, SIGCONT at 4 s into the flood. */
+typedef struct pause_plan {
+    pid_t pid;
+    int stopped, resumed;
+} pause_plan;
+
+static void pause_tick(void *arg, double t)
+{
+    pause_plan *p = arg;
+    if (!p->stopped && t >= 1.0) {
+        p->stopped = kill(p->pid, SIGSTOP) == 0;
+    } else if (p->stopped && !p->resumed && t >= 4.0) {
+        kill(p->pid, SIGCONT);
+        p->resumed = 1;
+    }
+}
+
+static void flood_row(bench_suite *s, const char *dir, const char *address)
+{
+    char path[600], err[1200] = "";
+    snprintf(path, sizeof path, "%s/srv/redis.pid", dir);
+    FILE *f = fopen(path, "r");
+    pause_plan plan = {0};
+    int pid = 0;
+    if (f) {
+        if (fscanf(f, "%d", &pid) != 1)
+            pid = 0;
+        fclose(f);
+    }
+    suite_progress("running %s\n", "W12f");
+    suite_flood_out fo;
+    memset(&fo, 0, sizeof fo);
+    if (pid <= 0) {
+        snprintf(err, sizeof err, "no redis-server pid in %s", path);
+    } else {
+        plan.pid = (pid_t)pid;
+        bench_op op = op_redis(address, 1);
+        suite_flood(s, "W12f", &op, SMALL, s->smoke ? 5 : 6, NULL, pause_tick, &plan, &fo, err, sizeof err);
+        if (plan.stopped && !plan.resumed)
+            kill(plan.pid, SIGCONT);
+        if (!plan.stopped && !err[0])
+            snprintf(err, sizeof err, "could not stop redis-server (pid %d)", pid);
+    }
+    suite_flood_row(s, "W12f", "flood W12b's op, redis-server stopped 1-4 s", &fo,
+                    "6 s flood of 35 B records; redis-server SIGSTOPped from 1 s to 4 s", err);
 }
 
 void suite_w12(bench_suite *s)
@@ -153,6 +206,7 @@ void suite_w12(bench_suite *s)
         bench_op e = op_redis(address, 0), b = op_redis(address, 1);
         op_row(s, "W12e", "redis GET per-element UNORDERED c1000, 1M", &e, c50, "W12C", 0.5);
         op_row(s, "W12b", "redis GET batch 256 (MGET) c10k, 1M", &b, piped, "W12P", 0.7);
+        flood_row(s, dir, address);
     }
     if (port > 0) {
         snprintf(cmd, sizeof cmd, "sh %s stop %s/srv >/dev/null 2>&1", SERVER_SCRIPT, dir);

@@ -138,6 +138,60 @@ START_TEST(test_get_fixture)
 }
 END_TEST
 
+/* Easy handles and header lists are reused between requests: each request
+ * still carries exactly its own method, body and headers. */
+START_TEST(test_reuse_keeps_requests_apart)
+{
+    client c;
+    client_init(&c, NULL);
+    result r;
+    char u[256];
+    url(u, sizeof u, py_port, "/headers");
+    fnw_http_header a1[] = { "X-A: 1" }, a2[] = { "X-A: 2" };
+    fnw_http_request rq = { .url = u, .headers = a1, .n_headers = 1 };
+    fetch(&c, &rq, &r);
+    ck_assert_ptr_nonnull(strstr(r.body, "\"x-a\": \"1\""));
+    fetch(&c, &rq, &r);                 /* the same list again */
+    ck_assert_ptr_nonnull(strstr(r.body, "\"x-a\": \"1\""));
+    rq.headers = a2;
+    fetch(&c, &rq, &r);
+    ck_assert_ptr_nonnull(strstr(r.body, "\"x-a\": \"2\""));
+    rq.n_headers = 0;
+    fetch(&c, &rq, &r);
+    ck_assert_ptr_null(strstr(r.body, "x-a"));
+    char e[256];
+    url(e, sizeof e, py_port, "/echo");
+    fnw_http_request post = { .method = "POST", .url = e, .body = "[7]", .body_len = 3 };
+    fetch(&c, &post, &r);
+    ck_assert_str_eq(r.body, "[7]");
+    get(&c, "/json/a", 0, &r);          /* a GET after a POST on a reused handle */
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, "{\"key\":\"a\",\"n\":1}");
+    client_free(&c);
+}
+END_TEST
+
+/* The proxy variables are read when the client is made: one set then sends
+ * every request to that proxy (here: nothing listens, so none connects). */
+START_TEST(test_proxy_variable_read_at_creation)
+{
+    unsetenv("no_proxy");
+    unsetenv("NO_PROXY");
+    setenv("http_proxy", "http://127.0.0.1:1", 1);
+    client c;
+    client_init(&c, NULL);
+    result r;
+    get(&c, "/json/a", 0, &r);
+    ck_assert_int_eq(r.outcome, FNW_HTTP_CONNECT);
+    client_free(&c);
+    unsetenv("http_proxy");
+    client_init(&c, NULL);
+    get(&c, "/json/a", 0, &r);
+    ck_assert_int_eq(r.status, 200);
+    client_free(&c);
+}
+END_TEST
+
 START_TEST(test_post_copied_and_borrowed_bodies)
 {
     client c;
@@ -474,6 +528,8 @@ int main(void)
     tcase_set_timeout(t, 180);
     tcase_add_test(t, test_get_fixture);
     tcase_add_test(t, test_post_copied_and_borrowed_bodies);
+    tcase_add_test(t, test_reuse_keeps_requests_apart);
+    tcase_add_test(t, test_proxy_variable_read_at_creation);
     tcase_add_test(t, test_thousand_in_flight);
     tcase_add_test(t, test_timeout);
     tcase_add_test(t, test_cancel);
