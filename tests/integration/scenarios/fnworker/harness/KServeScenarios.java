@@ -43,6 +43,8 @@ final class KServeScenarios {
     s.add(new Scenario("kserve_metadata_mismatch", KServeScenarios::metadataMismatch));
     s.add(new Scenario("kserve_unavailable_then_retry", KServeScenarios::unavailableRetry));
     s.add(new Scenario("kserve_fatal_status", KServeScenarios::fatalStatus));
+    s.add(new Scenario("kserve_timeout_then_next_bundle", KServeScenarios::timeoutNextBundle));
+    s.add(new Scenario("kserve_server_killed_mid_bundle", KServeScenarios::serverKilled));
     s.add(new Scenario("kserve_doc_batch_example", KServeScenarios::docExample));
     return s;
   }
@@ -272,6 +274,58 @@ final class KServeScenarios {
       String err = Ctx.expectBundleError(r);
       contains(err, "INVALID_ARGUMENT", "input 'x'", "model expects [-1, 4]");
       check(!err.contains("timed out"), "the refused request was retried: " + err);
+    }
+  }
+
+  /** A slow model and a short timeout: the bundle fails naming the timeout; the calls still out are given up
+   * (their late answers dropped) and the next bundle on the same worker scores every row. */
+  static void timeoutNextBundle(Ctx c) throws Exception {
+    try (Server s = start(c)) {
+      if (s == null) {
+        return;
+      }
+      Worker w = c.worker();
+      Server.run(c, "kserve.sh", "inject", s.dir.getPath(), "{\"linear\": {\"delay_ms\": 1500}}");
+      FunctionRunner f = runner(c, w, IN, OUT, spec(linear(s), "{\"capacity\":8,\"timeoutMs\":300}"));
+      Ctx.send(f, IN, rows(8));
+      contains(Ctx.expectBundleError(f), "timed out after 300 ms");
+      Server.run(c, "kserve.sh", "inject", s.dir.getPath(), "{}");
+      FunctionRunner r = runner(c, w, IN, OUT, spec(linear(s), "{\"capacity\":8,\"timeoutMs\":10000}"));
+      expectScores(byId(OUT, Ctx.bundle(r, IN, rows(30))), 30);
+      Thread.sleep(1500);   // the slow answers arrive now, to calls given up
+      FunctionRunner again = runner(c, w, IN, OUT, spec(linear(s), "{\"capacity\":8,\"timeoutMs\":10000}"));
+      expectScores(byId(OUT, Ctx.bundle(again, IN, rows(10))), 10);
+      AsyncScenarios.stillServes(c, w);
+    }
+  }
+
+  /** The server is killed mid-bundle and restarted on its port: with retries every row comes out once, right. */
+  static void serverKilled(Ctx c) throws Exception {
+    try (Server s = start(c)) {
+      if (s == null) {
+        return;
+      }
+      Server.run(c, "kserve.sh", "inject", s.dir.getPath(), "{\"linear\": {\"delay_ms\": 20}}");
+      FunctionRunner r = runner(c, c.worker(), IN, OUT, RunnerRows.batchMode(spec(linear(s, "channels", "2"),
+          "{\"batchSize\":4,\"batchTimeoutMs\":5,\"capacity\":16,\"timeoutMs\":30000,\"retry\":{\"kind\":"
+          + "\"FIXED_DELAY\",\"maxAttempts\":400,\"delayMs\":50,\"retryOnError\":true}}")));
+      List<In> in = rows(300);
+      Ctx.send(r, IN, in);
+      r.sendBuffered();
+      List<FunctionRunner.Result> got = new ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        FunctionRunner.Result x = r.takeResult(c.ms(10_000));
+        check(x != null, "no result before the kill");
+        got.add(x);
+      }
+      Server.run(c, "kserve.sh", "kill", s.dir.getPath());
+      Thread.sleep(400);
+      String port = Server.run(c, "kserve.sh", "start", s.dir.getPath(), "--port", s.ports[0]);
+      check(s.ports[0].equals(port), "the server did not come back on port " + s.ports[0] + ": " + port);
+      r.flush();
+      got.addAll(Ctx.drain(r));
+      expectScores(byId(OUT, got), 300);
+      c.note(AsyncScenarios.value(r, "retries") + " retries");
     }
   }
 
