@@ -265,7 +265,9 @@ static void fill_ops(kserve_op *op, kserve_rpc *r, grpc_op *ops, grpc_metadata *
 int fnw_kserve_rpc_start(kserve_op *op, kserve_rpc *r, fnw_error *err)
 {
     grpc_channel *ch = op->channels[op->next_channel++ % (unsigned)op->n_channels];
-    gpr_timespec deadline = op->timeout_ms > 0 ? deadline_after_ms(op->timeout_ms)
+    /* The spec's timeout (and its timeout action) decides first; the deadline,
+     * a grace later, ends the server's work on a call given up. */
+    gpr_timespec deadline = op->timeout_ms > 0 ? deadline_after_ms(op->timeout_ms + KSERVE_DEADLINE_GRACE_MS)
                                                : gpr_inf_future(GPR_CLOCK_MONOTONIC);
     r->gc = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, op->cq, op->method, NULL, deadline, NULL);
     if (!r->gc)

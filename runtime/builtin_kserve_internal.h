@@ -27,6 +27,7 @@
 
 #define KSERVE_OP "kserve"
 #define KSERVE_MAX_CHANNELS 16
+#define KSERVE_DEADLINE_GRACE_MS 1000   /* a ModelInfer's deadline: the spec's timeout plus this */
 
 /* One ModelInfer in flight (or a free record in the pool). */
 typedef struct kserve_rpc {

@@ -277,8 +277,8 @@ final class KServeScenarios {
     }
   }
 
-  /** A slow model and a short timeout: the bundle fails naming the timeout; the calls still out are given up
-   * (their late answers dropped) and the next bundle on the same worker scores every row. */
+  /** A slow model and a short timeout: the bundle fails naming the timeout (TIMEOUT_EMPTY: no rows); the calls
+   * still out are given up (their late answers dropped) and the next bundles on the same worker score every row. */
   static void timeoutNextBundle(Ctx c) throws Exception {
     try (Server s = start(c)) {
       if (s == null) {
@@ -289,6 +289,10 @@ final class KServeScenarios {
       FunctionRunner f = runner(c, w, IN, OUT, spec(linear(s), "{\"capacity\":8,\"timeoutMs\":300}"));
       Ctx.send(f, IN, rows(8));
       contains(Ctx.expectBundleError(f), "timed out after 300 ms");
+      // the spec's timeout action decides, not the gRPC deadline (which comes a grace later)
+      FunctionRunner e = runner(c, w, IN, OUT, spec(linear(s), "{\"capacity\":8,\"timeoutMs\":300,"
+          + "\"onTimeout\":\"TIMEOUT_EMPTY\"}"));
+      check(Ctx.bundle(e, IN, rows(3)).isEmpty(), "TIMEOUT_EMPTY should give no rows");
       Server.run(c, "kserve.sh", "inject", s.dir.getPath(), "{}");
       FunctionRunner r = runner(c, w, IN, OUT, spec(linear(s), "{\"capacity\":8,\"timeoutMs\":10000}"));
       expectScores(byId(OUT, Ctx.bundle(r, IN, rows(30))), 30);
