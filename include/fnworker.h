@@ -284,6 +284,11 @@ typedef struct fnw_op_env {
     const fnw_type *output_type;   /* type the outputs must be encoded in */
     const char *transform_id;
     int batched;                   /* 1 in batch mode */
+    /* Added in ABI 1 (unreleased), at the end: inputs per call at most (1 in
+     * per-element mode; in batch mode the smaller of the spec's batch size
+     * and capacity), and the spec's time limit per call in ms (0: none). */
+    size_t batch_size;
+    int64_t timeout_ms;
 } fnw_op_env;
 
 /* The type of an operation's outputs. Flink describes only an operator's

@@ -11,5 +11,6 @@ extern const fnw_operation fnw_op_echo;       /* builtin_echo.c */
 extern const fnw_operation fnw_op_project;    /* builtin_project.c */
 extern const fnw_operation fnw_op_redis;      /* builtin_redis.c (uses the runtime's bindings and Redis pool) */
 extern const fnw_operation fnw_op_http;       /* builtin_http.c */
+extern const fnw_operation fnw_op_kserve;     /* builtin_kserve.c */
 
 #endif

@@ -424,6 +424,8 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op,
     /* A batch never outgrows capacity (else a full queue would wait for a
      * batch that cannot fill). */
     e->call_cap = s.batched ? (size_t)(s.batch_size < s.capacity ? s.batch_size : s.capacity) : 1;
+    e->env.batch_size = e->call_cap;
+    e->env.timeout_ms = s.timeout_ms;
     fnw_queue_init(&e->queue, s.unordered);
     fnw_entry_pool_init(&e->entries);
     fnw_call_pool_init(&e->calls, &e->call_setup, e->call_cap);

@@ -9,7 +9,7 @@
 
 static const char *const KNOWN[] = { "target", "model_name", "model_version", "inputs", "outputs", "parameters",
                                      "channels", "check_metadata", "max_message_bytes", "tls", "tls_ca_file",
-                                     "auth_header_env", NULL };
+                                     "auth_header_env", "connect_timeout_ms", NULL };
 
 static int has_control(const char *s)
 {
@@ -82,7 +82,8 @@ static int read_transport(fnw_kserve_config *c, const fnw_options *o, const char
     if (fnw_options_int(o, "channels", 1, 1, 16, &channels, err) != 0 ||
         fnw_options_int(o, "max_message_bytes", 64 << 20, 1024, 1 << 30, &c->max_message_bytes, err) != 0 ||
         fnw_options_bool(o, "check_metadata", 1, &c->check_metadata, err) != 0 ||
-        fnw_options_bool(o, "tls", 0, &c->tls, err) != 0)
+        fnw_options_bool(o, "tls", 0, &c->tls, err) != 0 ||
+        fnw_options_int(o, "connect_timeout_ms", 5000, 100, 300000, &c->connect_timeout_ms, err) != 0)
         return -1;
     c->channels = (int)channels;
     const char *ca = fnw_options_get(o, "tls_ca_file");

@@ -11,7 +11,8 @@
  * tls_ca_file (with tls only; readable at open), auth_header_env (the name
  * of an environment variable, set at open, whose value is sent as the
  * 'authorization' metadata; the value is a secret: it never appears in a
- * message).
+ * message), connect_timeout_ms (100..300000, default 5000: how long open
+ * waits for the server and the model to be ready).
  */
 #ifndef FNW_KSERVE_CONFIG_H
 #define FNW_KSERVE_CONFIG_H
@@ -34,6 +35,7 @@ typedef struct fnw_kserve_config {
     int tls;
     char *tls_ca_file;         /* NULL = the system's roots */
     char *auth_header;         /* the secret value, or NULL */
+    int64_t connect_timeout_ms; /* readiness and metadata at open, at most this long */
 } fnw_kserve_config;
 
 /* Reads env->options against env->input_type / output_type; op names the

@@ -60,6 +60,7 @@ void fnw_registry_add_builtins(fnw_registry *r)
     fnw_registry_add(r, &fnw_op_project, NULL);
     fnw_registry_add(r, &fnw_op_redis, NULL);
     fnw_registry_add(r, &fnw_op_http, NULL);
+    fnw_registry_add(r, &fnw_op_kserve, NULL);
 }
 
 const fnw_operation *fnw_registry_find(const fnw_registry *r, const char *name, fnw_error *err)

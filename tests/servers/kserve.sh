@@ -4,6 +4,8 @@
 #   kserve.sh start DIR [--owner PID] [SERVER OPTIONS...]
 #                                  waits until it serves, prints its port
 #   kserve.sh stop DIR
+#   kserve.sh kill DIR             kills it (KILL), as a crash would; start
+#                                  it again with --port PORT
 #   kserve.sh inject DIR JSON      writes DIR/control.json (fault injection,
 #                                  see kserve_server.py), e.g.
 #                                  '{"linear": {"unavailable": 2}}'
@@ -11,10 +13,11 @@
 set -eu
 . "$(dirname "$0")/common.sh"
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: kserve.sh start|stop|inject DIR [...]"
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: kserve.sh start|stop|kill|inject DIR [...]"
 shift 2
 case "$cmd" in
   stop) stop_pidfile "$dir/kserve.pid"; exit 0 ;;
+  kill) stop_pidfile "$dir/kserve.pid" KILL; exit 0 ;;
   inject)
     printf '%s\n' "${1:-{\}}" >"$dir/control.json.tmp" && mv "$dir/control.json.tmp" "$dir/control.json"
     exit 0 ;;

@@ -7,9 +7,9 @@ whose Python message classes protoc generates at start into DIR/gen; the
 service itself is served through grpcio's generic handlers.
 
 Usage: kserve_server.py DIR PROTO_ROOT [--workers N] [--slow-base-ms MS]
-       [--slow-row-ms MS] [--slow-concurrency N]
-Listens on 127.0.0.1 and a port the kernel picks, writes it to
-DIR/kserve.port once it serves.
+       [--slow-row-ms MS] [--slow-concurrency N] [--port P]
+Listens on 127.0.0.1 and port P (default: one the kernel picks), writes it
+to DIR/kserve.port once it serves.
 
 Models (version "1"; "" picks it):
   identity  x FP32 [-1,-1]  -> y FP32 [-1,-1]   y = x
@@ -323,8 +323,8 @@ class Server:
 def parse_args(argv):
     if len(argv) < 3:
         sys.exit("usage: kserve_server.py DIR PROTO_ROOT [--workers N] [--slow-base-ms MS] "
-                 "[--slow-row-ms MS] [--slow-concurrency N]")
-    args = {"workers": 16, "slow_base_ms": 20.0, "slow_row_ms": 0.2, "slow_concurrency": 2}
+                 "[--slow-row-ms MS] [--slow-concurrency N] [--port P]")
+    args = {"workers": 16, "slow_base_ms": 20.0, "slow_row_ms": 0.2, "slow_concurrency": 2, "port": 0}
     rest = argv[3:]
     for k, v in zip(rest[::2], rest[1::2]):
         key = k.lstrip("-").replace("-", "_")
@@ -342,7 +342,7 @@ def main():
                          options=[("grpc.max_receive_message_length", 64 << 20),
                                   ("grpc.max_send_message_length", 64 << 20)])
     server.add_generic_rpc_handlers((srv.handlers(),))
-    port = server.add_insecure_port("127.0.0.1:0")
+    port = server.add_insecure_port(f"127.0.0.1:{args['port']}")
     server.start()
     threading.Thread(target=srv.dump_stats, daemon=True).start()
     tmp = os.path.join(dirpath, "kserve.port.tmp")

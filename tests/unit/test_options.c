@@ -105,7 +105,7 @@ START_TEST(test_registry)
     ck_assert_ptr_nonnull(echo->cancel);
     ck_assert_ptr_nonnull(echo->on_timeout);
     ck_assert_ptr_null(fnw_registry_find(&r, "ecko", &err));
-    ck_assert_str_eq(err.msg, "unknown operation 'ecko'; registered operations: identity, echo, project, redis, http");
+    ck_assert_str_eq(err.msg, "unknown operation 'ecko'; registered operations: identity, echo, project, redis, http, kserve");
     /* how each built-in types its outputs (worker/step.h) */
     ck_assert_int_eq(id->output_rule, FNW_OUTPUT_SAME_AS_INPUT);
     ck_assert_int_eq(echo->output_rule, FNW_OUTPUT_SAME_AS_INPUT);

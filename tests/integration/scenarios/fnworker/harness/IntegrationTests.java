@@ -83,6 +83,7 @@ public final class IntegrationTests {
     s.addAll(RedisScenarios.scenarios());
     s.addAll(PluginScenarios.scenarios());
     s.addAll(HttpScenarios.scenarios());
+    s.addAll(KServeScenarios.scenarios());
     s.addAll(DiagnosticsScenarios.scenarios());
     s.addAll(PoolScenarios.scenarios());
     return s;
