@@ -16,8 +16,8 @@ scoring service answering POST /v1/score {"inputs": [...]} with
 
     PYTHONPATH=/path/to/fnworker/python flink run -py enrich_job.py
 
-For a KServe v2 / Triton model server, the `kserve` operation takes the place
-of the `http` one once it is available (see the README).
+For a KServe v2 / Triton model server, see score_job.py: the `kserve`
+operation sends the rows' tensors over gRPC in batches.
 """
 
 from pyflink.common import Time, Types

@@ -17,6 +17,13 @@ from test_datastream import StandInDataStream  # noqa: E402
 from test_spec import BasicTypeInfo, RowTypeInfo  # noqa: E402
 
 
+class PrimitiveArrayTypeInfo(object):
+    """Stands in for PyFlink's class of that name (the package maps it by name)."""
+
+    def __init__(self, element_type):
+        self._element_type = element_type
+
+
 class _StandInTime(object):
     def __init__(self, ms):
         self.ms = ms
@@ -32,7 +39,8 @@ def _stand_in_pyflink():
                                         milliseconds=lambda ms: _StandInTime(ms))
     common.Types = types.SimpleNamespace(
         LONG=lambda: BasicTypeInfo("LONG"), STRING=lambda: BasicTypeInfo("STRING"),
-        DOUBLE=lambda: BasicTypeInfo("DOUBLE"), ROW_NAMED=lambda names, ts: RowTypeInfo(ts, names))
+        DOUBLE=lambda: BasicTypeInfo("DOUBLE"), FLOAT=lambda: BasicTypeInfo("FLOAT"),
+        PRIMITIVE_ARRAY=PrimitiveArrayTypeInfo, ROW_NAMED=lambda names, ts: RowTypeInfo(ts, names))
     datastream = types.ModuleType("pyflink.datastream")
     datastream.StreamExecutionEnvironment = None
     return {"pyflink": types.ModuleType("pyflink"), "pyflink.common": common,
@@ -47,20 +55,40 @@ class StandInEnv(object):
         return self.stream
 
 
+def _build(module_name):
+    """Imports the example with the stand-ins in place and builds its job."""
+    saved = {k: sys.modules.get(k) for k in ("pyflink", "pyflink.common", "pyflink.datastream")}
+    sys.modules.update(_stand_in_pyflink())
+    try:
+        module = __import__(module_name)
+        env = StandInEnv()
+        module.build(env)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+    return env
+
+
 class ExampleTest(unittest.TestCase):
+    def test_score_job_batches_rows_to_the_model(self):
+        env = _build("score_job")
+        ((model, out_type),) = env.stream.calls
+        self.assertIsInstance(model, fnworker.FnworkerFunction)
+        m = flat(decode(model.operation_spec))
+        self.assertIn('operation: "kserve"', m)
+        self.assertIn('key: "inputs" value: "x:FP32[4]=features"', m)
+        self.assertIn('key: "outputs" value: "y:FP32[2]=scores"', m)
+        self.assertIn("capacity: 512 timeout_ms: 10000 batch_size: 64 batch_timeout_ms: 50", m)
+        self.assertIn("mode: BATCH", m)
+        self.assertIn("kind: EXPONENTIAL_BACKOFF max_attempts: 5", m)
+        self.assertIn('field_name: "scores" field_type { type_name: PRIMITIVE_ARRAY '
+                      'collection_element_type { type_name: FLOAT } }', m)
+
     def test_enrich_job_builds_its_three_functions(self):
-        saved = {k: sys.modules.get(k) for k in ("pyflink", "pyflink.common", "pyflink.datastream")}
-        sys.modules.update(_stand_in_pyflink())
-        try:
-            import enrich_job
-            env = StandInEnv()
-            enrich_job.build(env)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    sys.modules.pop(k, None)
-                else:
-                    sys.modules[k] = v
+        env = _build("enrich_job")
         (users, _), (scorer, _), (project, out_type) = env.stream.calls
         for f in (users, scorer, project):
             self.assertIsInstance(f, fnworker.FnworkerFunction)

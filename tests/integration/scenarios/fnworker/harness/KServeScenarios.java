@@ -1,4 +1,4 @@
-// Integration scenarios for the built-in `kserve` operation (docs/ops/kserve.md)
+// Integration scenarios for the built-in `kserve` operation (README, "kserve")
 // against the Python KServe v2 test model server (tests/servers/kserve.sh):
 // the linear model per element and in batches with checked results, the
 // BYTES model, a metadata mismatch failing the bundle at open, injected
@@ -33,7 +33,7 @@ final class KServeScenarios {
   private KServeScenarios() {}
 
   /** The operation's document, relative to the repository (the example is read from it). */
-  static final String DOC = "docs/ops/kserve.md";
+  static final String DOC = "README.md";
 
   static List<Scenario> scenarios() {
     List<Scenario> s = new ArrayList<>();
