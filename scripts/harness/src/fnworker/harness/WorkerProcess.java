@@ -137,9 +137,13 @@ public final class WorkerProcess {
     process.destroyForcibly();
   }
 
-  /** Sends any signal by name (e.g. "INT", "USR1") with kill(1). */
+  /** Sends any signal by name (e.g. "INT", "USR1") with the shell's own kill
+   * (a minimal Debian has no kill(1) binary: it comes with procps). */
   public void signal(String name) throws IOException, InterruptedException {
-    new ProcessBuilder("kill", "-" + name, Long.toString(pid())).inheritIO().start().waitFor();
+    if (!name.matches("[A-Z0-9]+")) {
+      throw new IllegalArgumentException("signal name " + name);
+    }
+    new ProcessBuilder("sh", "-c", "kill -" + name + " " + pid()).inheritIO().start().waitFor();
   }
 
   /** Flink's stop: SIGTERM, up to graceMs, then SIGKILL. Returns the exit code. */
