@@ -147,13 +147,20 @@ final class HttpScenarios {
 
   /** The output rows by their id field (field 1), checking each came once with its input's timestamp. */
   static Map<Long, Row> byId(TypeInfo out, List<FunctionRunner.Result> results) {
+    return byId(out, results, 1, HttpScenarios::ts);
+  }
+
+  /** The output rows by the LONG id in field idField, each once and with timestamp ts(id). */
+  static Map<Long, Row> byId(TypeInfo out, List<FunctionRunner.Result> results, int idField,
+                             java.util.function.LongUnaryOperator ts) {
     Map<Long, Row> m = new HashMap<>();
     for (FunctionRunner.Result r : results) {
       check(r.tag.equals("output"), "a result came on '" + r.tag + "'");
       RunnerRows.Output o = RunnerRows.output(out, r.bytes);
       Row row = (Row) o.value;
-      long id = (Long) row.get(1);
-      check(o.ts == ts(id), "row " + id + " has timestamp " + o.ts + ", its input had " + ts(id));
+      long id = (Long) row.get(idField);
+      long want = ts.applyAsLong(id);
+      check(o.ts == want, "row " + id + " has timestamp " + o.ts + ", its input had " + want);
       check(m.put(id, row) == null, "row " + id + " came out twice");
     }
     return m;

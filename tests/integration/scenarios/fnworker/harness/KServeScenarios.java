@@ -22,7 +22,6 @@ import fnworker.proto.v1.OperationProto.OperationSpec;
 import java.io.File;
 import java.nio.file.Files;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -107,21 +106,12 @@ final class KServeScenarios {
   }
 
   static FunctionRunner runner(Ctx c, Worker w, TypeInfo in, TypeInfo out, OperationSpec spec) {
-    return c.runner(w, in, out, FunctionType.PROCESS, spec.toByteArray(), cfg -> { });
+    return HttpScenarios.runner(c, w, in, out, spec);
   }
 
   /** Output rows by id (field 0), each once with its input's timestamp. */
   static Map<Long, Row> byId(TypeInfo out, List<FunctionRunner.Result> results) {
-    Map<Long, Row> m = new HashMap<>();
-    for (FunctionRunner.Result r : results) {
-      check(r.tag.equals("output"), "a result came on '" + r.tag + "'");
-      RunnerRows.Output o = RunnerRows.output(out, r.bytes);
-      Row row = (Row) o.value;
-      long id = (Long) row.get(0);
-      check(o.ts == ts(id), "row " + id + " has timestamp " + o.ts + ", its input had " + ts(id));
-      check(m.put(id, row) == null, "row " + id + " came out twice");
-    }
-    return m;
+    return HttpScenarios.byId(out, results, 0, KServeScenarios::ts);
   }
 
   static void expectScores(Map<Long, Row> got, int n) {
