@@ -76,3 +76,21 @@ make_fixtures() {
     >"$1/www/json/big.json"
   chmod -R a+rX "$1"
 }
+
+# wait_port_file WHAT PIDFILE PORTFILE LOG TENTHS: waits until the server of
+# PIDFILE has written its port to PORTFILE (at most TENTHS tenths of a
+# second, and not past its death); if it has not, shows LOG's tail, stops it
+# and exits 1.
+wait_port_file() {
+  i=0
+  while [ ! -s "$3" ] && [ "$i" -lt "$5" ]; do
+    alive "$(cat "$2")" || break
+    sleep 0.1; i=$((i + 1))
+  done
+  if [ ! -s "$3" ]; then
+    echo "the $1 did not start; its log:" >&2
+    tail -n 5 "$4" >&2
+    stop_pidfile "$2"
+    exit 1
+  fi
+}

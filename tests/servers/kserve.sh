@@ -38,16 +38,6 @@ rm -f "$dir/kserve.port" "$dir/stats.json" "$dir/control.json"
 here=$(cd "$(dirname "$0")" && pwd)
 "$py" "$here/kserve_server.py" "$dir" "$here/../../proto" "$@" </dev/null >"$dir/kserve.log" 2>&1 &
 echo $! >"$dir/kserve.pid"
-i=0
-while [ ! -s "$dir/kserve.port" ] && [ $i -lt 300 ]; do
-  alive "$(cat "$dir/kserve.pid")" || break
-  sleep 0.1; i=$((i + 1))
-done
-if [ ! -s "$dir/kserve.port" ]; then
-  echo "the KServe test server did not start; its log:" >&2
-  tail -n 5 "$dir/kserve.log" >&2
-  stop_pidfile "$dir/kserve.pid"
-  exit 1
-fi
+wait_port_file "KServe test server" "$dir/kserve.pid" "$dir/kserve.port" "$dir/kserve.log" 300
 watchdog "$dir/kserve.pid" "$owner"
 cat "$dir/kserve.port"

@@ -31,16 +31,6 @@ make_fixtures "$dir"
 rm -f "$dir/py.port"
 "$(python_bin)" "$(dirname "$0")/http_server.py" "$dir" "$port" </dev/null >"$dir/py.log" 2>&1 &
 echo $! >"$dir/py.pid"
-i=0
-while [ ! -s "$dir/py.port" ] && [ $i -lt 200 ]; do
-  alive "$(cat "$dir/py.pid")" || break
-  sleep 0.1; i=$((i + 1))
-done
-if [ ! -s "$dir/py.port" ]; then
-  echo "the Python test server did not start; its log:" >&2
-  tail -n 5 "$dir/py.log" >&2
-  stop_pidfile "$dir/py.pid"
-  exit 1
-fi
+wait_port_file "Python test server" "$dir/py.pid" "$dir/py.port" "$dir/py.log" 200
 watchdog "$dir/py.pid" "$owner"
 cat "$dir/py.port"
