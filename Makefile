@@ -209,10 +209,14 @@ bench: deps-build deps-bench deps-valgrind
 #   make fuzz-replay   every corpus once through its target (any compiler, seconds; in make check)
 #   make fuzz          each target under libFuzzer + ASan/UBSan for FUZZ_S seconds (default 60);
 #                      new inputs go to build/fuzz/corpus/<name>/, findings to build/fuzz/findings/
+#                      (FUZZ_TARGETS=a,b: only those targets)
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 FUZZ_REPLAY  := $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_NAMES))
 FUZZ_S       ?= 60
+# FUZZ_TARGETS=a,b limits make fuzz to those targets (names as in fuzz_<name>.c).
+FUZZ_TARGETS ?=
+FUZZ_RUN     := $(if $(FUZZ_TARGETS),$(subst $(comma), ,$(FUZZ_TARGETS)),$(FUZZ_NAMES))
 
 $(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libfnw.a
 	@mkdir -p $(dir $@)
@@ -226,7 +230,7 @@ fuzz: deps-build deps-fuzz
 	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang SANITIZE=1 \
 	  OPT="-O1 -g -fsanitize=fuzzer-no-link" build/fuzz/libfnw.a
-	@set -e; mkdir -p build/fuzz/findings; for n in $(FUZZ_NAMES); do \
+	@set -e; mkdir -p build/fuzz/findings; for n in $(FUZZ_RUN); do \
 	  clang $(CPPFLAGS) -Ibuild/fuzz/gen -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined \
 	    -o build/fuzz/fuzz_$$n tests/fuzz/fuzz_$$n.c build/fuzz/libfnw.a $(LDLIBS); \
 	  mkdir -p build/fuzz/corpus/$$n; cp -n tests/fuzz/corpus/$$n/* build/fuzz/corpus/$$n/ 2>/dev/null || true; \
