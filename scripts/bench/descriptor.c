@@ -14,6 +14,8 @@
 #define TYPE_STRING 1
 #define TYPE_INT 5
 #define TYPE_LONG 6
+#define TYPE_FLOAT 7
+#define TYPE_PRIMITIVE_ARRAY 16
 #define FN_PROCESS 0
 #define FN_REVISE_OUTPUT 100
 #define MODE_BATCH 2            /* OperationSpec.Mode BATCH */
@@ -61,29 +63,42 @@ static int type_row(fnw_buf *out, const fnw_buf *fields, int n)
     return rc;
 }
 
-/* raw type ROW(LONG ts[, LONG wm], ROW<STRING, INT>) */
-static int type_runner_row(fnw_buf *out, int with_watermark)
+/* The data row: ROW<f0 STRING, f1 INT>, or with features
+ * ROW<f0 LONG, f1 PRIMITIVE_ARRAY<FLOAT>>. */
+static int type_data_row(fnw_buf *out, int features)
 {
-    fnw_buf data_fields[2], data, outer[3];
-    int rc = 0;
+    fnw_buf fields[2], elem;
     for (int i = 0; i < 2; i++)
-        fnw_buf_init(&data_fields[i], 0);
+        fnw_buf_init(&fields[i], 0);
+    fnw_buf_init(&elem, 0);
+    int rc;
+    if (features)
+        rc = type_simple(&fields[0], TYPE_LONG) | type_simple(&elem, TYPE_FLOAT) |
+             type_simple(&fields[1], TYPE_PRIMITIVE_ARRAY) | bench_pb_sub(&fields[1], 2, &elem);
+    else
+        rc = type_simple(&fields[0], TYPE_STRING) | type_simple(&fields[1], TYPE_INT);
+    rc |= type_row(out, fields, 2);
+    for (int i = 0; i < 2; i++)
+        fnw_buf_free(&fields[i]);
+    fnw_buf_free(&elem);
+    return rc;
+}
+
+/* raw type ROW(LONG ts[, LONG wm], data row) */
+static int type_runner_row(fnw_buf *out, int with_watermark, int features)
+{
+    fnw_buf outer[3];
+    int rc = 0;
     for (int i = 0; i < 3; i++)
         fnw_buf_init(&outer[i], 0);
-    fnw_buf_init(&data, 0);
-    rc |= type_simple(&data_fields[0], TYPE_STRING) | type_simple(&data_fields[1], TYPE_INT);
-    rc |= type_row(&data, data_fields, 2);
     int n = 0;
     rc |= type_simple(&outer[n++], TYPE_LONG);
     if (with_watermark)
         rc |= type_simple(&outer[n++], TYPE_LONG);
-    rc |= fnw_buf_append(&outer[n++], data.p, data.len);
+    rc |= type_data_row(&outer[n++], features);
     rc |= type_row(out, outer, n);
-    for (int i = 0; i < 2; i++)
-        fnw_buf_free(&data_fields[i]);
     for (int i = 0; i < 3; i++)
         fnw_buf_free(&outer[i]);
-    fnw_buf_free(&data);
     return rc;
 }
 
@@ -118,13 +133,13 @@ static int add_coder(fnw_buf *d, const char *id, const char *urn, const void *pa
     return rc;
 }
 
-static int add_flink_coder(fnw_buf *d, const char *id, int input_side)
+static int add_flink_coder(fnw_buf *d, const char *id, int input_side, int features)
 {
     fnw_buf ti, raw, cid;
     fnw_buf_init(&ti, 0);
     fnw_buf_init(&raw, 0);
     fnw_buf_init(&cid, 0);
-    int rc = type_runner_row(&ti, input_side) | bench_pb_sub(&raw, 1, &ti) |
+    int rc = type_runner_row(&ti, input_side, features) | bench_pb_sub(&raw, 1, &ti) |
              bench_pb_sub(&cid, 5, &raw) | bench_pb_varint(&cid, 6, 1 /* MULTIPLE */);
     rc |= add_coder(d, id, URN_FLINK_CODER, cid.p, cid.len, NULL, NULL);
     fnw_buf_free(&ti);
@@ -236,10 +251,10 @@ static int add_transforms(fnw_buf *d, const char *url, const bench_op *op)
     return rc;
 }
 
-static int add_coders(fnw_buf *d)
+static int add_coders(fnw_buf *d, int features)
 {
-    int rc = add_flink_coder(d, "input_coder", 1) | add_flink_coder(d, "output_coder", 0) |
-             add_flink_coder(d, "coder-0", 1);
+    int rc = add_flink_coder(d, "input_coder", 1, features) | add_flink_coder(d, "output_coder", 0, features) |
+             add_flink_coder(d, "coder-0", 1, features);
     rc |= add_coder(d, "window_coder", "beam:coder:global_window:v1", NULL, 0, NULL, NULL);
     rc |= add_coder(d, "input_coder-length_prefix0", "beam:coder:length_prefix:v1", NULL, 0,
                     "input_coder", NULL);
@@ -267,7 +282,7 @@ int bench_descriptor_build(fnw_buf *out, const char *id, const char *data_url, c
           add_pcollection(out, "collection-0", "coder-0") |
           add_pcollection(out, "output", "output_coder");
     rc |= bench_pb_str(&ws, 3, "window_coder") | bench_pb_map_entry(out, 4, "windowing_strategy", ws.p, ws.len);
-    rc |= add_coders(out);
+    rc |= add_coders(out, op->features > 0);
     rc |= bench_pb_str(&api, 1, data_url) | bench_pb_sub(out, 7, &api);
     fnw_buf_free(&ws);
     fnw_buf_free(&api);

@@ -3,7 +3,8 @@
  * with one function: source `fn/read/input:0`
  * -> `transform-0` (the operation) -> `transform-revise` (REVISE_OUTPUT) ->
  * sink `fn/write/output:0`, Flink coders with raw types ROW(LONG, LONG,
- * ROW<STRING, INT>) in and ROW(LONG, ROW<STRING, INT>) out, the
+ * ROW<STRING, INT>) in and ROW(LONG, ROW<STRING, INT>) out (for feature
+ * records ROW<LONG, PRIMITIVE_ARRAY<FLOAT>> in place of ROW<STRING, INT>), the
  * param-windowed-value wire coders Beam adds, PCollections and the
  * windowing strategy. The function's payload is a fnworker OperationSpec.
  */
@@ -20,13 +21,14 @@
 
 /* What runs in transform-0 (README, "The OperationSpec payload"). */
 typedef struct bench_op {
-    const char *operation;          /* "identity", "echo" */
+    const char *operation;          /* "identity", "echo", "kserve", ... */
     int batched;                    /* mode BATCH (function type stays PROCESS, as Flink sends) */
     int unordered;                  /* output_mode UNORDERED (1), else ORDERED (0) */
     int capacity;
     int64_t timeout_ms;
     int batch_size;
     int64_t batch_timeout_ms;
+    int features;                   /* > 0: the records are feature records (records.h) */
     int n_opts;
     const char *opt_key[BENCH_MAX_OPTS];
     const char *opt_val[BENCH_MAX_OPTS];

@@ -56,17 +56,19 @@ static void machine(char *out, size_t n)
 
 int main(int argc, char **argv)
 {
-    static char self_dir[512], def_worker[600], def_null[600];
+    static char self_dir[512], def_worker[600], def_null[600], def_direct[600];
     char argv0[512];
     snprintf(argv0, sizeof argv0, "%s", argv[0]);
     snprintf(self_dir, sizeof self_dir, "%s", dirname(argv0));
     snprintf(def_worker, sizeof def_worker, "%s/../fnworker", self_dir);
     snprintf(def_null, sizeof def_null, "%s/null_worker", self_dir);
+    snprintf(def_direct, sizeof def_direct, "%s/kserve_direct", self_dir);
 
     bench_suite s;
     memset(&s, 0, sizeof s);
     s.env.worker_bin = def_worker;
     s.env.null_bin = def_null;
+    s.env.kserve_direct_bin = def_direct;
     s.env.out_dir = self_dir;
     s.scale = 1;
     s.ipr = 1;

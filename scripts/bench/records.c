@@ -44,13 +44,62 @@ int bench_chunk_build(fnw_buf *b, size_t str_len, size_t target, uint64_t *n)
     return 0;
 }
 
+size_t bench_feature_payload_len(int dim)
+{
+    /* outer mask, ts, wm, inner mask, id, int32 count, the floats */
+    return 1 + 8 + 8 + 1 + 8 + 4 + 4 * (size_t)dim;
+}
+
+float bench_feature_value(uint64_t id, int j)
+{
+    return (float)((id + (uint64_t)j) % 7) * 0.5f;
+}
+
+int bench_feature_put(fnw_buf *b, int64_t ts, int64_t wm, uint64_t id, int dim)
+{
+    size_t len = bench_feature_payload_len(dim);
+    if (fnw_buf_reserve(b, len + 10) < 0)
+        return -1;
+    fnw_buf_put_varint(b, len);
+    fnw_buf_put_u8(b, 0x00);
+    fnw_buf_put_be64(b, (uint64_t)ts);
+    fnw_buf_put_be64(b, (uint64_t)wm);
+    fnw_buf_put_u8(b, 0x00);
+    fnw_buf_put_be64(b, id);
+    fnw_buf_put_be32(b, (uint32_t)dim);
+    for (int j = 0; j < dim; j++) {
+        float f = bench_feature_value(id, j);
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        fnw_buf_put_be32(b, u);
+    }
+    return 0;
+}
+
+int bench_feature_chunk_build(fnw_buf *b, int dim, size_t target, uint64_t *n)
+{
+    *n = 0;
+    do {
+        if (bench_feature_put(b, 1000 + (int64_t)*n, WM_NONE, *n, dim) < 0)
+            return -1;
+        (*n)++;
+    } while (b->len < target);
+    return 0;
+}
+
 void bench_walker_init(bench_walker *w, uint64_t expect_len, bench_ts_fn on_ts, void *ts_arg)
 {
     memset(w, 0, sizeof *w);
     w->expect_len = expect_len;
     w->on_ts = on_ts;
     w->ts_arg = ts_arg;
-    w->head_n = 9;
+    w->head_n = w->head_want = 9;
+}
+
+void bench_walker_set_check(bench_walker *w, bench_rec_fn on_rec, void *rec_arg)
+{
+    w->on_rec = on_rec;
+    w->rec_arg = rec_arg;
 }
 
 static void start_record(bench_walker *w, uint64_t len)
@@ -59,26 +108,32 @@ static void start_record(bench_walker *w, uint64_t len)
     w->skip = len;
     if (w->expect_len && len != w->expect_len)
         w->bad_len++;
-    if (w->on_ts) {
-        if (len < 9)
-            w->malformed = 1;
-        else
-            w->head_n = 0;
+    if (!w->on_ts && !w->on_rec)
+        return;
+    if (len < 9 || (w->on_rec && len > BENCH_REC_MAX)) {
+        w->malformed = 1;
+        return;
     }
+    w->head_want = w->on_rec ? (unsigned)len : 9;
+    w->head_n = 0;
 }
 
 static void capture_head(bench_walker *w, const uint8_t *p, size_t take)
 {
-    size_t room = 9 - w->head_n;
+    size_t room = w->head_want - w->head_n;
     size_t k = take < room ? take : room;
     memcpy(w->head + w->head_n, p, k);
     w->head_n += (unsigned)k;
-    if (w->head_n == 9) {
+    if (w->head_n < w->head_want)
+        return;
+    if (w->on_ts) {
         uint64_t ts = 0;
         for (int i = 1; i < 9; i++)
             ts = (ts << 8) | w->head[i];
         w->on_ts(w->ts_arg, (int64_t)ts);
     }
+    if (w->on_rec && w->on_rec(w->rec_arg, w->head, w->head_n) < 0)
+        w->bad_value++;
 }
 
 void bench_walker_feed(bench_walker *w, const uint8_t *p, size_t n)
@@ -88,7 +143,7 @@ void bench_walker_feed(bench_walker *w, const uint8_t *p, size_t n)
     while (i < n) {
         if (w->skip > 0) {
             size_t take = w->skip < n - i ? (size_t)w->skip : n - i;
-            if (w->head_n < 9)
+            if (w->head_n < w->head_want)
                 capture_head(w, p + i, take);
             i += take;
             w->skip -= take;
@@ -118,5 +173,5 @@ void bench_walker_feed(bench_walker *w, const uint8_t *p, size_t n)
 
 int bench_walker_check(const bench_walker *w)
 {
-    return (w->malformed || w->in_varint || w->skip || w->bad_len) ? -1 : 0;
+    return (w->malformed || w->in_varint || w->skip || w->bad_len || w->bad_value) ? -1 : 0;
 }

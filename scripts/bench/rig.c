@@ -278,6 +278,7 @@ int bench_rig_run_bundle(bench_rig *r, bench_bundle *b, double timeout_s)
     b->n_monitoring = 0;
     b->error[0] = '\0';
     bench_walker_init(&b->out, b->expect_out_len, b->on_ts, b->ts_arg);
+    bench_walker_set_check(&b->out, b->on_rec, b->rec_arg);
     if (!r->control) {
         snprintf(b->error, sizeof b->error, "the worker has no Control stream open");
         return -1;
@@ -309,6 +310,11 @@ int bench_rig_run_bundle(bench_rig *r, bench_bundle *b, double timeout_s)
     r->src_wake = 0;
     if (b->error[0])
         return -1;
+    if (b->out.bad_value) {
+        snprintf(b->error, sizeof b->error, "%s: %llu of %llu output records have wrong values", b->iid,
+                 (unsigned long long)b->out.bad_value, (unsigned long long)b->out.records);
+        return -1;
+    }
     if (bench_walker_check(&b->out) < 0) {
         snprintf(b->error, sizeof b->error,
                  "%s: the output stream is not well framed (%llu records, %llu not of the expected %llu bytes, "

@@ -43,6 +43,8 @@ typedef struct bench_bundle {
     uint64_t expect_out_len;   /* payload length of every output record, 0 = any */
     bench_ts_fn on_ts;         /* called with each output's timestamp, or NULL */
     void *ts_arg;
+    bench_rec_fn on_rec;       /* checks each output record's values, or NULL */
+    void *rec_arg;
     /* filled by bench_rig_run_bundle */
     char iid[32];
     uint64_t sent_records, sent_bytes, sent_msgs, out_msgs;

@@ -12,23 +12,37 @@
 
 #define BOOT_TIMEOUT_S 60.0
 
-const bench_chunk *bench_env_chunk(bench_env *env, size_t str_len)
+/* The chunk keyed (str_len, dim), built once. */
+static const bench_chunk *env_chunk(bench_env *env, size_t str_len, int dim)
 {
     for (int i = 0; i < env->n_chunks; i++)
-        if (env->chunks[i].str_len == str_len)
+        if (env->chunks[i].str_len == str_len && env->chunks[i].dim == dim)
             return &env->chunks[i];
     if (env->n_chunks == BENCH_MAX_CHUNKS)
         return NULL;
     bench_chunk *c = &env->chunks[env->n_chunks];
     c->str_len = str_len;
+    c->dim = dim;
     fnw_buf_init(&c->buf, 0);
-    if (bench_chunk_build(&c->buf, str_len, BENCH_CHUNK_BYTES, &c->records) < 0) {
+    int rc = dim ? bench_feature_chunk_build(&c->buf, dim, BENCH_CHUNK_BYTES, &c->records)
+                 : bench_chunk_build(&c->buf, str_len, BENCH_CHUNK_BYTES, &c->records);
+    if (rc < 0) {
         fnw_buf_free(&c->buf);
         return NULL;
     }
     c->rec_len = c->buf.len / c->records;
     env->n_chunks++;
     return c;
+}
+
+const bench_chunk *bench_env_chunk(bench_env *env, size_t str_len)
+{
+    return env_chunk(env, str_len, 0);
+}
+
+const bench_chunk *bench_env_feature_chunk(bench_env *env, int dim)
+{
+    return dim > 0 ? env_chunk(env, 0, dim) : NULL;
 }
 
 void bench_env_free_chunks(bench_env *env)
@@ -196,8 +210,15 @@ static int chunk_next(void *self, double now, grpc_slice *out, uint64_t *records
 int bench_session_run(bench_session *s, size_t str_len, uint64_t records, uint64_t bundle_records,
                       double stop_after_s, bench_run *out)
 {
+    bench_feed f = {bench_env_chunk(s->env, str_len), bench_session_out_len(s, str_len), NULL, NULL};
+    return bench_session_run_feed(s, &f, records, bundle_records, stop_after_s, out);
+}
+
+int bench_session_run_feed(bench_session *s, const bench_feed *f, uint64_t records, uint64_t bundle_records,
+                           double stop_after_s, bench_run *out)
+{
     memset(out, 0, sizeof *out);
-    const bench_chunk *ch = bench_env_chunk(s->env, str_len);
+    const bench_chunk *ch = f->chunk;
     if (!ch) {
         fail(s, "could not build the input chunk");
         return -1;
@@ -218,7 +239,9 @@ int bench_session_run(bench_session *s, size_t str_len, uint64_t records, uint64
         memset(&b, 0, sizeof b);
         b.src.next = chunk_next;
         b.src.self = &src;
-        b.expect_out_len = bench_session_out_len(s, str_len);
+        b.expect_out_len = f->out_len;
+        b.on_rec = f->on_rec;
+        b.rec_arg = f->rec_arg;
         double timeout = 120 + (double)n * 1e-5 + stop_after_s;
         if (stop_after_s > 0)
             src.stop_at = bench_now() + stop_after_s;

@@ -21,10 +21,11 @@
 #include "scripts/bench/rig.h"
 
 #define BENCH_CHUNK_BYTES 1000000
-#define BENCH_MAX_CHUNKS 8
+#define BENCH_MAX_CHUNKS 12
 
 typedef struct bench_chunk {
     size_t str_len;
+    int dim;                        /* > 0: feature records with dim features (str_len 0) */
     fnw_buf buf;
     uint64_t records;
     size_t rec_len;                 /* bytes per record including its varint */
@@ -34,6 +35,7 @@ typedef struct bench_env {
     bench_rig *rig;
     const char *worker_bin;
     const char *null_bin;
+    const char *kserve_direct_bin;  /* the kserve direct client (W14's reference) */
     const char *out_dir;            /* logs go to out_dir/logs */
     int verbose;
     unsigned seq;
@@ -54,6 +56,8 @@ typedef struct bench_session {
 
 /* The chunk for records with str_len-byte strings (built once). */
 const bench_chunk *bench_env_chunk(bench_env *env, size_t str_len);
+/* The chunk of feature records with dim features (built once). */
+const bench_chunk *bench_env_feature_chunk(bench_env *env, int dim);
 void bench_env_free_chunks(bench_env *env);
 
 /* Launches the worker (is_null: the null worker) behind wrapper (NULL =
@@ -83,6 +87,19 @@ typedef struct bench_run {
  * s->error set. */
 int bench_session_run(bench_session *s, size_t str_len, uint64_t records, uint64_t bundle_records,
                       double stop_after_s, bench_run *out);
+
+/* What bench_session_run_feed sends and how it checks the outputs: the
+ * chunk's records again and again; every output is out_len bytes and, if
+ * on_rec is set, passes it. */
+typedef struct bench_feed {
+    const bench_chunk *chunk;
+    uint64_t out_len;
+    bench_rec_fn on_rec;
+    void *rec_arg;
+} bench_feed;
+/* As bench_session_run, from a feed. */
+int bench_session_run_feed(bench_session *s, const bench_feed *f, uint64_t records, uint64_t bundle_records,
+                           double stop_after_s, bench_run *out);
 
 /* Runs one prepared bundle (own source) with the session's descriptor and
  * verifies it; expect_records = 0 skips the count check. */

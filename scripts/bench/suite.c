@@ -7,7 +7,10 @@
  * The workloads live by theme: suite_throughput.c (the null-worker ceiling,
  * W1-W7), suite_latency.c (W8, W10), suite_memory.c (W9), suite_scaling.c
  * (W11, instructions per record), suite_redis.c (W12, the redis operation
- * against redis-benchmark); suite_common.c holds what they share and
+ * against redis-benchmark), suite_http.c (W13, the http operation against
+ * nginx), suite_kserve.c (W14, the kserve operation against a model server
+ * and its direct client); suite_pace.c paces input for the latency rows;
+ * suite_common.c holds what they share and
  * suite_internal.h declares it, with the conventions every workload keeps.
  * Bundles are 1M records for the throughput runs (Flink: 100k-1M, 1 s).
  */
@@ -54,6 +57,8 @@ void bench_suite_run(bench_suite *s)
         suite_w12(s);
     if (suite_selected(s, "W13"))
         suite_w13(s);
+    if (suite_selected(s, "W14"))
+        suite_w14(s);
     if (s->ipr)
         suite_instructions(s);
 }
@@ -117,4 +122,5 @@ void bench_suite_smoke(bench_suite *s)
     suite_progress("smoke %s\n", "W8");
     suite_w8(s);
     suite_w10(s);
+    suite_w14(s);
 }

@@ -66,6 +66,33 @@ int suite_flood(bench_suite *s, const char *label, const bench_op *op, size_t st
 void suite_flood_row(bench_suite *s, const char *id, const char *what, const suite_flood_out *f,
                      const char *how, const char *err);
 
+/* Paced input (suite_pace.c): per_tick records every period seconds, put by
+ * put (ts_us: the send time, seq: 0, 1, ...); the latency (ms) of every
+ * output is collected from its timestamp. Zero it, then set per_tick,
+ * period, put, out_len (every output's length) and optionally on_rec. */
+typedef struct suite_pacer {
+    double period;
+    int per_tick;
+    int (*put)(fnw_buf *b, int64_t ts_us, uint64_t seq);
+    uint64_t out_len;
+    bench_rec_fn on_rec;
+    void *rec_arg;
+    double t0, bundle_end;
+    uint64_t tick, seq;
+    double late_sum, late_max;    /* driver's send delay past each record's schedule, s */
+    uint64_t late_n;
+    fnw_buf buf;
+    double *lat;                  /* latencies, ms */
+    double *sent;                 /* when each was scheduled, s since t0 */
+    size_t n_lat, cap_lat;
+} suite_pacer;
+/* Runs bundles of bundle_s seconds on ss for `seconds`; 0, or -1 with ss->error set. */
+int suite_run_paced(bench_session *ss, double seconds, double bundle_s, suite_pacer *p);
+void suite_pacer_free(suite_pacer *p);
+/* Sorts v ascending; the q-quantile (0 < q <= 1) of sorted v. */
+void suite_sort(double *v, size_t n);
+double suite_pct(const double *v, size_t n, double q);
+
 /* Starts a session for op and runs a warm-up bundle of `warmup` records. */
 int suite_session_start(bench_suite *s, bench_session *ss, int is_null, const char *label,
                         const bench_op *op, size_t str_len, uint64_t warmup);
@@ -84,7 +111,8 @@ bench_row *suite_find_row(bench_suite *s, const char *id);
 void suite_plot_point(bench_suite *s, const char *label, double rate, double ceiling);
 
 /* The workloads (suite_throughput.c, suite_latency.c, suite_memory.c,
- * suite_scaling.c, suite_redis.c). Each adds its rows to s->rep. */
+ * suite_scaling.c, suite_redis.c, suite_http.c, suite_kserve.c). Each adds
+ * its rows to s->rep. */
 void suite_ceilings(bench_suite *s);
 void suite_w1(bench_suite *s);
 void suite_w2(bench_suite *s);
@@ -100,6 +128,7 @@ void suite_w10(bench_suite *s);
 void suite_w11(bench_suite *s);
 void suite_w12(bench_suite *s);   /* suite_redis.c */
 void suite_w13(bench_suite *s);   /* suite_http.c */
+void suite_w14(bench_suite *s);   /* suite_kserve.c */
 void suite_instructions(bench_suite *s);
 
 #endif

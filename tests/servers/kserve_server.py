@@ -14,6 +14,8 @@ to DIR/kserve.port once it serves.
 Models (version "1"; "" picks it):
   identity  x FP32 [-1,-1]  -> y FP32 [-1,-1]   y = x
   linear    x FP32 [-1,4]   -> y FP32 [-1,2]    y = x @ W + B (W, B below)
+  linear16  x FP32 [-1,16]  -> y FP32 [-1,2]    y = x @ W16 + B, W16[j] = [j % 5 - 2, j % 3 - 1]
+            (the benchmark's model: small integers, so halves in give exact sums)
   strlen    text BYTES [-1] -> len INT64 [-1]   the byte length of each element
   slow      x FP32 [-1,1]   -> y FP32 [-1,1]    y = 2x, after base + rows * per-row
             milliseconds, at most --slow-concurrency requests at once (the
@@ -47,6 +49,7 @@ import numpy as np
 
 W = np.array([[1.0, 2.0], [0.0, -1.0], [0.5, 0.0], [3.0, 1.0]], dtype=np.float32)
 B = np.array([0.5, -1.0], dtype=np.float32)
+W16 = np.array([[j % 5 - 2, j % 3 - 1] for j in range(16)], dtype=np.float32)
 MAX_BATCH = 1024
 
 NP = {"BOOL": np.dtype("?"), "INT8": np.dtype("<i1"), "INT16": np.dtype("<i2"), "INT32": np.dtype("<i4"),
@@ -114,6 +117,8 @@ class Server:
             Model("identity", [("x", "FP32", [-1, -1])], [("y", "FP32", [-1, -1])], lambda t: {"y": t["x"]}),
             Model("linear", [("x", "FP32", [-1, 4])], [("y", "FP32", [-1, 2])],
                   lambda t: {"y": (t["x"] @ W + B).astype(np.float32)}),
+            Model("linear16", [("x", "FP32", [-1, 16])], [("y", "FP32", [-1, 2])],
+                  lambda t: {"y": (t["x"] @ W16 + B).astype(np.float32)}),
             Model("strlen", [("text", "BYTES", [-1])], [("len", "INT64", [-1])],
                   lambda t: {"len": np.array([len(b) for b in t["text"]], dtype=np.int64)}),
             Model("slow", [("x", "FP32", [-1, 1])], [("y", "FP32", [-1, 1])], self.slow),
