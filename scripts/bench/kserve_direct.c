@@ -9,7 +9,8 @@
  *   kserve_direct --port P [--host H] [--model linear] [--dim 4]
  *                 [--rows 100000] [--batch 64] [--concurrency 4]
  * The model takes x FP32 [-1, dim] and answers y FP32 [-1, *] (the test
- * server's identity, linear (dim 4) and slow (dim 1) models). Prints one line:
+ * server's identity, linear (dim 4), linear16 (dim 16) and slow (dim 1)
+ * models). Prints one line:
  *   rows=N batches=B seconds=S rows_per_s=R failed=F
  * and exits 1 when any call failed or an answer did not check out.
  */
