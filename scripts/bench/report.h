@@ -14,7 +14,7 @@
 
 enum { BENCH_PASS, BENCH_MISS, BENCH_INFO, BENCH_FAIL };
 
-#define BENCH_MAX_KV 12
+#define BENCH_MAX_KV 16
 
 typedef struct bench_row {
     char id[16];

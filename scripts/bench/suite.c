@@ -57,7 +57,8 @@ void bench_suite_run(bench_suite *s)
         suite_w12(s);
     if (suite_selected(s, "W13"))
         suite_w13(s);
-    if (suite_selected(s, "W14"))
+    if (suite_selected(s, "W14") || suite_selected(s, "W14a") || suite_selected(s, "W14b") ||
+        suite_selected(s, "W14c"))
         suite_w14(s);
     if (s->ipr)
         suite_instructions(s);

@@ -16,7 +16,7 @@
  * Every output is checked: its length, its id, and the model's exact values
  * (the features are halves and the weights small integers: the sums are
  * exact in FP32). Without python3-grpcio/numpy/protobuf or protoc one row
- * says W14 was skipped.
+ * says W14 was skipped. --only W14 runs all three; W14a, W14b, W14c one.
  */
 #include "scripts/bench/suite_internal.h"
 
@@ -49,6 +49,7 @@ static const ks_model slow = {"slow", 1, 1, "x:FP32[1]=f1", "y[1]=f1"};
 typedef struct ks_server {
     char dir[64];
     int port;
+    pid_t pid;                    /* for its CPU time */
     char target[32];
 } ks_server;
 
@@ -122,7 +123,22 @@ static int server_start(ks_server *srv, char *err, size_t errn)
         return snprintf(err, errn, "tests/servers/kserve.sh did not start the server (run from the repository "
                                    "root; its log is %s/kserve.log)", srv->dir), -1;
     snprintf(srv->target, sizeof srv->target, "127.0.0.1:%d", srv->port);
+    char path[100];
+    snprintf(path, sizeof path, "%s/kserve.pid", srv->dir);
+    FILE *f = fopen(path, "r");
+    long pid = 0;
+    if (f && fscanf(f, "%ld", &pid) != 1)
+        pid = 0;
+    if (f)
+        fclose(f);
+    srv->pid = (pid_t)pid;
     return 0;
+}
+
+/* The server's CPU time so far, seconds (0 when unknown). */
+static double server_cpu_s(const ks_server *srv)
+{
+    return srv->pid > 0 ? (double)bench_proc_cpu_ns(srv->pid) * 1e-9 : 0;
 }
 
 static void server_stop(const ks_server *srv)
@@ -197,16 +213,21 @@ static int session_start(bench_suite *s, bench_session *ss, const char *label, c
     return bench_session_run_feed(ss, f, warm, warm, 0, &w);
 }
 
-/* rows feature records through op on a fresh worker; 0, or -1 with err set. */
-static int worker_run(bench_suite *s, const char *label, const bench_op *op, const ks_model *m, uint64_t rows,
-                      bench_run *r, char *err, size_t errn)
+/* rows feature records through op on a fresh worker; 0, or -1 with err
+ * set. *server_cores gets the server's CPU over the measured run. */
+static int worker_run(bench_suite *s, const ks_server *srv, const char *label, const bench_op *op,
+                      const ks_model *m, uint64_t rows, bench_run *r, double *server_cores, char *err, size_t errn)
 {
     bench_session ss;
     bench_feed f = {bench_env_feature_chunk(&s->env, m->dim_in), out_len(m), check_output, (void *)m};
     err[0] = '\0';
     memset(r, 0, sizeof *r);
-    if (session_start(s, &ss, label, NULL, op, &f) == 0)
+    *server_cores = 0;
+    if (session_start(s, &ss, label, NULL, op, &f) == 0) {
+        double c0 = server_cpu_s(srv);
         bench_session_run_feed(&ss, &f, rows, W14_BUNDLE, 0, r);
+        *server_cores = r->seconds > 0 ? (server_cpu_s(srv) - c0) / r->seconds : 0;
+    }
     return suite_session_stop(&ss, err, errn);
 }
 
@@ -217,16 +238,65 @@ static uint64_t rows_for(const bench_suite *s, uint64_t full, uint64_t smoke)
 
 /* ---- W14a: against the direct client ------------------------------------------------------ */
 
+/* The direct client's reference for W14a: half the rows before the
+ * worker's run (when first), half after; its rate is rows over the total
+ * time, its server CPU over both halves. */
+typedef struct direct_ref {
+    double seconds, server_cpu_s;
+    uint64_t rows;
+    int ok;
+    char err[600];
+} direct_ref;
+
+static void direct_half(bench_suite *s, const ks_server *srv, uint64_t rows, int batch, direct_ref *ref)
+{
+    direct_out d;
+    double c0 = server_cpu_s(srv);
+    if (!ref->ok || direct_run(s, srv, &linear16, rows, batch, W14_CONC, &d, ref->err, sizeof ref->err) < 0) {
+        ref->ok = 0;
+        return;
+    }
+    ref->server_cpu_s += server_cpu_s(srv) - c0;   /* the client's process start is a few ms of it */
+    ref->seconds += d.seconds;
+    ref->rows += (uint64_t)d.rows;
+}
+
+static void w14a_judge(bench_row *row, const bench_run *r, double wcores, const direct_ref *ref)
+{
+    double rate = suite_rate_of(r), drate = ref->seconds > 0 ? (double)ref->rows / ref->seconds : 0;
+    double ratio = drate > 0 ? rate / drate : 0, dcores = ref->seconds > 0 ? ref->server_cpu_s / ref->seconds : 0;
+    char dr[12];
+    bench_fmt_rate(dr, sizeof dr, drate, "");
+    snprintf(row->vs_ceiling, sizeof row->vs_ceiling, "%.0f%% of direct %.11s", 100 * ratio, dr);
+    bench_row_kv(row, "direct_rows_per_s", drate);
+    bench_row_kv(row, "ratio_to_direct", ratio);
+    bench_row_kv(row, "server_cores", wcores);
+    bench_row_kv(row, "server_cores_direct", dcores);
+    if (wcores > 0 && dcores > 0) {
+        /* rows per second of server CPU: what the client costs the server, whatever CPU share it got */
+        double per_cpu = (rate / wcores) / (drate / dcores);
+        bench_row_kv(row, "ratio_per_server_cpu", per_cpu);
+        bench_row_note(row, "server CPU %.2f cores with fnworker, %.2f with the direct client: rows per server "
+                            "CPU second %.0f%% of direct", wcores, dcores, 100 * per_cpu);
+    }
+    if (!suite_failed(row))
+        bench_row_judge(row, ratio >= 0.8, 0);
+}
+
 static void w14a_point(bench_suite *s, const ks_server *srv, int batch, uint64_t rows)
 {
-    char id[16], what[128], err[1200] = "", derr[600] = "";
+    char id[16], what[128], err[1200] = "";
     bench_run r;
-    direct_out d;
+    direct_ref ref = {.ok = 1};
+    uint64_t first = rows / 2 / (uint64_t)batch * (uint64_t)batch;
     snprintf(id, sizeof id, "W14a-%d", batch);
     suite_progress("running %s\n", id);
     bench_op op = op_kserve(srv, &linear16, batch, 0);
-    worker_run(s, id, &op, &linear16, rows, &r, err, sizeof err);
-    int dok = direct_run(s, srv, &linear16, rows, batch, W14_CONC, &d, derr, sizeof derr) == 0;
+    double wcores;
+    if (first)
+        direct_half(s, srv, first, batch, &ref);
+    worker_run(s, srv, id, &op, &linear16, rows, &r, &wcores, err, sizeof err);
+    direct_half(s, srv, rows - first, batch, &ref);
     snprintf(what, sizeof what, "kserve linear16 batch %d, %d in flight, %llu rows", batch, W14_CONC,
              (unsigned long long)rows);
     bench_row *row = suite_rate_row(s, id, what, &r, 0, err);
@@ -234,20 +304,13 @@ static void w14a_point(bench_suite *s, const ks_server *srv, int batch, uint64_t
         return;
     suite_show_peak_rss(row, &r);
     snprintf(row->target, sizeof row->target, ">= 80%% of direct");
-    if (!dok) {   /* no reference: not the worker's failure */
-        bench_row_note(row, "no reference: %s", derr);
+    if (!ref.ok) {   /* no reference: not the worker's failure */
+        bench_row_note(row, "no reference: %s", ref.err);
         if (!suite_failed(row))
             row->verdict = BENCH_MISS;
         return;
     }
-    double rate = suite_rate_of(&r), ratio = d.rate > 0 ? rate / d.rate : 0;
-    char dr[12];
-    bench_fmt_rate(dr, sizeof dr, d.rate, "");
-    snprintf(row->vs_ceiling, sizeof row->vs_ceiling, "%.0f%% of direct %.11s", 100 * ratio, dr);
-    bench_row_kv(row, "direct_rows_per_s", d.rate);
-    bench_row_kv(row, "ratio_to_direct", ratio);
-    if (!suite_failed(row))
-        bench_row_judge(row, ratio >= 0.8, 0);
+    w14a_judge(row, &r, wcores, &ref);
 }
 
 static void w14a(bench_suite *s, const ks_server *srv)
@@ -273,7 +336,8 @@ static void w14b(bench_suite *s, const ks_server *srv)
         snprintf(id, sizeof id, "W14b-%d", batch_sizes[i]);
         suite_progress("running %s\n", id);
         bench_op op = op_kserve(srv, &slow, batch_sizes[i], 0);
-        worker_run(s, id, &op, &slow, rows, &r, err, sizeof err);
+        double cores;
+        worker_run(s, srv, id, &op, &slow, rows, &r, &cores, err, sizeof err);
         snprintf(what, sizeof what, "kserve slow (5 ms + 0.02 ms/row, 2 at once) batch %d, %llu rows",
                  batch_sizes[i], (unsigned long long)rows);
         bench_row *row = suite_rate_row(s, id, what, &r, 0, err);
@@ -391,8 +455,11 @@ void suite_w14(bench_suite *s)
         row->verdict = rc > 0 ? BENCH_INFO : BENCH_FAIL;
         return;
     }
-    w14a(s, &srv);
-    w14b(s, &srv);
-    w14c(s, &srv);
+    if (suite_selected(s, "W14") || suite_selected(s, "W14a"))
+        w14a(s, &srv);
+    if (suite_selected(s, "W14") || suite_selected(s, "W14b"))
+        w14b(s, &srv);
+    if (suite_selected(s, "W14") || suite_selected(s, "W14c"))
+        w14c(s, &srv);
     server_stop(&srv);
 }
