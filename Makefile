@@ -173,9 +173,9 @@ valgrind: deps deps-valgrind
 # tensor codec and the generated .pb-c objects).
 # Every other scripts/bench/*.c goes into libbench.a, the null worker's own
 # parts (null_worker_*.c) too: each binary pulls in only what it calls.
-BENCH_LIB_SRC := $(filter-out scripts/bench/fnbench.c scripts/bench/null_worker.c scripts/bench/kserve_direct.c,$(wildcard scripts/bench/*.c))
+BENCH_LIB_SRC := $(filter-out scripts/bench/fnbench.c scripts/bench/null_worker.c scripts/bench/kserve_direct.c scripts/bench/soak.c,$(wildcard scripts/bench/*.c))
 BENCH_LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_LIB_SRC))
-BENCH_BIN     := $(BUILD)/bench/fnbench $(BUILD)/bench/null_worker $(BUILD)/bench/kserve_direct
+BENCH_BIN     := $(BUILD)/bench/fnbench $(BUILD)/bench/null_worker $(BUILD)/bench/kserve_direct $(BUILD)/bench/soak
 
 $(BUILD)/bench/libbench.a: $(BENCH_LIB_OBJ)
 	@mkdir -p $(dir $@)
