@@ -47,7 +47,7 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize valgrind bench bench-tools bench-smoke clean harness plugins
+.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize valgrind bench bench-tools bench-smoke soak soak-short clean harness plugins
 all: $(BUILD)/fnworker plugins
 
 # deps-<group>: the packages of that group (see scripts/install-deps.sh).
@@ -150,7 +150,7 @@ python-tests: | $(BUILD)/.deps-test
 
 check: deps
 	@$(MAKE) --no-print-directory all unit integration script-tests python-tests fuzz-replay bench-smoke \
-	  deploy-tests image-check
+	  soak-short deploy-tests image-check
 	@echo "make check: all tests passed"
 
 demo: deps
@@ -196,6 +196,22 @@ bench-smoke: all bench-tools
 	if [ $$rc -ne 0 ]; then cat $(BUILD)/bench/smoke.txt; echo "bench smoke: FAILED (exit $$rc)"; exit $$rc; fi; \
 	echo "== bench smoke: the benchmark driver ran every workload briefly and every count matched;" \
 	  "its figures are not measurements (table in $(BUILD)/bench/smoke.txt; measure with make bench)"
+
+# The soak (scripts/bench/soak.c): SOAK_RECORDS records (default 10,000,000,
+# minutes) through the real worker with random Data chunking, several bundles
+# at once on several flaky `echo` descriptors, exact-once accounting of every
+# record and the worker's RSS and fds compared between the first and the last
+# minute. SOAK_SEED=S replays a run (the seed is printed).
+soak: all bench-tools
+	@rc=0; $(BUILD)/bench/soak >$(BUILD)/bench/soak.txt || rc=$$?; \
+	cat $(BUILD)/bench/soak.txt; exit $$rc
+
+# 100,000 records the same way (< 30 s), for `make check`: one line, the
+# whole report ($(BUILD)/bench/soak-short.txt) only when it fails.
+soak-short: all bench-tools
+	@rc=0; $(BUILD)/bench/soak --short >$(BUILD)/bench/soak-short.txt 2>&1 || rc=$$?; \
+	if [ $$rc -ne 0 ]; then cat $(BUILD)/bench/soak-short.txt; exit $$rc; fi; \
+	echo "== $$(tail -n 1 $(BUILD)/bench/soak-short.txt)"
 
 # callgrind (valgrind) counts instructions per record.
 bench: deps-build deps-bench deps-valgrind

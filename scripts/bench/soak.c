@@ -5,11 +5,14 @@
  * accounting of every record (soak_bundle.c), and the worker's RSS and open
  * fds sampled to show they stay flat.
  *
- *   soak [--short] [--records N] [--seed S] [--concurrency K] [--worker PATH] [--out DIR] [--verbose]
+ *   soak [--short] [--records N] [--seed S] [--concurrency K] [--only P1,P2]
+ *        [--worker PATH] [--out DIR] [--verbose]
  *
  * SOAK_RECORDS and SOAK_SEED in the environment are the defaults of
  * --records and --seed. --short: 100,000 records unless --records says
  * otherwise, and the looser resource check that suits a run of seconds.
+ * --only: only these profiles (names as the report prints them), to
+ * narrow down a finding.
  * Exit status: 0 when every record was accounted once and resources stayed
  * flat, 1 otherwise, 2 for bad usage.
  */
@@ -39,6 +42,7 @@ typedef struct sample {
 
 typedef struct soak {
     int is_short, concurrency, verbose;
+    const char *only;             /* comma-separated profile names, or NULL for all */
     uint64_t records, seed;
     bench_env env;
     bench_session sess;
@@ -167,9 +171,23 @@ static size_t pick_str_len(soak_rng *g, uint64_t *cap)
         return (size_t)soak_range(g, 0, 40);
     if (r < 95)
         return (size_t)soak_range(g, 41, 400);
-    if (*cap > 2000)   /* long records (each spans many messages): fewer of them */
-        *cap = 2000;
+    if (*cap > 200)   /* long records (each spans many messages): at most 4 MB a bundle */
+        *cap = 200;
     return (size_t)soak_range(g, 1000, 20000);
+}
+
+/* The samples as columns (seconds from the start, RSS MB, fds) for plots. */
+static void write_samples(const soak *k)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/soak%s-resources.dat", k->env.out_dir, k->is_short ? "-short" : "");
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fprintf(f, "# seconds rss_mb fds (seed %llu)\n", (unsigned long long)k->seed);
+    for (size_t i = 0; i < k->n_samples; i++)
+        fprintf(f, "%.2f %.2f %d\n", k->samples[i].t - k->t0, k->samples[i].rss_kb / 1024.0, k->samples[i].fds);
+    fclose(f);
 }
 
 static int start_one(soak *k)
@@ -181,7 +199,10 @@ static int start_one(soak *k)
     if (!sb)
         return 0;
     soak_profile *p = (soak_profile *)soak_pick(k->prof, k->n_prof, &k->rng);
-    uint64_t cap = p->max_records < k->records / 50 ? p->max_records : k->records / 50 + 1;
+    /* bundles of up to 2,000 records, up to 10,000 in long runs: thousands of bundles */
+    uint64_t cap = k->records / 1000 > 2000 ? k->records / 1000 : 2000;
+    if (cap > p->max_records)
+        cap = p->max_records;
     size_t str_len = pick_str_len(&k->rng, &cap);
     uint64_t n = soak_range(&k->rng, 0, 99) < 2 ? 0 : soak_log_range(&k->rng, 1, cap);
     if (n > k->records - k->assigned)
@@ -336,6 +357,10 @@ static int setup(soak *k)
         return -1;
     }
     k->n_prof = soak_profiles(k->prof, SOAK_MAX_PROFILES);
+    if (k->only && soak_only(k->prof, k->n_prof, k->only) < 0) {
+        fail(k, "--only names no profile");
+        return -1;
+    }
     if (bench_session_start(&k->env, &k->sess, 0, NULL, "soak") < 0) {
         fail(k, k->sess.error);
         return -1;
@@ -403,9 +428,10 @@ static int finish(soak *k)
     if (t->outputs + t->empties + t->failed_records != t->records_in)
         fail(k, "outputs + empty results + records of failed bundles != records in");
     print_tables(k);
+    write_samples(k);
     double dur = k->t1 - k->t0;
     if (k->n_samples)
-        printf("\nworker resources (%zu samples every %.1f s): first %.0f s: RSS max %.1f MB, fds max %d; "
+        printf("\nworker resources (%zu samples every %g s): first %.0f s: RSS max %.1f MB, fds max %d; "
                "last %.0f s: RSS max %.1f MB, fds max %d (limits %.1f MB, %d fds)\n",
                k->n_samples, k->is_short ? SHORT_TICK_S : FULL_TICK_S, first.to - first.from, first.rss_kb / 1024.0, first.fds,
                last.to - last.from, last.rss_kb / 1024.0, last.fds, limit_kb / 1024.0, limit_fds);
@@ -440,6 +466,8 @@ static int parse(soak *k, int argc, char **argv)
             records = atoll(v), i++;
         else if (v && !strcmp(a, "--seed"))
             k->seed = strtoull(v, NULL, 10), i++;
+        else if (v && !strcmp(a, "--only"))
+            k->only = v, i++;
         else if (v && !strcmp(a, "--concurrency"))
             k->concurrency = atoi(v), i++;
         else if (v && !strcmp(a, "--worker"))
@@ -464,8 +492,8 @@ int main(int argc, char **argv)
     k.env.worker_bin = def_worker;
     k.env.out_dir = self_dir;
     if (parse(&k, argc, argv) < 0) {
-        fprintf(stderr, "usage: soak [--short] [--records N] [--seed S] [--concurrency K] [--worker PATH] "
-                        "[--out DIR] [--verbose]\n");
+        fprintf(stderr, "usage: soak [--short] [--records N] [--seed S] [--concurrency K] [--only P1,P2] "
+                        "[--worker PATH] [--out DIR] [--verbose]\n");
         return 2;
     }
     if (access(k.env.worker_bin, X_OK) != 0) {

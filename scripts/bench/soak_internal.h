@@ -45,6 +45,9 @@ typedef struct soak_profile {
 #define SOAK_MAX_PROFILES 8
 
 int soak_profiles(soak_profile *p, int max);
+/* Keeps only the profiles named in the comma-separated list (others get
+ * weight 0); -1 when it names none. */
+int soak_only(soak_profile *p, int n, const char *names);
 const soak_profile *soak_pick(soak_profile *p, int n, soak_rng *g);
 
 /* ---- the run's totals ---- */

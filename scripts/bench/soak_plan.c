@@ -124,6 +124,24 @@ int soak_profiles(soak_profile *p, int max)
     return n;
 }
 
+int soak_only(soak_profile *p, int n, const char *names)
+{
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(p[i].name);
+        const char *at = names;
+        int hit = 0;
+        while (!hit && (at = strstr(at, p[i].name))) {
+            hit = (at == names || at[-1] == ',') && (at[len] == ',' || at[len] == '\0');
+            at += len;
+        }
+        if (!hit)
+            p[i].weight = 0;
+        kept += hit;
+    }
+    return kept ? 0 : -1;
+}
+
 const soak_profile *soak_pick(soak_profile *p, int n, soak_rng *g)
 {
     int total = 0;
