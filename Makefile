@@ -5,6 +5,7 @@
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
 #   make bench      the benchmark (README, Performance; scripts/bench/README.md)
+#   make soak       10M records through the worker with random chunking and faults (scripts/bench/README.md)
 #   make image      the sidecar image with podman; make image-test tests it (README, "The sidecar image")
 #
 # Every target installs the Debian packages it needs (scripts/install-deps.sh,

@@ -49,10 +49,10 @@ int fnw_entry_add_output(fnw_entry *en, const uint8_t *data, size_t len);
 static inline void fnw_entry_clear_outputs(fnw_entry *en) { en->out_len = 0; en->nspans = 0; }
 
 /* Storage an entry keeps when it returns to the free list: buffers larger
- * than this (a burst of big records) are given back, so a pool's memory
+ * than this (a burst of big records; records up to 4 KiB stay under it) are given back, so a pool's memory
  * stays within (entries x this) instead of growing, entry by entry, towards
  * (entries x the largest record ever seen). */
-#define FNW_ENTRY_KEEP_BYTES 4096
+#define FNW_ENTRY_KEEP_BYTES 8192
 #define FNW_ENTRY_KEEP_SPANS 64
 
 /* Every entry not on the free list is on the live list, so a failed bundle

@@ -56,7 +56,7 @@ typedef struct soak {
     int running, target;
     sample *samples;
     size_t n_samples, cap_samples;
-    double t0, t1, last_progress;
+    double t0, t1, last_progress, next_report;
     uint64_t progress_sig;
     char error[2048];
 } soak;
@@ -190,7 +190,8 @@ static void write_samples(const soak *k)
     fclose(f);
 }
 
-static int start_one(soak *k)
+/* Starts a bundle of n records (at most what is left) of str_len-byte strings on p's descriptor. */
+static int start_bundle(soak *k, soak_profile *p, uint64_t n, size_t str_len)
 {
     soak_bundle *sb = NULL;
     for (int i = 0; i < MAX_SLOTS && !sb; i++)
@@ -198,13 +199,6 @@ static int start_one(soak *k)
             sb = &k->slots[i];
     if (!sb)
         return 0;
-    soak_profile *p = (soak_profile *)soak_pick(k->prof, k->n_prof, &k->rng);
-    /* bundles of up to 2,000 records, up to 10,000 in long runs: thousands of bundles */
-    uint64_t cap = k->records / 1000 > 2000 ? k->records / 1000 : 2000;
-    if (cap > p->max_records)
-        cap = p->max_records;
-    size_t str_len = pick_str_len(&k->rng, &cap);
-    uint64_t n = soak_range(&k->rng, 0, 99) < 2 ? 0 : soak_log_range(&k->rng, 1, cap);
     if (n > k->records - k->assigned)
         n = k->records - k->assigned;
     if (soak_bundle_init(sb, p, &k->ledger, &k->tot, n, str_len, soak_rand(&k->rng)) < 0) {
@@ -222,6 +216,18 @@ static int start_one(soak *k)
     if (k->running > k->tot.max_running)
         k->tot.max_running = k->running;
     return 0;
+}
+
+static int start_one(soak *k)
+{
+    soak_profile *p = (soak_profile *)soak_pick(k->prof, k->n_prof, &k->rng);
+    /* bundles of up to 2,000 records, up to 10,000 in long runs: thousands of bundles */
+    uint64_t cap = k->records / 1000 > 2000 ? k->records / 1000 : 2000;
+    if (cap > p->max_records)
+        cap = p->max_records;
+    size_t str_len = pick_str_len(&k->rng, &cap);
+    uint64_t n = soak_range(&k->rng, 0, 99) < 2 ? 0 : soak_log_range(&k->rng, 1, cap);
+    return start_bundle(k, p, n, str_len);
 }
 
 static int account(soak *k, soak_bundle *sb, int ok)
@@ -306,39 +312,71 @@ static int tracked(const soak *k)
     return n;
 }
 
+/* One turn of the loop: poll, account what ended, watch for a hang or a
+ * lost worker. -1 when the run cannot go on. */
+static int step(soak *k)
+{
+    bench_rig_poll(k->env.rig, 0.05);
+    double now = bench_now();
+    int before = k->running;
+    reap(k, now);   /* accounting problems are collected; the run goes on */
+    if (k->running < before)
+        k->target = (int)soak_range(&k->rng, 1, (uint64_t)k->concurrency);
+    uint64_t sig = progress_signature(k);
+    if (sig != k->progress_sig) {
+        k->progress_sig = sig;
+        k->last_progress = now;
+    }
+    if (!bench_rig_control_open(k->env.rig)) {
+        fail(k, "the worker's Control stream closed (did it exit? see its log)");
+        return -1;
+    }
+    if (now - k->last_progress > HANG_S) {
+        describe_hang(k);
+        return -1;
+    }
+    if (!k->is_short && now >= k->next_report) {
+        fprintf(stderr, "soak: %.0f s, %llu of %llu records in, %d bundles running\n", now - k->t0,
+                (unsigned long long)k->tot.records_in, (unsigned long long)k->records, k->running);
+        k->next_report += 30;
+    }
+    return 0;
+}
+
+/* The full soak starts with every descriptor running `concurrency` bundles
+ * at once, each as large as its operation's capacity (400-byte strings):
+ * so every processor the run can use exists, and its entries have grown to
+ * their steady size, inside the first window. They are ordinary bundles,
+ * accounted like the rest. */
+static int warm_up(soak *k)
+{
+    for (int i = 0; i < k->n_prof; i++) {
+        soak_profile *p = &k->prof[i];
+        if (!p->weight)
+            continue;
+        for (int j = 0; j < k->concurrency; j++)
+            if (start_bundle(k, p, (uint64_t)p->op.capacity, 400) < 0)
+                return -1;
+        while (k->running > 0)
+            if (step(k) < 0)
+                return -1;
+    }
+    return 0;
+}
+
 static void run_loop(soak *k)
 {
     k->t0 = k->last_progress = bench_now();
+    k->next_report = k->t0 + 10;
     on_tick(k, k->t0);
-    int next_report = 10;
+    if (!k->is_short && warm_up(k) < 0)
+        return;
     while (k->assigned < k->records || tracked(k)) {
         while (k->assigned < k->records && k->running < k->target && tracked(k) < MAX_SLOTS)
             if (start_one(k) < 0)
                 return;
-        bench_rig_poll(k->env.rig, 0.05);
-        double now = bench_now();
-        int before = k->running;
-        reap(k, now);   /* accounting problems are collected; the run goes on */
-        if (k->running < before)
-            k->target = (int)soak_range(&k->rng, 1, (uint64_t)k->concurrency);
-        uint64_t sig = progress_signature(k);
-        if (sig != k->progress_sig) {
-            k->progress_sig = sig;
-            k->last_progress = now;
-        }
-        if (!bench_rig_control_open(k->env.rig)) {
-            fail(k, "the worker's Control stream closed (did it exit? see its log)");
+        if (step(k) < 0)
             return;
-        }
-        if (now - k->last_progress > HANG_S) {
-            describe_hang(k);
-            return;
-        }
-        if (!k->is_short && now - k->t0 >= next_report) {
-            fprintf(stderr, "soak: %.0f s, %llu of %llu records in, %d bundles running\n", now - k->t0,
-                    (unsigned long long)k->tot.records_in, (unsigned long long)k->records, k->running);
-            next_report += 30;
-        }
     }
 }
 
