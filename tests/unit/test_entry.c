@@ -44,12 +44,12 @@ START_TEST(small_storage_is_reused)
 }
 END_TEST
 
-START_TEST(records_of_4_kib_keep_their_storage)
+START_TEST(records_of_1_kib_keep_their_storage)
 {
     fnw_entry_pool p;
     fnw_entry_pool_init(&p);
     fnw_entry *en = fnw_entry_pool_get(&p);
-    fill(en, 4096, 4096, 1);
+    fill(en, 1024, 1024, 1);
     ck_assert_uint_le(en->in_cap, FNW_ENTRY_KEEP_BYTES);
     const uint8_t *in = en->in;
     fnw_entry_pool_put(&p, en);
@@ -115,7 +115,7 @@ int main(void)
     Suite *s = suite_create("entry");
     TCase *tc = tcase_create("pool");
     tcase_add_test(tc, small_storage_is_reused);
-    tcase_add_test(tc, records_of_4_kib_keep_their_storage);
+    tcase_add_test(tc, records_of_1_kib_keep_their_storage);
     tcase_add_test(tc, big_storage_is_given_back);
     tcase_add_test(tc, a_burst_of_big_records_leaves_the_pool_small);
     suite_add_tcase(s, tc);
