@@ -6,13 +6,14 @@
  * fds sampled to show they stay flat.
  *
  *   soak [--short] [--records N] [--seed S] [--concurrency K] [--only P1,P2]
- *        [--worker PATH] [--out DIR] [--verbose]
+ *        [--worker PATH] [--wrapper CMD] [--out DIR] [--verbose]
  *
  * SOAK_RECORDS and SOAK_SEED in the environment are the defaults of
  * --records and --seed. --short: 100,000 records unless --records says
  * otherwise, and the looser resource check that suits a run of seconds.
  * --only: only these profiles (names as the report prints them), to
- * narrow down a finding.
+ * narrow down a finding; --wrapper puts a command in front of the worker
+ * (a heap profiler; the resource figures then measure the wrapper).
  * Exit status: 0 when every record was accounted once and resources stayed
  * flat, 1 otherwise, 2 for bad usage.
  */
@@ -43,6 +44,7 @@ typedef struct sample {
 typedef struct soak {
     int is_short, concurrency, verbose;
     const char *only;             /* comma-separated profile names, or NULL for all */
+    const char *wrapper;          /* command in front of the worker (e.g. valgrind --tool=massif) */
     uint64_t records, seed;
     bench_env env;
     bench_session sess;
@@ -399,7 +401,7 @@ static int setup(soak *k)
         fail(k, "--only names no profile");
         return -1;
     }
-    if (bench_session_start(&k->env, &k->sess, 0, NULL, "soak") < 0) {
+    if (bench_session_start(&k->env, &k->sess, 0, k->wrapper, "soak") < 0) {
         fail(k, k->sess.error);
         return -1;
     }
@@ -504,6 +506,8 @@ static int parse(soak *k, int argc, char **argv)
             records = atoll(v), i++;
         else if (v && !strcmp(a, "--seed"))
             k->seed = strtoull(v, NULL, 10), i++;
+        else if (v && !strcmp(a, "--wrapper"))
+            k->wrapper = v, i++;
         else if (v && !strcmp(a, "--only"))
             k->only = v, i++;
         else if (v && !strcmp(a, "--concurrency"))
@@ -531,7 +535,7 @@ int main(int argc, char **argv)
     k.env.out_dir = self_dir;
     if (parse(&k, argc, argv) < 0) {
         fprintf(stderr, "usage: soak [--short] [--records N] [--seed S] [--concurrency K] [--only P1,P2] "
-                        "[--worker PATH] [--out DIR] [--verbose]\n");
+                        "[--worker PATH] [--wrapper CMD] [--out DIR] [--verbose]\n");
         return 2;
     }
     if (access(k.env.worker_bin, X_OK) != 0) {
