@@ -5,6 +5,7 @@
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
 #   make bench      the benchmark (README, Performance; scripts/bench/README.md)
+#   make soak       10M records through the worker with random chunking and faults (scripts/bench/README.md)
 #   make image      the sidecar image with podman; make image-test tests it (README, "The sidecar image")
 #
 # Every target installs the Debian packages it needs (scripts/install-deps.sh,
@@ -47,7 +48,7 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize valgrind bench bench-tools bench-smoke clean harness plugins
+.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize valgrind bench bench-tools bench-smoke soak soak-short clean harness plugins
 all: $(BUILD)/fnworker plugins
 
 # deps-<group>: the packages of that group (see scripts/install-deps.sh).
@@ -150,7 +151,7 @@ python-tests: | $(BUILD)/.deps-test
 
 check: deps
 	@$(MAKE) --no-print-directory all unit integration script-tests python-tests fuzz-replay bench-smoke \
-	  deploy-tests image-check
+	  soak-short deploy-tests image-check
 	@echo "make check: all tests passed"
 
 demo: deps
@@ -173,9 +174,9 @@ valgrind: deps deps-valgrind
 # tensor codec and the generated .pb-c objects).
 # Every other scripts/bench/*.c goes into libbench.a, the null worker's own
 # parts (null_worker_*.c) too: each binary pulls in only what it calls.
-BENCH_LIB_SRC := $(filter-out scripts/bench/fnbench.c scripts/bench/null_worker.c scripts/bench/kserve_direct.c,$(wildcard scripts/bench/*.c))
+BENCH_LIB_SRC := $(filter-out scripts/bench/fnbench.c scripts/bench/null_worker.c scripts/bench/kserve_direct.c scripts/bench/soak.c,$(wildcard scripts/bench/*.c))
 BENCH_LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_LIB_SRC))
-BENCH_BIN     := $(BUILD)/bench/fnbench $(BUILD)/bench/null_worker $(BUILD)/bench/kserve_direct
+BENCH_BIN     := $(BUILD)/bench/fnbench $(BUILD)/bench/null_worker $(BUILD)/bench/kserve_direct $(BUILD)/bench/soak
 
 $(BUILD)/bench/libbench.a: $(BENCH_LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -196,6 +197,22 @@ bench-smoke: all bench-tools
 	if [ $$rc -ne 0 ]; then cat $(BUILD)/bench/smoke.txt; echo "bench smoke: FAILED (exit $$rc)"; exit $$rc; fi; \
 	echo "== bench smoke: the benchmark driver ran every workload briefly and every count matched;" \
 	  "its figures are not measurements (table in $(BUILD)/bench/smoke.txt; measure with make bench)"
+
+# The soak (scripts/bench/soak.c): SOAK_RECORDS records (default 10,000,000,
+# minutes) through the real worker with random Data chunking, several bundles
+# at once on several flaky `echo` descriptors, exact-once accounting of every
+# record and the worker's RSS and fds compared between the first and the last
+# minute. SOAK_SEED=S replays a run (the seed is printed).
+soak: all bench-tools
+	@rc=0; $(BUILD)/bench/soak >$(BUILD)/bench/soak.txt || rc=$$?; \
+	cat $(BUILD)/bench/soak.txt; exit $$rc
+
+# 100,000 records the same way (< 30 s), for `make check`: one line, the
+# whole report ($(BUILD)/bench/soak-short.txt) only when it fails.
+soak-short: all bench-tools
+	@rc=0; $(BUILD)/bench/soak --short >$(BUILD)/bench/soak-short.txt 2>&1 || rc=$$?; \
+	if [ $$rc -ne 0 ]; then cat $(BUILD)/bench/soak-short.txt; exit $$rc; fi; \
+	echo "== $$(tail -n 1 $(BUILD)/bench/soak-short.txt)"
 
 # callgrind (valgrind) counts instructions per record.
 bench: deps-build deps-bench deps-valgrind

@@ -1,6 +1,7 @@
 /* runtime/entry.c — entries (entry.h): their byte storage (the copied input
- * and the staged outputs, grown geometrically and kept across reuse) and the
- * pool they live in, so steady state allocates nothing. */
+ * and the staged outputs, grown geometrically and kept across reuse up to
+ * FNW_ENTRY_KEEP_BYTES) and the pool they live in, so steady state
+ * allocates nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,9 @@ fnw_entry *fnw_entry_pool_get(fnw_entry_pool *p)
 
 void fnw_entry_pool_put(fnw_entry_pool *p, fnw_entry *en)
 {
+    if (en->in_cap > FNW_ENTRY_KEEP_BYTES || en->out_cap > FNW_ENTRY_KEEP_BYTES ||
+        en->spans_cap > FNW_ENTRY_KEEP_SPANS)
+        entry_free_storage(en);
     if (en->live_prev)
         en->live_prev->live_next = en->live_next;
     else

@@ -48,6 +48,13 @@ int fnw_entry_set_input(fnw_entry *en, const fnw_record *rec);
 int fnw_entry_add_output(fnw_entry *en, const uint8_t *data, size_t len);
 static inline void fnw_entry_clear_outputs(fnw_entry *en) { en->out_len = 0; en->nspans = 0; }
 
+/* Storage an entry keeps when it returns to the free list: buffers whose
+ * capacity is over this (grown by records over about 1 KiB) are given back,
+ * so a pool's storage stays within (entries x 2 x this) instead of growing,
+ * entry by entry, towards (entries x the largest records ever seen). */
+#define FNW_ENTRY_KEEP_BYTES 2048
+#define FNW_ENTRY_KEEP_SPANS 64
+
 /* Every entry not on the free list is on the live list, so a failed bundle
  * can drop them all. */
 typedef struct fnw_entry_pool {

@@ -201,6 +201,18 @@ static int operation_spec(fnw_buf *out, const bench_op *op)
         rc |= bench_pb_varint(out, 6, (uint64_t)op->batch_size);
     if (op->batch_timeout_ms)
         rc |= bench_pb_varint(out, 7, (uint64_t)op->batch_timeout_ms);
+    if (op->retry_kind) {
+        fnw_buf retry;
+        fnw_buf_init(&retry, 0);
+        rc |= bench_pb_varint(&retry, 1, (uint64_t)op->retry_kind) |
+              bench_pb_varint(&retry, 2, (uint64_t)op->retry_max_attempts) |
+              bench_pb_varint(&retry, 3, (uint64_t)op->retry_delay_ms) |
+              bench_pb_varint(&retry, 6, (uint64_t)op->retry_on_error) |
+              bench_pb_varint(&retry, 7, (uint64_t)op->retry_on_empty) | bench_pb_sub(out, 8, &retry);
+        fnw_buf_free(&retry);
+    }
+    if (op->on_timeout)
+        rc |= bench_pb_varint(out, 9, (uint64_t)op->on_timeout);
     if (op->batched)
         rc |= bench_pb_varint(out, 10, MODE_BATCH);
     return rc;

@@ -29,6 +29,12 @@ typedef struct bench_op {
     int batch_size;
     int64_t batch_timeout_ms;
     int features;                   /* > 0: the records are feature records (records.h) */
+    /* RetryStrategy (kind 0 = none) and TimeoutAction (0 = TIMEOUT_FAIL) */
+    int retry_kind;                 /* 1 FIXED_DELAY, 2 EXPONENTIAL_BACKOFF */
+    int retry_max_attempts;
+    int64_t retry_delay_ms;
+    int retry_on_error, retry_on_empty;
+    int on_timeout;                 /* 1 TIMEOUT_EMPTY, 2 TIMEOUT_OPERATION */
     int n_opts;
     const char *opt_key[BENCH_MAX_OPTS];
     const char *opt_val[BENCH_MAX_OPTS];

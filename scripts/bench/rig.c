@@ -264,50 +264,65 @@ static grpc_byte_buffer *pack_request(const char *iid, const char *descriptor_id
     return bb;
 }
 
-static int bundle_done(const bench_bundle *b)
+int bench_rig_bundle_done(const bench_bundle *b)
 {
     return b->got_response && (b->got_sink_last || b->error[0]);
 }
 
-int bench_rig_run_bundle(bench_rig *r, bench_bundle *b, double timeout_s)
+int bench_rig_control_open(const bench_rig *r)
+{
+    return r->control != NULL;
+}
+
+bench_bundle *rig_find_bundle(bench_rig *r, const char *iid, size_t n)
+{
+    for (int i = 0; i < r->n_bundles; i++) {
+        bench_bundle *b = r->bundles[i];
+        if (strlen(b->iid) == n && !memcmp(b->iid, iid, n))
+            return b;
+    }
+    return NULL;
+}
+
+int bench_rig_start_bundle(bench_rig *r, bench_bundle *b)
 {
     snprintf(b->iid, sizeof b->iid, "bundle-%llu", (unsigned long long)++r->bundle_seq);
     b->sent_records = b->sent_bytes = b->sent_msgs = b->out_msgs = 0;
     b->t_last_sent = b->t_response = b->t_sink_last = 0;
-    b->got_response = b->got_sink_last = 0;
+    b->got_response = b->got_sink_last = b->last_queued = 0;
+    b->wake_at = 0;
+    b->out_msg_seq = 0;
     b->n_monitoring = 0;
     b->error[0] = '\0';
+    if (b->counters)
+        memset(b->counters, 0, sizeof *b->counters);
     bench_walker_init(&b->out, b->expect_out_len, b->on_ts, b->ts_arg);
     bench_walker_set_check(&b->out, b->on_rec, b->rec_arg);
     if (!r->control) {
         snprintf(b->error, sizeof b->error, "the worker has no Control stream open");
         return -1;
     }
-    r->bundle = b;
-    r->last_queued = 0;
-    r->src_wake = 0;
+    if (r->n_bundles == BENCH_RIG_MAX_BUNDLES) {
+        snprintf(b->error, sizeof b->error, "the rig tracks %d bundles already", BENCH_RIG_MAX_BUNDLES);
+        return -1;
+    }
+    r->bundles[r->n_bundles++] = b;
     b->t_start = bench_now();
     rig_call_enqueue(r->control, pack_request(b->iid, b->descriptor_id));
     rig_feed_data(r);
-    double end = b->t_start + timeout_s;
-    while (!bundle_done(b)) {
-        if (!r->control) {
-            snprintf(b->error, sizeof b->error, "the Control stream closed during %s%s%s", b->iid,
-                     r->last_log_error[0] ? "; last worker error: " : "", r->last_log_error);
+    return 0;
+}
+
+int bench_rig_finish_bundle(bench_rig *r, bench_bundle *b)
+{
+    for (int i = 0; i < r->n_bundles; i++)
+        if (r->bundles[i] == b) {
+            memmove(&r->bundles[i], &r->bundles[i + 1], (size_t)(r->n_bundles - i - 1) * sizeof b);
+            r->n_bundles--;
             break;
         }
-        if (bench_now() > end) {
-            snprintf(b->error, sizeof b->error,
-                     "%s timed out after %.0f s (sent %llu records%s, got %llu, response %s, sink is_last %s)",
-                     b->iid, timeout_s, (unsigned long long)b->sent_records,
-                     r->last_queued ? " and is_last" : "", (unsigned long long)b->out.records,
-                     b->got_response ? "yes" : "no", b->got_sink_last ? "yes" : "no");
-            break;
-        }
-        bench_rig_poll(r, 0.05);
-    }
-    r->bundle = NULL;
-    r->src_wake = 0;
+    if (r->n_bundles == 0)
+        r->src_wake = 0;
     if (b->error[0])
         return -1;
     if (b->out.bad_value) {
@@ -324,6 +339,30 @@ int bench_rig_run_bundle(bench_rig *r, bench_bundle *b, double timeout_s)
         return -1;
     }
     return 0;
+}
+
+int bench_rig_run_bundle(bench_rig *r, bench_bundle *b, double timeout_s)
+{
+    if (bench_rig_start_bundle(r, b) < 0)
+        return -1;
+    double end = b->t_start + timeout_s;
+    while (!bench_rig_bundle_done(b)) {
+        if (!r->control) {
+            snprintf(b->error, sizeof b->error, "the Control stream closed during %s%s%s", b->iid,
+                     r->last_log_error[0] ? "; last worker error: " : "", r->last_log_error);
+            break;
+        }
+        if (bench_now() > end) {
+            snprintf(b->error, sizeof b->error,
+                     "%s timed out after %.0f s (sent %llu records%s, got %llu, response %s, sink is_last %s)",
+                     b->iid, timeout_s, (unsigned long long)b->sent_records,
+                     b->last_queued ? " and is_last" : "", (unsigned long long)b->out.records,
+                     b->got_response ? "yes" : "no", b->got_sink_last ? "yes" : "no");
+            break;
+        }
+        bench_rig_poll(r, 0.05);
+    }
+    return bench_rig_finish_bundle(r, b);
 }
 
 /* ---- life cycle ---------------------------------------------------------------------------- */

@@ -12,8 +12,10 @@
  * worker sees a runner that always has the next 1 MB ready and always reads.
  *
  * One worker session at a time: the rig remembers the Control and Data
- * streams of the worker whose id it expects, and runs bundles in sequence
- * on them, like one Flink operator.
+ * streams of the worker whose id it expects, and runs bundles on them: in
+ * sequence, like one Flink operator (bench_rig_run_bundle), or several at
+ * once (bench_rig_start_bundle ... bench_rig_finish_bundle), their inputs
+ * interleaved on the one Data stream message by message.
  */
 #ifndef BENCH_RIG_H
 #define BENCH_RIG_H
@@ -36,6 +38,14 @@ typedef struct bench_source {
     void *self;
 } bench_source;
 
+/* The engine counters a ProcessBundleResponse reports (the user metrics
+ * recordsIn, recordsOut, retries, timeouts, failures, emptyResults), summed
+ * over the chain's steps; found counts the ones present. */
+typedef struct bench_counters {
+    int64_t records_in, records_out, retries, timeouts, failures, empty_results;
+    int found;
+} bench_counters;
+
 typedef struct bench_bundle {
     /* set by the caller */
     const char *descriptor_id;
@@ -45,15 +55,22 @@ typedef struct bench_bundle {
     void *ts_arg;
     bench_rec_fn on_rec;       /* checks each output record's values, or NULL */
     void *rec_arg;
-    /* filled by bench_rig_run_bundle */
+    bench_counters *counters;  /* filled from the response's metrics, or NULL */
+    /* filled by the rig */
     char iid[32];
     uint64_t sent_records, sent_bytes, sent_msgs, out_msgs;
     bench_walker out;
     double t_start, t_last_sent, t_response, t_sink_last;
     int got_response, got_sink_last;
+    int last_queued;           /* is_last is queued on the Data stream */
+    double wake_at;            /* the source asked to be asked again then */
+    uint64_t out_msg_seq;      /* the last Data message that had an entry for it */
     size_t n_monitoring;
     char error[1024];          /* the response's error, or what went wrong */
 } bench_bundle;
+
+/* Bundles the rig tracks at once (running, or ended and still matched). */
+#define BENCH_RIG_MAX_BUNDLES 64
 
 /* Creates the server on 127.0.0.1 (a free port). */
 bench_rig *bench_rig_new(int verbose, fnw_error *err);
@@ -83,6 +100,20 @@ void bench_rig_log_counts(const bench_rig *r, uint64_t *entries, uint64_t *error
  * Returns 0 when both came and the response has no error, else -1 (with
  * b->error saying why: the worker's error, a timeout, a lost stream). */
 int bench_rig_run_bundle(bench_rig *r, bench_bundle *b, double timeout_s);
+
+/* The same in parts, for bundles that run side by side. start sends the
+ * process_bundle request; from then on polling feeds b's source (taking
+ * turns with the other running bundles, one message each) until it ends or
+ * b gets its response, and counts b's outputs. Returns -1 (b->error set)
+ * without a Control stream or with BENCH_RIG_MAX_BUNDLES tracked. */
+int bench_rig_start_bundle(bench_rig *r, bench_bundle *b);
+/* 1 once b has its response and its sink's is_last, or an error. */
+int bench_rig_bundle_done(const bench_bundle *b);
+/* Stops tracking b (data for it from now on is stray). Returns 0 when it
+ * ended without error and its output is well framed, else -1 (b->error). */
+int bench_rig_finish_bundle(bench_rig *r, bench_bundle *b);
+/* 1 while the worker's Control stream is open. */
+int bench_rig_control_open(const bench_rig *r);
 
 /* Runs the completion queue for up to max_wait_s seconds. */
 void bench_rig_poll(bench_rig *r, double max_wait_s);

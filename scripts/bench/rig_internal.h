@@ -80,10 +80,12 @@ struct bench_rig {
     rig_call *control, *data;
     uint64_t bad_worker_id, stray_responses, stray_data, log_entries, log_errors;
     char last_log_error[256];
-    /* bundle */
-    bench_bundle *bundle;
+    /* bundles: running ones in start order, then ended ones still matched */
+    bench_bundle *bundles[BENCH_RIG_MAX_BUNDLES];
+    int n_bundles;
+    int feed_next;                   /* the bundle whose source is asked first next time */
     uint64_t bundle_seq;
-    int last_queued;
+    uint64_t data_msg_seq;           /* Data messages received */
     double src_wake;
     /* tick */
     double tick_interval, next_tick;
@@ -118,8 +120,11 @@ grpc_slice rig_call_take_message(rig_call *c);
 
 /* Handles one received message on c according to its method. */
 void rig_on_message(rig_call *c, grpc_slice msg);
-/* Queues the running bundle's next input message on the data stream, or is_last,
- * when the stream has nothing in flight; records when the source wants to be asked again. */
+/* Queues the next input message of a running bundle (taking turns), or its
+ * is_last, when the stream has nothing in flight; records when the sources
+ * want to be asked again. */
 void rig_feed_data(bench_rig *r);
+/* The tracked bundle with instruction id iid[0..n), or NULL. */
+bench_bundle *rig_find_bundle(bench_rig *r, const char *iid, size_t n);
 
 #endif

@@ -1,12 +1,14 @@
 /* scripts/bench/rig_services.c — what the rig serves, message by message
  * (rig_internal.h): provisioning (the rig's own URL for control and
  * logging), GetProcessBundleDescriptor from the descriptors it was given,
- * the worker's instruction responses matched to the running bundle, its
- * output Data entries counted on the bundle's walker (anything addressed
- * elsewhere, or after is_last, is stray), log entries counted by severity;
- * and the data stream's feeding: the running bundle's source is asked for
- * the next message only when the stream has nothing in flight, so the next
- * 1 MB is built only when it can be sent, then is_last closes the input.
+ * the worker's instruction responses matched to the tracked bundles by
+ * instruction id (with the engine counters of their metrics), output Data
+ * entries counted on their bundle's walker (anything addressed elsewhere,
+ * or after is_last, is stray), log entries counted by severity; and the
+ * data stream's feeding: a running bundle's source is asked for the next
+ * message only when the stream has nothing in flight, so the next 1 MB is
+ * built only when it can be sent, then is_last closes the input; running
+ * bundles take turns, one message each.
  */
 #include "scripts/bench/rig_internal.h"
 
@@ -66,20 +68,54 @@ static void on_descriptor_request(rig_call *c, grpc_slice msg)
     PBN(get_process_bundle_descriptor_request__free_unpacked)(q, NULL);
 }
 
+/* Adds the user counters this rig knows (sum_int64, varint payload) to c. */
+static void read_counters(const pb_Response *resp, bench_counters *c)
+{
+    static const char *const names[] = {"recordsIn", "recordsOut", "retries", "timeouts", "failures",
+                                        "emptyResults"};
+    int64_t *slots[] = {&c->records_in, &c->records_out, &c->retries, &c->timeouts, &c->failures,
+                        &c->empty_results};
+    const Org__Apache__Beam__Model__FnExecution__V1__ProcessBundleResponse *pb = resp->process_bundle;
+    for (size_t i = 0; pb && i < pb->n_monitoring_infos; i++) {
+        const Org__Apache__Beam__Model__Pipeline__V1__MonitoringInfo *mi = pb->monitoring_infos[i];
+        if (!mi->urn || strcmp(mi->urn, "beam:metric:user:sum_int64:v1"))
+            continue;
+        const char *name = NULL;
+        for (size_t l = 0; l < mi->n_labels; l++)
+            if (!strcmp(mi->labels[l]->key, "NAME"))
+                name = mi->labels[l]->value;
+        uint64_t v = 0;
+        unsigned shift = 0;
+        for (size_t k = 0; k < mi->payload.len && shift < 64; k++, shift += 7) {
+            v |= (uint64_t)(mi->payload.data[k] & 0x7f) << shift;
+            if (!(mi->payload.data[k] & 0x80))
+                break;
+        }
+        for (size_t k = 0; name && k < sizeof names / sizeof names[0]; k++)
+            if (!strcmp(name, names[k])) {
+                *slots[k] += (int64_t)v;
+                c->found++;
+            }
+    }
+}
+
 static void on_instruction_response(rig_call *c, grpc_slice msg)
 {
     bench_rig *r = c->rig;
     pb_Response *resp = PBN(instruction_response__unpack)(NULL, GRPC_SLICE_LENGTH(msg),
                                                           GRPC_SLICE_START_PTR(msg));
-    bench_bundle *b = r->bundle;
     if (!resp) {
-        if (b && !b->got_response) {
-            snprintf(b->error, sizeof b->error, "the worker sent an unparsable InstructionResponse");
-            b->got_response = 1;
+        for (int i = 0; i < r->n_bundles; i++) {
+            bench_bundle *b = r->bundles[i];
+            if (!b->got_response) {
+                snprintf(b->error, sizeof b->error, "the worker sent an unparsable InstructionResponse");
+                b->got_response = 1;
+            }
         }
         return;
     }
-    if (b && !b->got_response && !strcmp(resp->instruction_id, b->iid)) {
+    bench_bundle *b = rig_find_bundle(r, resp->instruction_id, strlen(resp->instruction_id));
+    if (b && !b->got_response) {
         b->got_response = 1;
         b->t_response = bench_now();
         if (resp->error && *resp->error)
@@ -90,6 +126,8 @@ static void on_instruction_response(rig_call *c, grpc_slice msg)
                      b->iid);
         else if (resp->process_bundle)
             b->n_monitoring = resp->process_bundle->n_monitoring_infos;
+        if (b->counters && !b->error[0])
+            read_counters(resp, b->counters);
     } else {
         r->stray_responses++;
     }
@@ -99,10 +137,8 @@ static void on_instruction_response(rig_call *c, grpc_slice msg)
 static int on_data_entry(void *arg, const bench_elem_data *d)
 {
     bench_rig *r = arg;
-    bench_bundle *b = r->bundle;
-    size_t il = strlen(b ? b->iid : "");
-    if (!b || d->instruction_len != il || memcmp(d->instruction_id, b->iid, il) ||
-        d->transform_len != strlen(BENCH_SINK_ID) ||
+    bench_bundle *b = rig_find_bundle(r, d->instruction_id, d->instruction_len);
+    if (!b || d->transform_len != strlen(BENCH_SINK_ID) ||
         memcmp(d->transform_id, BENCH_SINK_ID, d->transform_len)) {
         r->stray_data++;
         return 0;
@@ -110,6 +146,10 @@ static int on_data_entry(void *arg, const bench_elem_data *d)
     if (b->got_sink_last) {
         r->stray_data++;    /* data after is_last */
         return 0;
+    }
+    if (b->out_msg_seq != r->data_msg_seq) {
+        b->out_msg_seq = r->data_msg_seq;
+        b->out_msgs++;
     }
     if (d->data_len)
         bench_walker_feed(&b->out, d->data, d->data_len);
@@ -123,13 +163,14 @@ static int on_data_entry(void *arg, const bench_elem_data *d)
 static void on_data(rig_call *c, grpc_slice msg)
 {
     bench_rig *r = c->rig;
-    if (r->bundle)
-        r->bundle->out_msgs++;
+    r->data_msg_seq++;
     if (bench_elements_each(GRPC_SLICE_START_PTR(msg), GRPC_SLICE_LENGTH(msg), on_data_entry, r) < 0) {
-        if (r->bundle && !r->bundle->error[0])
-            snprintf(r->bundle->error, sizeof r->bundle->error,
-                     "the worker sent a malformed Elements message (%zu bytes)",
-                     (size_t)GRPC_SLICE_LENGTH(msg));
+        for (int i = 0; i < r->n_bundles; i++) {
+            bench_bundle *b = r->bundles[i];
+            if (!b->error[0])
+                snprintf(b->error, sizeof b->error, "the worker sent a malformed Elements message (%zu bytes)",
+                         (size_t)GRPC_SLICE_LENGTH(msg));
+        }
         r->stray_data++;
     }
 }
@@ -189,13 +230,9 @@ static grpc_byte_buffer *frame(const char *iid, grpc_slice body, int last_entry)
     return bb;
 }
 
-void rig_feed_data(bench_rig *r)
+/* Asks b's source for its next message; 1 when one (or is_last) was queued. */
+static int feed_one(bench_rig *r, rig_call *c, bench_bundle *b, double now)
 {
-    rig_call *c = r->data;
-    bench_bundle *b = r->bundle;
-    if (!c || !b || c->dead || c->send_active || c->q_head || r->last_queued)
-        return;
-    double now = bench_now();
     grpc_slice body;
     uint64_t n = 0;
     double wake = 0;
@@ -204,14 +241,36 @@ void rig_feed_data(bench_rig *r)
         b->sent_records += n;
         b->sent_bytes += GRPC_SLICE_LENGTH(body);
         b->sent_msgs++;
-        r->src_wake = 0;
         rig_call_enqueue(c, frame(b->iid, body, 0));
-    } else if (rc == 0) {
-        r->src_wake = wake > now ? wake : now + 1e-4;
-    } else {
-        r->last_queued = 1;
-        r->src_wake = 0;
-        b->t_last_sent = bench_now();
-        rig_call_enqueue(c, frame(b->iid, grpc_empty_slice(), 1));
+        return 1;
+    }
+    if (rc == 0) {
+        b->wake_at = wake > now ? wake : now + 1e-4;
+        return 0;
+    }
+    b->last_queued = 1;
+    b->t_last_sent = bench_now();
+    rig_call_enqueue(c, frame(b->iid, grpc_empty_slice(), 1));
+    return 1;
+}
+
+void rig_feed_data(bench_rig *r)
+{
+    rig_call *c = r->data;
+    if (!c || c->dead || c->send_active || c->q_head || r->n_bundles == 0)
+        return;
+    double now = bench_now();
+    r->src_wake = 0;
+    for (int k = 0; k < r->n_bundles; k++) {
+        int i = (r->feed_next + k) % r->n_bundles;
+        bench_bundle *b = r->bundles[i];
+        if (b->last_queued || b->got_response)
+            continue;
+        if (b->wake_at <= now && feed_one(r, c, b, now)) {
+            r->feed_next = i + 1;
+            return;
+        }
+        if (r->src_wake == 0 || b->wake_at < r->src_wake)
+            r->src_wake = b->wake_at;
     }
 }
