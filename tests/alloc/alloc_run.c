@@ -17,6 +17,13 @@
 /* Seconds a child may take before it counts as hung. */
 #define ALLOC_CHILD_TIMEOUT_S 60
 
+/* Check's message channel (libcheck's check_msg.h): the unit tests' helpers
+ * this driver reuses (the headers of tests/unit) call ck_assert, which reports every
+ * passing assertion to the runner and exits when none is set up. A child
+ * sets one up, so a passing assertion costs nothing and a failing one ends
+ * the child with a non-zero status, which fails the run. */
+void setup_messaging(void);
+
 typedef struct outcome {
     int rc;                 /* run(): 0 or -1 */
     int verified;           /* verify() after a success */
@@ -35,6 +42,7 @@ static void child(const alloc_scenario *s, unsigned long n, int fd)
     outcome o;
     memset(&o, 0, sizeof o);
     alarm(ALLOC_CHILD_TIMEOUT_S);
+    setup_messaging();
     void *fx = s->setup();
     if (!fx) {
         fprintf(stderr, "%s: setup failed\n", s->name);
