@@ -2,8 +2,9 @@
  * alloc_run.h. The child reports its outcome through a pipe (the result of
  * run(), whether the armed allocation failed, the count, the message); its
  * exit status is the sanitizers' verdict; its stderr goes to a temporary
- * file that is shown only when the run failed. ALLOC_VERBOSE=1 prints the
- * outcome of every N. */
+ * file that is shown only when the run failed (or, with ALLOC_TRACE set,
+ * always: it then holds the failing allocation's stack). ALLOC_VERBOSE=1
+ * prints the outcome of every N. */
 #include "tests/alloc/alloc_run.h"
 
 #include <errno.h>
@@ -108,7 +109,7 @@ static int run_child(const alloc_scenario *s, unsigned long n, outcome *o, char 
         snprintf(why, nwhy, "no outcome reported");
     else
         ok = 1;
-    if (!ok)
+    if (!ok || (n && getenv("ALLOC_TRACE")))
         show_log(log);
     fclose(log);
     return ok ? 0 : -1;

@@ -2,7 +2,9 @@
  * the allocation tests sends the library's calls to malloc, calloc,
  * realloc, strdup and strndup here (__wrap_x), which call the plain
  * functions (this file is linked without --wrap). One counter for all
- * five, so "the nth allocation" means the nth call of any of them. Atomic, as a library thread may allocate too. */
+ * five, so "the nth allocation" means the nth call of any of them. With
+ * ALLOC_TRACE set (and a sanitizer build), the failing call prints its
+ * stack to stderr. Atomic, as a library thread may allocate too. */
 #include "tests/alloc/failmalloc.h"
 
 #include <stdlib.h>
@@ -13,6 +15,9 @@ void *__wrap_calloc(size_t k, size_t n);
 void *__wrap_realloc(void *p, size_t n);
 char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
+
+/* The sanitizers' stack printer, when the build has one (weak: absent otherwise). */
+extern void __sanitizer_print_stack_trace(void) __attribute__((weak));
 
 static unsigned long count, fail_at;
 static int failed;
@@ -46,6 +51,8 @@ static int fail_now(void)
     if (k != __atomic_load_n(&fail_at, __ATOMIC_SEQ_CST))
         return 0;
     __atomic_store_n(&failed, 1, __ATOMIC_SEQ_CST);
+    if (getenv("ALLOC_TRACE") && __sanitizer_print_stack_trace)
+        __sanitizer_print_stack_trace();    /* where the failing allocation is */
     return 1;
 }
 
