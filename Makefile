@@ -150,8 +150,8 @@ python-tests: | $(BUILD)/.deps-test
 	cd python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests
 
 check: deps
-	@$(MAKE) --no-print-directory all unit integration script-tests python-tests fuzz-replay bench-smoke \
-	  deploy-tests image-check
+	@$(MAKE) --no-print-directory all unit alloc-tests integration script-tests python-tests fuzz-replay \
+	  bench-smoke deploy-tests image-check
 	@echo "make check: all tests passed"
 
 demo: deps
@@ -172,6 +172,8 @@ sanitize: deps
 # tests/alloc/failmalloc.c; the tests' own calls and the shared libraries'
 # are not counted.
 #   make allocfail   every scenario, every N, under ASan + LSan (build/allocfail)
+#   make alloc-tests every scenario, every N, in $(BUILD) without sanitizers: crashes,
+#                    hangs, wrong results and messages, not leaks (seconds; in make check)
 ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
 ALLOC_DRIVER := tests/alloc/alloc_run.c tests/alloc/failmalloc.c
 ALLOC_BIN := $(patsubst tests/alloc/%.c,$(BUILD)/alloc/%,$(filter-out $(ALLOC_DRIVER),$(wildcard tests/alloc/alloc_*.c)))

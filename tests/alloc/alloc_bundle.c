@@ -1,6 +1,7 @@
 /* tests/alloc/alloc_bundle.c — allocation failures in one whole bundle on
  * the fake data plane (the unit tests' fake stream): a processor opened for
- * a plan of one `echo` step (capacity 4), the bundle started, 24 INT
+ * a plan of one `echo` step (capacity 4; scenario bundle) or a chain of two
+ * (then a batched `echo`, batches of 5; bundle_chain), the bundle started, 24 INT
  * records delivered in two Elements messages (is_last on the second), the
  * outputs written to the sink and every send completed. Either something
  * fails before the bundle starts (an error), or the bundle reports done
@@ -23,7 +24,7 @@ typedef struct fixture {
     fnw_data_mgr dm;
     fnw_registry reg;
     fnw_type *type;
-    fnw_plan_step step;
+    fnw_plan_step step[2];
     fnw_plan plan;
     fnw_processor *proc;
     fnw_bundle *b;
@@ -74,7 +75,7 @@ static void guard_cb(struct ev_loop *loop, ev_timer *t, int revents)
     ev_break(loop, EVBREAK_ALL);
 }
 
-static void *bundle_setup(void)
+static void *fx_new(size_t n_steps)
 {
     fixture *fx = calloc(1, sizeof *fx);
     fnw_error err;
@@ -85,12 +86,24 @@ static void *bundle_setup(void)
     fnw_registry_init(&fx->reg);
     fnw_registry_add_builtins(&fx->reg);
     fx->type = fnw_type_new(FNW_INT);
-    fx->step.transform_id = "transform-0";
-    fx->step.op = fnw_registry_find(&fx->reg, "echo", &err);
-    fx->step.input_type = fx->step.output_type = fx->type;
-    fx->step.spec.capacity = 4;
-    if (!fx->step.op || fnw_spec_validate(&fx->step.spec, &err) < 0)
-        return NULL;
+    static char *ids[2] = {"transform-0", "transform-1"};
+    for (size_t i = 0; i < n_steps; i++) {
+        fnw_plan_step *st = &fx->step[i];
+        st->transform_id = ids[i];
+        st->op = fnw_registry_find(&fx->reg, "echo", &err);
+        st->input_type = st->output_type = fx->type;
+        st->spec.capacity = 4;
+        if (i == 1) {
+            st->spec.batched = 1;
+            st->spec.batch_size = 5;
+            st->spec.capacity = 10;
+            st->spec.timeout_ms = 5000;
+        }
+        if (!st->op || fnw_spec_validate(&st->spec, &err) < 0) {
+            fprintf(stderr, "step %zu: %s\n", i, err.msg);
+            return NULL;
+        }
+    }
     fx->plan.descriptor_id = "d-1";
     fx->plan.source_id = "read";
     fx->plan.data_url = "fake:1";
@@ -99,13 +112,23 @@ static void *bundle_setup(void)
     fx->plan.main_sink_id = sinks[0];
     fx->plan.sink_ids = sinks;
     fx->plan.n_sinks = 1;
-    fx->plan.steps = &fx->step;
-    fx->plan.n_steps = 1;
+    fx->plan.steps = fx->step;
+    fx->plan.n_steps = n_steps;
     ev_timer_init(&fx->pump, pump_cb, 0.001, 0.001);
     fx->pump.data = fx;
     ev_timer_init(&fx->guard, guard_cb, 20, 0);
     fx->guard.data = fx;
     return fx;
+}
+
+static void *bundle_setup(void)
+{
+    return fx_new(1);
+}
+
+static void *chain_setup(void)
+{
+    return fx_new(2);
 }
 
 static int bundle_run(void *p, fnw_error *err)
@@ -187,9 +210,10 @@ static void bundle_teardown(void *p)
 }
 
 static const alloc_scenario bundle = {"bundle", bundle_setup, bundle_run, bundle_verify, bundle_teardown};
+static const alloc_scenario chain = {"bundle_chain", chain_setup, bundle_run, bundle_verify, bundle_teardown};
 
 int main(int argc, char **argv)
 {
-    const alloc_scenario *all[] = {&bundle};
+    const alloc_scenario *all[] = {&bundle, &chain};
     return alloc_main(all, sizeof all / sizeof all[0], argc, argv);
 }

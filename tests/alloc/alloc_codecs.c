@@ -1,8 +1,10 @@
 /* tests/alloc/alloc_codecs.c — allocation failures in the codecs: a rich
  * row type converted from its TypeInfo message, its skip program compiled,
  * one encoded row skipped, decoded into an arena that must grow, and
- * encoded again into a buffer that must grow. Every failure ends in an
- * error with a message; a success reproduces the input bytes. */
+ * encoded again into a buffer that must grow (scenario codecs); the same
+ * for an AVRO record type from its schema text (codecs_avro). Every
+ * failure ends in an error with a message; a success reproduces the input
+ * bytes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,8 +207,59 @@ static const alloc_scenario codecs = {
     "codecs", codecs_setup, codecs_run, codecs_verify, codecs_teardown,
 };
 
+/* ---- AVRO: Ev{a int, s string, u [null, long], arr array<int>, m map<P{x int}>} ---- */
+
+static const char ev_schema[] =
+    "{\"type\":\"record\",\"name\":\"Ev\",\"fields\":["
+    "{\"name\":\"a\",\"type\":\"int\"},{\"name\":\"s\",\"type\":\"string\"},"
+    "{\"name\":\"u\",\"type\":[\"null\",\"long\"]},"
+    "{\"name\":\"arr\",\"type\":{\"type\":\"array\",\"items\":\"int\"}},"
+    "{\"name\":\"m\",\"type\":{\"type\":\"map\",\"values\":{\"type\":\"record\",\"name\":\"P\","
+    "\"fields\":[{\"name\":\"x\",\"type\":\"int\"}]}}}]}";
+
+/* {a: 42, s: "hi", u: -3, arr: [1, 2, 3], m: {"a": {x: 1}}} in Flink's AVRO encoding */
+static const uint8_t ev_datum[] = {
+    0x00, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00, 0x02, 'h', 'i',
+    0x00, 0x00, 0x00, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfd,
+    0x03, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x03, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x01, 'a', 0x00, 0x00, 0x00, 0x01, 0x00,
+};
+
+static void *avro_setup(void)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    fx->n_in = sizeof ev_datum;
+    fx->in = malloc(fx->n_in);
+    memcpy(fx->in, ev_datum, fx->n_in);
+    fnw_arena_init(&fx->arena, 64, 1 << 20);
+    fnw_buf_init(&fx->out, 0);
+    return fx;
+}
+
+static int avro_run(void *p, fnw_error *err)
+{
+    fixture *fx = p;
+    size_t used;
+    fnw_value v;
+    if (!(fx->t = fnw_type_new(FNW_AVRO)))
+        return fnw_error_set(err, "out of memory building a type");
+    if (fnw_type_set_avro_schema(fx->t, ev_schema, err) < 0)
+        return -1;
+    if (!(fx->sp = fnw_skip_program_new(fx->t, err)))
+        return -1;
+    if (fnw_ser_skip(fx->sp, fx->in, fx->n_in, &used, err) < 0)
+        return -1;
+    if (fnw_ser_decode(fx->t, fx->in, fx->n_in, &fx->arena, &v, &used, err) < 0)
+        return -1;
+    return fnw_ser_encode(fx->t, &v, &fx->out, err);
+}
+
+static const alloc_scenario codecs_avro = {
+    "codecs_avro", avro_setup, avro_run, codecs_verify, codecs_teardown,
+};
+
 int main(int argc, char **argv)
 {
-    const alloc_scenario *all[] = {&codecs};
+    const alloc_scenario *all[] = {&codecs, &codecs_avro};
     return alloc_main(all, sizeof all / sizeof all[0], argc, argv);
 }
