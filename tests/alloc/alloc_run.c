@@ -115,32 +115,42 @@ static int run_child(const alloc_scenario *s, unsigned long n, outcome *o, char 
     return ok ? 0 : -1;
 }
 
+/* What is wrong with the outcome of the run with allocation n failing
+ * (into why), or NULL when it is clean. */
+static const char *misjudged(const outcome *o, unsigned long n, char *why, size_t nwhy)
+{
+    if (!o->failed)
+        snprintf(why, nwhy, "allocation %lu was never made (%lu counted)", n, o->count);
+    else if (o->rc == 0 && !o->verified)
+        snprintf(why, nwhy, "succeeded with a wrong result");
+    else if (o->rc == 0)
+        return NULL;
+    else if (o->rc != -1)
+        snprintf(why, nwhy, "run returned %d", o->rc);
+    else if (!o->msg[0])
+        snprintf(why, nwhy, "failed without a message");
+    else if (!strstr(o->msg, "out of memory"))
+        snprintf(why, nwhy, "failed with a message that does not say \"out of memory\": %s", o->msg);
+    else
+        return NULL;
+    return why;
+}
+
 /* Judges one armed run; returns 0 when it is clean. */
 static int judge(const alloc_scenario *s, unsigned long n, tally *t)
 {
     outcome o;
     char why[FNW_ERROR_MAX + 128] = "";
-    if (run_child(s, n, &o, why, sizeof why) < 0)
-        ;
-    else if (!o.failed)
-        snprintf(why, sizeof why, "allocation %lu was never made (%lu counted)", n, o.count);
-    else if (o.rc == 0 && !o.verified)
-        snprintf(why, sizeof why, "succeeded with a wrong result");
-    else if (o.rc == 0) {
-        if (t->verbose)
+    if (run_child(s, n, &o, why, sizeof why) == 0 && !misjudged(&o, n, why, sizeof why)) {
+        if (t->verbose && o.rc == 0)
             printf("alloc %s: N=%lu: recovered\n", s->name, n);
-        return t->recovered++, 0;
-    }
-    else if (o.rc != -1)
-        snprintf(why, sizeof why, "run returned %d", o.rc);
-    else if (!o.msg[0])
-        snprintf(why, sizeof why, "failed without a message");
-    else if (!strstr(o.msg, "out of memory"))
-        snprintf(why, sizeof why, "failed with a message that does not say \"out of memory\": %s", o.msg);
-    else {
-        if (t->verbose)
+        else if (t->verbose)
             printf("alloc %s: N=%lu: error: %s\n", s->name, n, o.msg);
-        return t->errors++, 0;
+        if (o.rc == 0)
+            t->recovered++;
+        else
+            t->errors++;
+        return 0;
     }
     fprintf(stderr, "alloc %s: N=%lu: %s\n", s->name, n, why);
     t->bad++;
