@@ -4,7 +4,11 @@
  * and per element (GET; fields in URL path, query and a header)
  * and `redis` (HMGET mapped onto the output fields; a pool of two
  * connections to an address where nothing listens: open only starts
- * connecting, the loop never runs here). Open reads and checks every
+ * connecting, the loop never runs here), and the options of `kserve` as
+ * its open reads them (kserve_config: target, model, a tensor mapping of
+ * two inputs and an output, request parameters, an auth header from the
+ * environment; the open itself connects and waits for the model, so it is
+ * not run here). Open reads and checks every
  * option, so a failure must end in an error and a state-less result;
  * closing what opened must free everything. */
 #include <ev.h>
@@ -13,6 +17,7 @@
 #include <string.h>
 
 #include "runtime/builtin_http_internal.h"
+#include "runtime/kserve_config.h"
 #include "runtime/operation.h"
 #include "tests/alloc/alloc_run.h"
 #include "tests/unit/binding_build.h"
@@ -25,6 +30,8 @@ typedef struct fixture {
     const char *const *kv;   /* key, value, ..., NULL */
     int batched;
     void *state;
+    fnw_kserve_config cfg;
+    int cfg_ok;
 } fixture;
 
 static fixture *fx_new(const char *op, fnw_type *in, fnw_type *out, const char *const *kv, int batched)
@@ -46,17 +53,25 @@ static fixture *fx_new(const char *op, fnw_type *in, fnw_type *out, const char *
     return fx;
 }
 
+/* Runs with fx's options in env (items has room for 32). */
+static void env_of(fixture *fx, fnw_option *items, fnw_options *o, fnw_op_env *env)
+{
+    size_t n = 0;
+    for (; fx->kv[2 * n]; n++)
+        items[n] = (fnw_option){fx->kv[2 * n], fx->kv[2 * n + 1]};
+    *o = (fnw_options){n, items};
+    *env = (fnw_op_env){.loop = fx->loop, .options = o, .input_type = fx->in, .output_type = fx->out,
+                        .transform_id = "t", .batched = fx->batched, .batch_size = fx->batched ? 8 : 1,
+                        .timeout_ms = 1000};
+}
+
 static int open_run(void *p, fnw_error *err)
 {
     fixture *fx = p;
     fnw_option items[32];
-    size_t n = 0;
-    for (; fx->kv[2 * n]; n++)
-        items[n] = (fnw_option){fx->kv[2 * n], fx->kv[2 * n + 1]};
-    fnw_options o = {n, items};
-    fnw_op_env env = {.loop = fx->loop, .options = &o, .input_type = fx->in, .output_type = fx->out,
-                      .transform_id = "t", .batched = fx->batched, .batch_size = fx->batched ? 8 : 1,
-                      .timeout_ms = 1000};
+    fnw_options o;
+    fnw_op_env env;
+    env_of(fx, items, &o, &env);
     int rc = fx->op->open(&env, &fx->state, err);
     if (rc < 0 && fx->state)
         return 2;    /* a failed open must leave no state */
@@ -80,6 +95,8 @@ static void open_teardown(void *p)
     fixture *fx = p;
     if (fx->state)
         fx->op->close(fx->state);
+    if (fx->cfg_ok)
+        fnw_kserve_config_free(&fx->cfg);
     fnw_type_free(fx->in);
     fnw_type_free(fx->out);
     ev_loop_destroy(fx->loop);
@@ -126,13 +143,49 @@ static void *redis_setup(void)
                   kv, 0);
 }
 
+static void *kserve_setup(void)
+{
+    static const char *const kv[] = {
+        "target", "127.0.0.1:9", "model_name", "linear", "model_version", "2",
+        "inputs", "x:FP32[4]=features,ids:INT64=id", "outputs", "y:FP32[2]=scores",
+        "parameters", "priority=3, mode='fast lane'", "auth_header_env", "FNW_ALLOC_KSERVE_KEY", NULL,
+    };
+    setenv("FNW_ALLOC_KSERVE_KEY", "Bearer t-1", 1);
+    return fx_new("kserve", R(2, "id", T(FNW_LONG), "features", C(FNW_PRIMITIVE_ARRAY, T(FNW_FLOAT))),
+                  R(2, "id", T(FNW_LONG), "scores", C(FNW_PRIMITIVE_ARRAY, T(FNW_FLOAT))), kv, 1);
+}
+
+static int kserve_run(void *p, fnw_error *err)
+{
+    fixture *fx = p;
+    fnw_option items[32];
+    fnw_options o;
+    fnw_op_env env;
+    env_of(fx, items, &o, &env);
+    if (fnw_kserve_config_init(&fx->cfg, &env, "kserve", err) < 0)
+        return -1;
+    fx->cfg_ok = 1;
+    return 0;
+}
+
+/* Every option read, the secret kept. */
+static int kserve_verify(void *p)
+{
+    const fnw_kserve_config *c = &((fixture *)p)->cfg;
+    return c->target && !strcmp(c->target, "127.0.0.1:9") && c->model_name && !strcmp(c->model_name, "linear") &&
+           c->model_version && !strcmp(c->model_version, "2") && c->plan && fnw_tensor_plan_inputs(c->plan) == 2 &&
+           fnw_tensor_plan_outputs(c->plan) == 1 && c->params && c->auth_header &&
+           !strcmp(c->auth_header, "Bearer t-1");
+}
+
 static const alloc_scenario http_batch = {"http_open_batch", http_batch_setup, open_run, http_verify,
                                           open_teardown};
 static const alloc_scenario http_get = {"http_open_get", http_get_setup, open_run, http_verify, open_teardown};
+static const alloc_scenario kserve = {"kserve_config", kserve_setup, kserve_run, kserve_verify, open_teardown};
 static const alloc_scenario redis_open = {"redis_open", redis_setup, open_run, open_verify, open_teardown};
 
 int main(int argc, char **argv)
 {
-    const alloc_scenario *all[] = {&http_batch, &http_get, &redis_open};
+    const alloc_scenario *all[] = {&http_batch, &http_get, &redis_open, &kserve};
     return alloc_main(all, sizeof all / sizeof all[0], argc, argv);
 }
