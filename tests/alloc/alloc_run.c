@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Seconds a child may take before it counts as hung. */
+/* Seconds a child may take before it counts as hung (ALLOC_TIMEOUT_S sets it). */
 #define ALLOC_CHILD_TIMEOUT_S 60
 
 /* Check's message channel (libcheck's check_msg.h): the unit tests' helpers
@@ -42,7 +42,8 @@ static void child(const alloc_scenario *s, unsigned long n, int fd)
 {
     outcome o;
     memset(&o, 0, sizeof o);
-    alarm(ALLOC_CHILD_TIMEOUT_S);
+    const char *limit = getenv("ALLOC_TIMEOUT_S");
+    alarm(limit && atoi(limit) > 0 ? (unsigned)atoi(limit) : ALLOC_CHILD_TIMEOUT_S);
     setup_messaging();
     void *fx = s->setup();
     if (!fx) {
