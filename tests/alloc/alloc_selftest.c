@@ -135,12 +135,16 @@ int main(void)
         return 1;
     }
     setenv("ALLOC_TIMEOUT_S", "1", 1);
-    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    int saved_out = dup(1), saved = dup(2), null = open("/dev/null", O_WRONLY);
     size_t caught = 0, n = sizeof bad / sizeof bad[0];
     for (size_t i = 0; i < n; i++) {
         one[0] = &bad[i];
-        dup2(null, 2);    /* the verdicts and reports expected here */
+        fflush(stdout);
+        dup2(null, 1);    /* the verdicts and reports expected here */
+        dup2(null, 2);
         int rc = alloc_main(one, 1, 1, NULL);
+        fflush(stdout);
+        dup2(saved_out, 1);
         dup2(saved, 2);
         if (rc != 0)
             caught++;
