@@ -3,6 +3,7 @@
 #   make demo       install what is missing, build, run a real job through the worker
 #   make check      install what is missing, build, run every unit and integration test
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
+#   make allocfail  every allocation of a few scenarios failed in turn, under ASan (tests/alloc/)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
 #   make bench      the benchmark (README, Performance; scripts/bench/README.md)
 #   make soak       10M records through the worker with random chunking and faults (scripts/bench/README.md)
@@ -48,7 +49,7 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize valgrind bench bench-tools bench-smoke soak soak-short clean harness plugins
+.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize allocfail alloc-tests valgrind bench bench-tools bench-smoke soak soak-short clean harness plugins
 all: $(BUILD)/fnworker plugins
 
 # deps-<group>: the packages of that group (see scripts/install-deps.sh).
@@ -150,8 +151,8 @@ python-tests: | $(BUILD)/.deps-test
 	cd python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests
 
 check: deps
-	@$(MAKE) --no-print-directory all unit integration script-tests python-tests fuzz-replay bench-smoke \
-	  soak-short deploy-tests image-check
+	@$(MAKE) --no-print-directory all unit alloc-tests integration script-tests python-tests fuzz-replay \
+	  bench-smoke soak-short deploy-tests image-check
 	@echo "make check: all tests passed"
 
 demo: deps
@@ -162,6 +163,34 @@ sanitize: deps
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  $(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 OPT="-O1 -g" all unit integration
 	@echo "make sanitize: clean under ASan+UBSan"
+
+# ---- allocation-failure injection (tests/alloc/) -------------------------------
+# Each tests/alloc/alloc_<scenario>.c runs a scenario once to count its
+# allocations (K), then K more times with allocation N = 1..K failing, each
+# in a child process, and requires a clean error (or a right result) with
+# nothing leaked. The library's objects are joined into one relocatable
+# object whose calls to malloc & co. are redirected (ld --wrap) to
+# tests/alloc/failmalloc.c; the tests' own calls and the shared libraries'
+# are not counted.
+#   make allocfail   every scenario, every N, under ASan + LSan (build/allocfail)
+#   make alloc-tests every scenario, every N, in $(BUILD) without sanitizers: crashes,
+#                    hangs, wrong results and messages, not leaks (seconds; in make check)
+ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
+ALLOC_DRIVER := tests/alloc/alloc_run.c tests/alloc/failmalloc.c
+ALLOC_BIN := $(patsubst tests/alloc/%.c,$(BUILD)/alloc/%,$(filter-out $(ALLOC_DRIVER),$(wildcard tests/alloc/alloc_*.c)))
+$(BUILD)/alloc/libfnw_wrapped.o: $(BUILD)/libfnw.a
+	@mkdir -p $(dir $@)
+	$(CC) -r -nostdlib -o $@ -Wl,--whole-archive $< -Wl,--no-whole-archive $(ALLOC_WRAP)
+$(BUILD)/alloc/alloc_%: tests/alloc/alloc_%.c $(ALLOC_DRIVER) $(wildcard tests/alloc/*.h tests/unit/*.h) \
+                        $(BUILD)/alloc/libfnw_wrapped.o | $(BUILD)/.deps-test
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< $(ALLOC_DRIVER) \
+	  $(LDFLAGS) $(BUILD)/alloc/libfnw_wrapped.o $(LDLIBS) $(shell pkg-config --libs check)
+alloc-tests: $(ALLOC_BIN)
+	@set -e; for t in $(ALLOC_BIN); do echo "== $$t"; $$t; done
+allocfail: deps
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+	  $(MAKE) --no-print-directory BUILD=build/allocfail SANITIZE=1 OPT="-O1 -g" alloc-tests
+	@echo "make allocfail: every allocation failure ended cleanly"
 
 valgrind: deps deps-valgrind
 	@$(MAKE) --no-print-directory all harness

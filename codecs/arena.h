@@ -31,6 +31,13 @@ struct fnw_arena {
 };
 
 void fnw_arena_init(fnw_arena *a, size_t first_block, size_t limit);
+/* 1 when n more bytes stay within a's limit: an allocation of n that
+ * failed all the same failed for want of memory (for error messages). */
+static inline int fnw_arena_within_limit(const fnw_arena *a, size_t n)
+{
+    size_t need = (n + 15) & ~(size_t)15;
+    return need >= n && need <= a->limit - a->used_total;
+}
 void fnw_arena_reset(fnw_arena *a);                        /* drop all but the largest block */
 void fnw_arena_free(fnw_arena *a);
 

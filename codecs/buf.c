@@ -8,7 +8,7 @@
 #include "codecs/bytes.h"
 #include "codecs/varint.h"
 
-#define BUF_DEFAULT_LIMIT ((size_t)2 << 30)
+#define BUF_DEFAULT_LIMIT FNW_BUF_DEFAULT_LIMIT
 #define BUF_MIN_CAP 256
 
 void fnw_buf_init(fnw_buf *b, size_t limit)

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define FNW_BUF_DEFAULT_LIMIT ((size_t)2 << 30)
+
 typedef struct fnw_buf {
     uint8_t *p;
     size_t len;
@@ -28,6 +30,13 @@ int fnw_buf_put_be16(fnw_buf *b, uint16_t v);
 int fnw_buf_put_be32(fnw_buf *b, uint32_t v);
 int fnw_buf_put_be64(fnw_buf *b, uint64_t v);
 int fnw_buf_put_varint(fnw_buf *b, uint64_t v);
+/* 1 when extra more bytes stay within b's limit: a reserve of extra that
+ * failed all the same failed for want of memory (for error messages). */
+static inline int fnw_buf_within_limit(const fnw_buf *b, size_t extra)
+{
+    size_t limit = b->limit ? b->limit : FNW_BUF_DEFAULT_LIMIT;
+    return extra <= SIZE_MAX - b->len && b->len + extra <= limit;
+}
 /* Hands the bytes to the caller (who must free() them) and empties b. */
 uint8_t *fnw_buf_steal(fnw_buf *b, size_t *len);
 

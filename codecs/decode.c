@@ -26,7 +26,9 @@ static fnw_value *alloc_items(const fnw_ser_rd *r, const uint8_t *at, const fnw_
         return NULL;
     }
     fnw_value *items = n > SIZE_MAX / sizeof *items ? NULL : fnw_arena_alloc(r->arena, (size_t)n * sizeof *items);
-    if (!items)
+    if (!items && n <= SIZE_MAX / sizeof *items && fnw_arena_within_limit(r->arena, (size_t)n * sizeof *items))
+        fnw_ser_fail(r, at, t, "out of memory allocating %llu values", (unsigned long long)n);
+    else if (!items)
         fnw_ser_fail(r, at, t, "arena limit reached allocating %llu values (a value may take at most %zu "
                      "bytes of memory to decode, 64 KiB plus %u per input byte)",
                      (unsigned long long)n, fnw_ser_decode_budget(FNW_SER_LEFT(r, r->base)),

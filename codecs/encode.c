@@ -35,11 +35,21 @@ static int efail(const wr *w, const fnw_type *t, const char *fmt, ...)
 
 static int enc_value(const fnw_type *t, const fnw_value *v, const wr *w, int depth);
 
+/* Fails for n bytes the buffer would not take: past its limit, or no
+ * memory to grow it. */
+__attribute__((cold, noinline))
+static int no_room(const wr *w, const fnw_type *t, size_t n)
+{
+    if (fnw_buf_within_limit(w->out, n))
+        return efail(w, t, "out of memory growing the output buffer (%zu + %zu bytes)", w->out->len, n);
+    return efail(w, t, "output buffer limit reached (%zu + %zu bytes)", w->out->len, n);
+}
+
 /* Space for n more bytes; returns where to write them. */
 static inline uint8_t *room(const wr *w, const fnw_type *t, size_t n)
 {
     if (fnw_buf_reserve(w->out, n) < 0) {
-        efail(w, t, "output buffer limit reached (%zu + %zu bytes)", w->out->len, n);
+        no_room(w, t, n);
         return NULL;
     }
     uint8_t *q = w->out->p + w->out->len;
@@ -290,7 +300,7 @@ static int enc_items(const fnw_type *t, const fnw_value *v, const wr *w, int dep
         const fnw_value *it = &v->u.items[i];
         if (t->kind == FNW_BASIC_ARRAY || t->kind == FNW_OBJECT_ARRAY) {
             if (fnw_buf_put_u8(w->out, it->is_null ? 0 : 1) < 0)
-                return efail(w, t, "output buffer limit reached");
+                return no_room(w, t, 1);
             if (it->is_null)
                 continue;
         } else if (t->kind == FNW_MAP) {
@@ -298,7 +308,7 @@ static int enc_items(const fnw_type *t, const fnw_value *v, const wr *w, int dep
                 return fnw_error_prefix(w->err, "MAP key %u", i);
             it = &v->u.items[2 * i + 1];
             if (fnw_buf_put_u8(w->out, it->is_null ? 1 : 0) < 0)
-                return efail(w, t, "output buffer limit reached");
+                return no_room(w, t, 1);
             if (it->is_null)
                 continue;
             e = t->children[1];

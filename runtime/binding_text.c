@@ -9,6 +9,7 @@
 #include <string.h>
 
 #define WHY_FULL "does not fit the buffer"
+#define WHY_NO_MEMORY "could not be written: out of memory"
 
 const char *fnw_escape_name(fnw_escape esc)
 {
@@ -95,7 +96,7 @@ static int put(fnw_buf *out, const void *p, size_t n, const char **why)
 {
     if (fnw_buf_append(out, p, n) == 0)
         return 0;
-    *why = WHY_FULL;
+    *why = fnw_buf_within_limit(out, n) ? WHY_NO_MEMORY : WHY_FULL;
     return -1;
 }
 

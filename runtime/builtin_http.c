@@ -128,8 +128,12 @@ static int secret_header(httpop_state *st, httpop_header *h, const char *opt, co
         return fnw_error_set(err, "out of memory");
     int at = snprintf(h->line, n, "%s: %.*s", h->name, (int)blen, before);
     snprintf(h->line + at, n - (size_t)at, "%s%s", secret, after);
-    if (*secret && st->n_secrets < HTTPOP_MAX_SECRETS)
-        st->secrets[st->n_secrets++] = strdup(secret);   /* NULL: not masked, still sent */
+    if (*secret && st->n_secrets < HTTPOP_MAX_SECRETS) {
+        /* unmasked, the secret could reach the log in an excerpt: fail instead */
+        if (!(st->secrets[st->n_secrets] = strdup(secret)))
+            return fnw_error_set(err, "option '%s': out of memory", opt);
+        st->n_secrets++;
+    }
     return 0;
 }
 

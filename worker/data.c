@@ -44,8 +44,8 @@ static void conn_on_closed(void *user, grpc_status_code code, const char *detail
     char msg[512];
     snprintf(msg, sizeof msg, "the data stream to %s closed (status %d: %s)", c->url, (int)code,
              details && *details ? details : "no details");
-    free(c->error);
-    c->error = strdup(msg);
+    c->failed = 1;
+    snprintf(c->error, sizeof c->error, "%s", msg);
     c->mgr->io->stream_free(c->stream);
     c->stream = NULL;
     fnw_inbound_closed(c, msg);
@@ -57,6 +57,10 @@ static void free_buffer(void *p)
 {
     free(p);
 }
+
+/* Outboxes one message carries without allocating its slice array (a
+ * flush sends at most this many; a bundle finishes with one per sink). */
+#define OUTBOX_SEND_MAX 32
 
 /* One message: per outbox a head slice and its buffer handed over as a slice
  * of its own (no copy), then the is_last entries when asked. */
@@ -73,9 +77,11 @@ static void outbox_send(fnw_outbox **obs, size_t n, int is_last, fnw_sent_cb don
         if (is_last)
             heads += fnw_elements_data_size(il, tl, 0, 1);
     }
-    grpc_slice *slices = heads ? malloc((2 * with_data + 1) * sizeof *slices) : NULL;
+    grpc_slice few[2 * OUTBOX_SEND_MAX + 1];
+    grpc_slice *slices = !heads ? NULL : n <= OUTBOX_SEND_MAX ? few : malloc((2 * with_data + 1) * sizeof *slices);
     if (!heads || !c->stream || !slices) {
-        free(slices);
+        if (slices != few)
+            free(slices);
         for (size_t i = 0; i < n; i++)
             fnw_buf_clear(&obs[i]->buf);
         if (done)
@@ -109,18 +115,19 @@ static void outbox_send(fnw_outbox **obs, size_t n, int is_last, fnw_sent_cb don
     }
     grpc_slice_unref(head);
     c->mgr->io->send(c->stream, slices, ns, done, arg);
-    free(slices);
+    if (slices != few)
+        free(slices);
 }
 
 static void conn_flush_all(fnw_data_conn *c)
 {
-    fnw_outbox *batch[32];
+    fnw_outbox *batch[OUTBOX_SEND_MAX];
     size_t n = 0;
     for (fnw_outbox *ob = c->outboxes; ob; ob = ob->next) {
         if (!ob->buf.len)
             continue;
         batch[n++] = ob;
-        if (n == 32) {
+        if (n == OUTBOX_SEND_MAX) {
             outbox_send(batch, n, 0, NULL, NULL);
             n = 0;
         }
@@ -138,13 +145,14 @@ static void conn_ready(void *user, int ready)
 {
     fnw_data_conn *c = user;
     c->ready = NULL;
-    if (ready || c->error || !c->stream)
+    if (ready || c->failed || !c->stream)
         return;
     char msg[512];
     snprintf(msg, sizeof msg, "could not connect to the data endpoint %s within %.0f s", c->url,
              c->mgr->cfg.connect_timeout_s);
     fnw_err(c->mgr->log, "%s", msg);
-    c->error = strdup(msg);
+    c->failed = 1;
+    snprintf(c->error, sizeof c->error, "%s", msg);
     c->mgr->io->cancel(c->stream);
 }
 
@@ -196,8 +204,7 @@ static int conn_restart(fnw_data_conn *c)
         c->stream = NULL;
     }
     fnw_info(m->log, "reopening the data stream to %s after it failed (%s)", c->url, c->error);
-    free(c->error);
-    c->error = NULL;
+    c->failed = 0;
     c->recv_paused = 0;
     conn_start_stream(c);
     return 1;
@@ -207,7 +214,7 @@ fnw_data_conn *fnw_data_connect(fnw_data_mgr *m, const char *url)
 {
     for (fnw_data_conn *c = m->conns; c; c = c->next)
         if (!strcmp(c->url, url)) {
-            if (c->error)
+            if (c->failed)
                 conn_restart(c);
             return c;
         }
@@ -215,7 +222,10 @@ fnw_data_conn *fnw_data_connect(fnw_data_mgr *m, const char *url)
     if (!c)
         return NULL;
     c->mgr = m;
-    c->url = strdup(url);
+    if (!(c->url = strdup(url))) {
+        free(c);
+        return NULL;
+    }
     c->ch = m->io->channel(url);
     ev_timer_init(&c->flush_timer, conn_flush_cb, m->cfg.flush_ms / 1000.0, 0);
     c->flush_timer.data = c;
@@ -228,7 +238,7 @@ fnw_data_conn *fnw_data_connect(fnw_data_mgr *m, const char *url)
 
 const char *fnw_data_conn_error(const fnw_data_conn *c)
 {
-    return c->error;
+    return c->failed ? c->error : NULL;
 }
 
 int fnw_data_conn_congested(const fnw_data_conn *c)
@@ -244,6 +254,12 @@ fnw_outbox *fnw_outbox_new(fnw_data_conn *c, const char *iid, const char *tid)
     ob->conn = c;
     ob->instruction_id = strdup(iid);
     ob->transform_id = strdup(tid);
+    if (!ob->instruction_id || !ob->transform_id) {
+        free(ob->instruction_id);
+        free(ob->transform_id);
+        free(ob);
+        return NULL;
+    }
     ob->flush_bytes = c->mgr->cfg.flush_bytes;
     fnw_buf_init(&ob->buf, 0);
     ob->next = c->outboxes;
@@ -323,7 +339,6 @@ void fnw_data_free(fnw_data_mgr *m)
         if (c->stream)
             m->io->stream_free(c->stream);
         m->io->channel_free(c->ch);
-        free(c->error);
         free(c->url);
         free(c);
         c = next;

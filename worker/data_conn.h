@@ -45,7 +45,8 @@ struct fnw_data_conn {
     fnw_outbox *outboxes;
     size_t inbound_bytes;       /* held for announced instructions (inbound.c counts) */
     int recv_paused;
-    char *error;
+    int failed;                 /* the stream failed: error says why */
+    char error[512];            /* kept without allocating, so a failure cannot be lost */
     ev_timer flush_timer;
     fnw_ready_wait *ready;      /* until the channel connects */
 };

@@ -1,6 +1,7 @@
 /* worker/descriptors.c — the descriptor cache (see descriptors.h). */
 #include "worker/descriptors.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,8 @@ struct fnw_descriptor {
     fnw_descriptor *next;
     char *id;
     fnw_plan *plan;
-    char *error;
+    int failed;                  /* known without a plan: error says why */
+    char error[FNW_ERROR_MAX];   /* kept without allocating, so it cannot be lost */
     char *data_url;              /* known even when the plan failed */
     int fetching;
     fnw_processors idle;
@@ -50,7 +52,6 @@ void fnw_descriptors_free(fnw_descriptors *c)
             waiting_free(p);
         }
         fnw_plan_free(d->plan);
-        free(d->error);
         free(d->data_url);
         free(d->id);
         free(d);
@@ -85,19 +86,18 @@ static void descriptor_set(fnw_descriptors *c, fnw_descriptor *d, const pb_Proce
     fnw_error err;
     d->fetching = 0;
     if (!pb) {
-        free(d->error);
-        d->error = strdup(why);
+        d->failed = 1;
+        snprintf(d->error, sizeof d->error, "%s", why ? why : "the descriptor could not be had");
         return;
     }
     fnw_plan_free(d->plan);
     d->plan = NULL;
-    free(d->error);
-    d->error = NULL;
+    d->failed = 0;
     free(d->data_url);
-    d->data_url = fnw_plan_data_url(pb);
-    if (fnw_plan_build(pb, c->registry, &d->plan, &err) < 0)
-        d->error = strdup(err.msg);
-    else
+    if (fnw_plan_data_url(pb, &d->data_url, &err) < 0 || fnw_plan_build(pb, c->registry, &d->plan, &err) < 0) {
+        d->failed = 1;
+        snprintf(d->error, sizeof d->error, "%s", err.msg);
+    } else
         fnw_info(c->log, "descriptor %s: %zu operation(s), input from %s, data endpoint %s", d->id,
                  d->plan->n_steps, d->plan->source_id, d->plan->data_url);
 }
@@ -150,7 +150,7 @@ const char *fnw_descriptor_id(const fnw_descriptor *d)
 
 int fnw_descriptor_known(const fnw_descriptor *d)
 {
-    return d->plan || d->error;
+    return d->plan || d->failed;
 }
 
 const fnw_plan *fnw_descriptor_plan(const fnw_descriptor *d)
@@ -160,7 +160,7 @@ const fnw_plan *fnw_descriptor_plan(const fnw_descriptor *d)
 
 const char *fnw_descriptor_error(const fnw_descriptor *d)
 {
-    return d->error;
+    return d->failed ? d->error : NULL;
 }
 
 const char *fnw_descriptor_data_url(const fnw_descriptor *d)

@@ -120,6 +120,8 @@ static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *cod
     return rc;
 }
 
+/* The port's url and coder id (free() both). -1 with a message; -2 when out
+ * of memory. */
 static int grpc_port(const pb_PTransform *t, const char *id, char **url, char **coder,
                      fnw_error *err)
 {
@@ -135,6 +137,13 @@ static int grpc_port(const pb_PTransform *t, const char *id, char **url, char **
     else {
         *url = strdup(port->api_service_descriptor->url);
         *coder = strdup(port->coder_id);
+        if (!*url || !*coder) {
+            free(*url);
+            free(*coder);
+            *url = *coder = NULL;
+            fnw_error_set(err, "transform '%s': out of memory", id);
+            rc = -2;
+        }
     }
     PB(remote_grpc_port__free_unpacked)(port, NULL);
     return rc;
@@ -149,11 +158,14 @@ static int add_sink(fnw_plan *p, const char *id, int main)
     if (!ids)
         return -1;
     p->sink_ids = ids;
+    char *copy = strdup(id);
+    if (!copy)
+        return -1;
     if (main) {
         memmove(ids + 1, ids, p->n_sinks * sizeof *ids);
-        ids[0] = strdup(id);
+        ids[0] = copy;
     } else {
-        ids[p->n_sinks] = strdup(id);
+        ids[p->n_sinks] = copy;
     }
     p->n_sinks++;
     return 0;
@@ -189,7 +201,8 @@ static int follow_revise(const pb_ProcessBundleDescriptor *d, const pb_PTransfor
     if (check_sink_url(sink, sink_id, p, err) < 0)
         return -1;
     if (main) {
-        p->main_sink_id = strdup(sink_id);
+        if (!(p->main_sink_id = strdup(sink_id)))
+            return fnw_error_set(err, "sink '%s': out of memory", sink_id);
         char *url = NULL, *coder = NULL;
         if (grpc_port(sink, sink_id, &url, &coder, err) < 0)
             return -1;
@@ -201,7 +214,9 @@ static int follow_revise(const pb_ProcessBundleDescriptor *d, const pb_PTransfor
         if (fnw_row_unwrap_output_type(p->output_raw, &p->output_type, err) < 0)
             return fnw_error_prefix(err, "sink '%s'", sink_id);
     }
-    return add_sink(p, sink_id, main);
+    if (add_sink(p, sink_id, main) < 0)
+        return fnw_error_set(err, "sink '%s': out of memory", sink_id);
+    return 0;
 }
 
 static const char *function_type_name(int ft)
@@ -344,13 +359,19 @@ int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
     fnw_plan *p = calloc(1, sizeof *p);
     if (!p)
         return fnw_error_set(err, "out of memory");
-    p->descriptor_id = strdup(d->id);
     const char *sid = NULL;
     const pb_PTransform *src = NULL;
     char *coder = NULL;
+    if (!(p->descriptor_id = strdup(d->id))) {
+        fnw_error_set(err, "out of memory");
+        goto fail;
+    }
     if (find_source(d, &sid, &src, err) < 0)
         goto fail;
-    p->source_id = strdup(sid);
+    if (!(p->source_id = strdup(sid))) {
+        fnw_error_set(err, "source '%s': out of memory", sid);
+        goto fail;
+    }
     if (grpc_port(src, sid, &p->data_url, &coder, err) < 0)
         goto fail;
     if (coder_flink_type(d, coder, 0, &p->input_raw, err) < 0 ||
@@ -401,19 +422,22 @@ void fnw_plan_free(fnw_plan *p)
     free(p);
 }
 
-char *fnw_plan_data_url(const pb_ProcessBundleDescriptor *d)
+int fnw_plan_data_url(const pb_ProcessBundleDescriptor *d, char **url, fnw_error *err)
 {
+    *url = NULL;
     for (size_t i = 0; i < d->n_transforms; i++) {
         const pb_PTransform *t = d->transforms[i]->value;
         const char *urn = spec_urn(t);
         if (strcmp(urn, URN_SOURCE) && strcmp(urn, URN_SINK))
             continue;
-        char *url = NULL, *coder = NULL;
-        fnw_error err;
-        if (grpc_port(t, d->transforms[i]->key, &url, &coder, &err) == 0) {
+        char *coder = NULL;
+        int rc = grpc_port(t, d->transforms[i]->key, url, &coder, err);
+        if (rc == -2)
+            return -1;
+        if (rc == 0) {
             free(coder);
-            return url;
+            return 0;
         }
     }
-    return NULL;
+    return 0;
 }

@@ -50,7 +50,8 @@ void fnw_plan_free(fnw_plan *p);
 
 /* The data endpoint of the descriptor's first gRPC port, even when the rest
  * of the descriptor cannot be planned (the runner waits for a Data stream
- * before it reads any bundle's response). NULL if there is none; free(). */
-char *fnw_plan_data_url(const pb_ProcessBundleDescriptor *d);
+ * before it reads any bundle's response): *url (free() it), NULL if there
+ * is none. -1 with a message only when out of memory. */
+int fnw_plan_data_url(const pb_ProcessBundleDescriptor *d, char **url, fnw_error *err);
 
 #endif
