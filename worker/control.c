@@ -36,14 +36,26 @@ static void refuse_request(fnw_control *c, const uint8_t *p, size_t n, const cha
         fnw_control_respond_error(c, id, why);
 }
 
+/* 0 if n bytes of desc's message may be unpacked: not over the size cap,
+ * and (as a register request carries descriptors, whose Triggers nest
+ * without a limit of their own, and protobuf-c would recurse through all of
+ * them) not nested too deeply. */
+static int check_readable(const ProtobufCMessageDescriptor *desc, const uint8_t *p, size_t n,
+                          fnw_error *err)
+{
+    if (n > FNW_CONTROL_MAX_MESSAGE)
+        return fnw_error_set(err, "%zu bytes is more than fnworker's limit of %zu bytes (%zu MiB) for one "
+                             "Control message or descriptor", n, FNW_CONTROL_MAX_MESSAGE,
+                             FNW_CONTROL_MAX_MESSAGE >> 20);
+    return fnw_pb_check_nesting(desc, p, n, err);
+}
+
 static void control_on_message(void *user, grpc_slice msg)
 {
     fnw_control *c = user;
     fnw_error err;
-    /* a register request carries descriptors, whose Triggers nest without a
-     * limit of their own; protobuf-c would recurse through all of them */
-    if (fnw_pb_check_nesting(&PB(instruction_request__descriptor), GRPC_SLICE_START_PTR(msg),
-                             GRPC_SLICE_LENGTH(msg), &err) < 0) {
+    if (check_readable(&PB(instruction_request__descriptor), GRPC_SLICE_START_PTR(msg),
+                       GRPC_SLICE_LENGTH(msg), &err) < 0) {
         refuse_request(c, GRPC_SLICE_START_PTR(msg), GRPC_SLICE_LENGTH(msg), err.msg);
         return;
     }
@@ -162,8 +174,8 @@ static void fetch_done(void *user, grpc_status_code code, const char *details, g
         snprintf(why, sizeof why, "GetProcessBundleDescriptor('%s') failed with status %d: %s", f->id,
                  (int)code, details);
         f->cb(f->user, NULL, why);
-    } else if (fnw_pb_check_nesting(&PB(process_bundle_descriptor__descriptor), GRPC_SLICE_START_PTR(resp),
-                                    GRPC_SLICE_LENGTH(resp), &err) < 0) {
+    } else if (check_readable(&PB(process_bundle_descriptor__descriptor), GRPC_SLICE_START_PTR(resp),
+                              GRPC_SLICE_LENGTH(resp), &err) < 0) {
         char why[FNW_ERROR_MAX + 128];
         snprintf(why, sizeof why, "GetProcessBundleDescriptor('%s') returned bytes the worker cannot read: %s",
                  f->id, err.msg);

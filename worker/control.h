@@ -5,9 +5,11 @@
  * This unit only moves messages: it unpacks requests and hands them to its
  * handler, packs responses, and fetches descriptors. What a request means
  * is decided by worker/worker.c. A message that cannot be read safely (it
- * nests deeper than the worker reads) is refused here and answered with the
- * reason when its instruction id can be read, so the runner does not wait
- * for an answer that never comes.
+ * is larger than FNW_CONTROL_MAX_MESSAGE, or nests deeper than the worker
+ * reads) is refused here and answered with the reason when its instruction
+ * id can be read, so the runner does not wait for an answer that never
+ * comes; the Control stream goes on. A fetched descriptor is held to the
+ * same limits, and its bundles fail with the reason.
  *
  * The unit reaches gRPC only through a fnw_control_transport: the real one
  * (fnw_control_start) uses worker/rpc.h; tests give a fake one
@@ -23,6 +25,13 @@
 #include "worker/rpc.h"
 
 typedef struct fnw_control fnw_control;
+
+/* The largest Control message (a register request carries every
+ * ProcessBundleDescriptor it registers) and the largest fetched descriptor
+ * the worker unpacks: 64 MiB, hundreds of times a real Flink descriptor. A
+ * larger one is refused before protobuf-c sees it, so a hostile descriptor
+ * cannot make the worker allocate a multiple of it again while planning. */
+#define FNW_CONTROL_MAX_MESSAGE ((size_t)64 << 20)
 
 typedef struct fnw_control_handler {
     void *user;
