@@ -78,15 +78,18 @@ fnw_descriptor *fnw_descriptors_get(fnw_descriptors *c, const char *id)
     return d;
 }
 
-/* pb NULL: the descriptor could not be had, for reason why. */
+/* why set: the descriptor could not be had, for that reason (pb, when
+ * given, is what could be read of it: its data endpoint is kept). */
 static void descriptor_set(fnw_descriptors *c, fnw_descriptor *d, const pb_ProcessBundleDescriptor *pb,
                            const char *why)
 {
     fnw_error err;
     d->fetching = 0;
-    if (!pb) {
+    if (why) {
         free(d->error);
         d->error = strdup(why);
+        if (pb && !d->data_url)
+            d->data_url = fnw_plan_data_url(pb);
         return;
     }
     fnw_plan_free(d->plan);

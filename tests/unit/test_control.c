@@ -5,7 +5,8 @@
  * its instruction id, and the stream reads the next request; responses
  * are packed InstructionResponses; a descriptor fetch hands back the
  * descriptor, or the reason there is none (status, unreadable bytes, over
- * the size cap), and
+ * the size cap) and, for a descriptor refused as a whole, what can be read
+ * of its transforms; and
  * a fetch that cannot start says so without calling back; stop cancels the
  * stream and free releases it; requests the worker does not handle get an
  * answer naming their kind. */
@@ -320,6 +321,42 @@ START_TEST(a_fetch_hands_back_the_descriptor_or_why_not)
 }
 END_TEST
 
+/* A fetched descriptor refused as a whole still hands back its id and
+ * transforms (for the data endpoint), with the reason. */
+START_TEST(a_refused_fetch_hands_back_what_names_the_data_endpoint)
+{
+    fnw_control *c = start();
+    fetched f = {0};
+    wire w = wire_new(1 << 20);
+    for (int i = 0; i < 5000; i++) {
+        if (i)
+            wrap(&w, 1);    /* Repeat.subtrigger */
+        wrap(&w, 11);       /* Trigger.repeat */
+    }
+    wrap(&w, 4);            /* WindowingStrategy.trigger */
+    wrap(&w, 2);            /* map entry value */
+    front_string(&w, 1, "windowing_strategy");
+    wrap(&w, 4);            /* ProcessBundleDescriptor.windowing_strategies */
+    wire t = wire_new(64);
+    front_string(&t, 1, "fn/read/input:0");   /* a transforms entry, its PTransform left out */
+    wrap(&t, 2);            /* ProcessBundleDescriptor.transforms */
+    front(&w, bytes(&t), len(&t));
+    free(t.buf);
+    front_uint(&w, 99, 7);  /* an unknown varint field is stepped over */
+    front_string(&w, 1, "1-2");
+    ck_assert_int_eq(fnw_control_fetch_descriptor(c, "1-2", on_descriptor, &f), 0);
+    grpc_slice s = grpc_slice_from_copied_buffer((const char *)bytes(&w), len(&w));
+    F.unary_cb(F.unary_user, GRPC_STATUS_OK, "", s);
+    grpc_slice_unref(s);
+    free(w.buf);
+    ck_assert_int_eq(f.n, 1);
+    ck_assert_str_eq(f.id, "1-2");   /* what could be read was handed back */
+    ck_assert_msg(strstr(f.why, "('1-2') returned bytes the worker cannot read: ") &&
+                  strstr(f.why, "nest deeper than"), "%s", f.why);
+    finish(c);
+}
+END_TEST
+
 START_TEST(stop_cancels_and_closed_reaches_the_handler)
 {
     fnw_control *c = start();
@@ -361,6 +398,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_request_over_the_size_cap_is_answered_and_the_stream_goes_on);
     tcase_add_test(tc, responses_are_instruction_responses);
     tcase_add_test(tc, a_fetch_hands_back_the_descriptor_or_why_not);
+    tcase_add_test(tc, a_refused_fetch_hands_back_what_names_the_data_endpoint);
     tcase_add_test(tc, stop_cancels_and_closed_reaches_the_handler);
     tcase_add_test(tc, unsupported_requests_are_named);
     suite_add_tcase(s, tc);
