@@ -1,12 +1,18 @@
 /* tests/fuzz/fuzz_plan.c — fuzz target for what the worker reads from a
- * ProcessBundleDescriptor: the descriptor cache (worker/descriptors.c) and
- * the plan (worker/plan.c, worker/step.c): transforms, coders and their
- * Flink TypeInfo, ParDo payloads, the UserDefinedDataStreamFunction and the
- * OperationSpec in its payload (protobuf or the Python package's pickle).
+ * ProcessBundleDescriptor: the fetch (worker/control.c: the size and
+ * nesting checks, and what is read of a descriptor refused as a whole), the
+ * descriptor cache (worker/descriptors.c) and the plan (worker/plan.c,
+ * worker/step.c): transforms, coders and their Flink TypeInfo, ParDo
+ * payloads, the UserDefinedDataStreamFunction and the OperationSpec in its
+ * payload (protobuf or the Python package's pickle).
  *
- * The input is the descriptor's wire bytes, as a RegisterRequest carries
- * them. Properties checked (abort() on violation):
- *  - bytes protobuf-c accepts end in a plan or a non-empty message, never a
+ * The input is the descriptor's wire bytes, as a GetProcessBundleDescriptor
+ * response brings them (through a fake transport). Properties checked
+ * (abort() on violation):
+ *  - the fetch ends in a descriptor or a non-empty reason, the same twice;
+ *    a refused descriptor fails its bundles with that reason, and its data
+ *    endpoint is the one what could be read of it names;
+ *  - a fetched descriptor ends in a plan or a non-empty message, never a
  *    crash or a leak (the fuzz build runs under LeakSanitizer);
  *  - planning the same descriptor twice gives the same answer: status,
  *    message, and the plan's ids, endpoint, steps (operation, spec, options,
@@ -19,10 +25,12 @@
  *    as fnw_plan_data_url.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/registry.h"
+#include "worker/control.h"
 #include "worker/descriptors.h"
 #include "worker/plan.h"
 
@@ -129,18 +137,126 @@ static void check_cache(const pb_ProcessBundleDescriptor *pb, const fnw_registry
     fnw_descriptors_free(&c);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* ---- the fetch, over a fake transport ------------------------------------------ */
+
+typedef struct fetch {
+    fnw_unary_cb cb;
+    void *cb_user;
+    int calls;
+    pb_ProcessBundleDescriptor *d;
+    char why[FNW_ERROR_MAX + 256];
+    int has_why;
+} fetch;
+
+static int stream_token;
+
+static void *fake_start(void *ctx, const fnw_stream_handler *h)
 {
-    pb_ProcessBundleDescriptor *pb = PB(process_bundle_descriptor__unpack)(NULL, size, data);
-    if (!pb)
-        return 0;
-    fnw_registry reg;
-    fnw_registry_init(&reg);
-    fnw_registry_add_builtins(&reg);
+    (void)ctx;
+    (void)h;
+    return &stream_token;
+}
+
+static void fake_send(void *stream, grpc_slice msg)
+{
+    (void)stream;
+    grpc_slice_unref(msg);
+}
+
+static void fake_stream(void *stream)
+{
+    (void)stream;
+}
+
+static int fake_unary(void *ctx, const char *method, grpc_slice req, double timeout_s, fnw_unary_cb cb,
+                      void *user)
+{
+    fetch *f = ctx;
+    (void)method;
+    (void)timeout_s;
+    grpc_slice_unref(req);
+    f->cb = cb;
+    f->cb_user = user;
+    return 0;
+}
+
+static const fnw_control_transport fake_transport = {fake_start, fake_send, fake_stream, fake_stream,
+                                                     fake_unary};
+
+static void on_fetched(void *user, pb_ProcessBundleDescriptor *d, const char *why)
+{
+    fetch *f = user;
+    f->calls++;
+    f->d = d;
+    f->has_why = why != NULL;
+    if (why)
+        snprintf(f->why, sizeof f->why, "%s", why);
+}
+
+static void on_request(void *user, pb_InstructionRequest *req)
+{
+    (void)user;
+    fnw_control_free_request(req);
+}
+
+static void on_closed(void *user, grpc_status_code code, const char *details)
+{
+    (void)user;
+    (void)code;
+    (void)details;
+}
+
+/* The descriptor the worker makes of these bytes, or why it has none. */
+static void fetch_bytes(const uint8_t *data, size_t size, fnw_logger *log, fetch *f)
+{
+    memset(f, 0, sizeof *f);
+    fnw_control_handler h = {NULL, on_request, on_closed};
+    fnw_control *c = fnw_control_start_on(&fake_transport, f, log, &h);
+    CHECK(c);
+    CHECK(fnw_control_fetch_descriptor(c, "fuzz", on_fetched, f) == 0 && f->cb);
+    grpc_slice s = grpc_slice_from_copied_buffer((const char *)data, size);
+    f->cb(f->cb_user, GRPC_STATUS_OK, "", s);
+    grpc_slice_unref(s);
+    CHECK(f->calls == 1);
+    CHECK(f->has_why ? f->why[0] != '\0' : f->d != NULL);
+    fnw_control_free(c);
+}
+
+/* A refused descriptor: every waiting bundle gets the reason; the endpoint
+ * is what the readable part names. */
+static int ready_calls;
+
+static void count_ready(void *user, fnw_descriptor *d, const char *instruction_id)
+{
+    (void)user;
+    (void)d;
+    (void)instruction_id;
+    ready_calls++;
+}
+
+static void check_refused(const fetch *f, const fnw_registry *reg, fnw_logger *log)
+{
+    static const fnw_descriptors_events ev = {count_ready};
+    fnw_descriptors c;
+    fnw_descriptors_init(&c, reg, log, &ev, NULL);
+    fnw_descriptor *d = fnw_descriptors_get(&c, "fuzz");
+    CHECK(d && fnw_descriptors_wait(&c, d, "bundle-1") == 1);
+    ready_calls = 0;
+    fnw_descriptors_arrived(&c, d, f->d, f->why);
+    CHECK(ready_calls == 1 && fnw_descriptor_known(d) && !fnw_descriptor_plan(d));
+    CHECK(same_str(fnw_descriptor_error(d), f->why));
+    char *url = f->d ? fnw_plan_data_url(f->d) : NULL;
+    CHECK(same_str(url, fnw_descriptor_data_url(d)));
+    free(url);
+    fnw_descriptors_free(&c);
+}
+
+static void check_plans(const pb_ProcessBundleDescriptor *pb, const fnw_registry *reg)
+{
     fnw_plan *a = NULL, *b = NULL;
     fnw_error ea, eb;
-    int ra = fnw_plan_build(pb, &reg, &a, &ea);
-    int rb = fnw_plan_build(pb, &reg, &b, &eb);
+    int ra = fnw_plan_build(pb, reg, &a, &ea);
+    int rb = fnw_plan_build(pb, reg, &b, &eb);
     CHECK(ra == rb);
     if (ra == 0) {
         CHECK(a && b && same_plan(a, b));
@@ -148,11 +264,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         CHECK(ea.msg[0] != '\0' && !strcmp(ea.msg, eb.msg));
     }
-    check_cache(pb, &reg, ra, ra == 0 ? NULL : ea.msg);
+    check_cache(pb, reg, ra, ra == 0 ? NULL : ea.msg);
     if (ra == 0) {
         fnw_plan_free(a);
         fnw_plan_free(b);
     }
-    PB(process_bundle_descriptor__free_unpacked)(pb, NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fnw_logger quiet;   /* never started: drops what is below ERROR, prints the rest */
+    fnw_log_init(&quiet, NULL, FNW_LOG_ERROR);
+    fnw_registry reg;
+    fnw_registry_init(&reg);
+    fnw_registry_add_builtins(&reg);
+    fetch f, again;
+    fetch_bytes(data, size, &quiet, &f);
+    fetch_bytes(data, size, &quiet, &again);
+    CHECK(f.has_why == again.has_why && (f.d != NULL) == (again.d != NULL));
+    CHECK(!f.has_why || !strcmp(f.why, again.why));
+    if (f.has_why)
+        check_refused(&f, &reg, &quiet);
+    else
+        check_plans(f.d, &reg);
+    if (f.d)
+        fnw_control_free_descriptor(f.d);
+    if (again.d)
+        fnw_control_free_descriptor(again.d);
     return 0;
 }

@@ -56,6 +56,50 @@ static void write_plan(const char *dir, const char *name, builder *b)
     builder_free(b);
 }
 
+/* Writes key then a length prefix of len at the end of *at. */
+static void put_head(uint8_t **at, unsigned key, size_t len)
+{
+    *(*at)++ = (uint8_t)key;
+    do {
+        uint8_t byte = (uint8_t)(len & 0x7f);
+        len >>= 7;
+        *(*at)++ = (uint8_t)(byte | (len ? 0x80 : 0));
+    } while (len);
+}
+
+/* The descriptor of b plus a windowing strategy whose Trigger nests levels
+ * Repeat levels deep: refused as a whole, its transforms still readable. */
+static void write_deep_trigger(const char *dir, const char *name, builder *b, int levels)
+{
+    size_t n = protobuf_c_message_get_packed_size(&b->d.base);
+    size_t cap = n + (size_t)levels * 8 + 64;
+    uint8_t *p = malloc(cap), *at = p + n;
+    protobuf_c_message_pack(&b->d.base, p);
+    /* sizes from the inside out: trig[0] = 0, rep[k] = 1 + vs + trig[k-1], trig[k] = 1 + vs + rep[k] */
+    size_t *trig = calloc((size_t)levels + 1, sizeof *trig), *rep = calloc((size_t)levels + 1, sizeof *rep);
+    for (int k = 1; k <= levels; k++) {
+        rep[k] = 1 + (trig[k - 1] < 128 ? 1 : 2) + trig[k - 1];
+        trig[k] = 1 + (rep[k] < 128 ? 1 : 2) + rep[k];
+    }
+    size_t strategy = 1 + (trig[levels] < 128 ? 1 : 2) + trig[levels];
+    size_t entry = 2 + 4 + 1 + (strategy < 128 ? 1 : 2) + strategy;
+    put_head(&at, 4 << 3 | 2, entry);       /* ProcessBundleDescriptor.windowing_strategies */
+    put_head(&at, 1 << 3 | 2, 4);           /* key */
+    memcpy(at, "deep", 4);
+    at += 4;
+    put_head(&at, 2 << 3 | 2, strategy);    /* value: WindowingStrategy */
+    put_head(&at, 4 << 3 | 2, trig[levels]);   /* trigger */
+    for (int k = levels; k > 0; k--) {
+        put_head(&at, 11 << 3 | 2, rep[k]);   /* Trigger.repeat */
+        put_head(&at, 1 << 3 | 2, trig[k - 1]);   /* Repeat.subtrigger */
+    }
+    write_file(dir, name, p, (size_t)(at - p));
+    free(trig);
+    free(rep);
+    free(p);
+    builder_free(b);
+}
+
 static void plan_seeds(const char *dir)
 {
     builder b;
@@ -80,6 +124,9 @@ static void plan_seeds(const char *dir)
 
     flink_shape(&b, 3, "beam:coder:param_windowed_value:v1");
     write_plan(dir, "identity-chain-3.bin", &b);
+
+    flink_shape(&b, 1, "beam:coder:param_windowed_value:v1");
+    write_deep_trigger(dir, "refuse-trigger-depth-150.bin", &b, 150);
 
     flink_shape(&b, 1, "beam:coder:param_windowed_value:v1");
     transform(&b, "transform-0")->spec = fspec(&b, "beam:transform:pardo:v1", none());
