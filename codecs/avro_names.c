@@ -1,7 +1,10 @@
 /* codecs/avro_names.c — the duplicate-name check of avro_names.h: parses the
  * schema with jansson and walks it, recording each record, enum and fixed
- * under its full name in a jansson object used as a set. */
+ * under its full name in a jansson object used as a set (and holding each
+ * record to the fields-per-row cap of codecs/type.h on the way). */
 #include "codecs/avro_names.h"
+
+#include "codecs/type.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -54,6 +57,9 @@ static int walk_fields(names_walk *w, const json_t *rec, const char *full, int d
     const json_t *fields = json_object_get(rec, "fields");
     if (!json_is_array(fields))
         return 0;   /* libavro reports it */
+    if (json_array_size(fields) > FNW_TYPE_MAX_FIELDS)
+        return fnw_error_set(w->err, "invalid Avro schema: record \"%s\" has %zu fields; fnworker accepts at "
+                             "most %d fields per record", full, json_array_size(fields), FNW_TYPE_MAX_FIELDS);
     const char *dot = strrchr(full, '.');
     size_t nslen = dot ? (size_t)(dot - full) : 0;
     char *ns = malloc(nslen + 1);

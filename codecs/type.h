@@ -35,6 +35,11 @@ struct fnw_type {
 /* Deepest type tree fnw_type_from_proto accepts (and the serializers walk). */
 #define FNW_TYPE_MAX_DEPTH 64
 
+/* Most fields of one ROW or TUPLE fnw_type_from_proto accepts: a real Flink
+ * row has tens to hundreds; the cap keeps a hostile descriptor from making
+ * the worker build millions of type nodes. */
+#define FNW_TYPE_MAX_FIELDS 65535
+
 /* Builders (for tests and the proto conversion). A child is adopted when
  * fnw_type_add_child succeeds (on failure the caller still owns it). ROW
  * children take a field name (NULL = ""); other kinds ignore it. */

@@ -35,6 +35,14 @@ static int adopt(fnw_type *t, const pb_type *child_pb, const char *name, int dep
     return 0;
 }
 
+static int check_field_count(const char *kind, size_t n, fnw_error *err)
+{
+    if (n > FNW_TYPE_MAX_FIELDS)
+        return fnw_error_set(err, "%s type has %zu fields; fnworker accepts at most %d fields per %s", kind, n,
+                             FNW_TYPE_MAX_FIELDS, kind);
+    return 0;
+}
+
 static int convert_children(fnw_type *t, const pb_type *pb, int depth, fnw_error *err)
 {
     const char *kind = fnw_kind_name(t->kind);
@@ -42,6 +50,8 @@ static int convert_children(fnw_type *t, const pb_type *pb, int depth, fnw_error
     case FNW_ROW:
         if (pb->type_info_case != TI(TYPE_INFO_ROW_TYPE_INFO) || !pb->row_type_info)
             return fnw_error_set(err, "ROW type without row_type_info");
+        if (check_field_count(kind, pb->row_type_info->n_fields, err) < 0)
+            return -1;
         for (size_t i = 0; i < pb->row_type_info->n_fields; i++) {
             const Org__Apache__Flink__FnExecution__V1__TypeInfo__RowTypeInfo__Field *f =
                 pb->row_type_info->fields[i];
@@ -54,6 +64,8 @@ static int convert_children(fnw_type *t, const pb_type *pb, int depth, fnw_error
     case FNW_TUPLE:
         if (pb->type_info_case != TI(TYPE_INFO_TUPLE_TYPE_INFO) || !pb->tuple_type_info)
             return fnw_error_set(err, "TUPLE type without tuple_type_info");
+        if (check_field_count(kind, pb->tuple_type_info->n_field_types, err) < 0)
+            return -1;
         for (size_t i = 0; i < pb->tuple_type_info->n_field_types; i++) {
             if (!pb->tuple_type_info->field_types[i])
                 return fnw_error_set(err, "TUPLE field %zu has no type", i);

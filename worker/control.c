@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codecs/pb_nesting.h"
+#include "codecs/varint.h"
 #include "worker/logging.h"
 
 struct fnw_control {
@@ -36,14 +37,26 @@ static void refuse_request(fnw_control *c, const uint8_t *p, size_t n, const cha
         fnw_control_respond_error(c, id, why);
 }
 
+/* 0 if n bytes of desc's message may be unpacked: not over the size cap,
+ * and (as a register request carries descriptors, whose Triggers nest
+ * without a limit of their own, and protobuf-c would recurse through all of
+ * them) not nested too deeply. */
+static int check_readable(const ProtobufCMessageDescriptor *desc, const uint8_t *p, size_t n,
+                          fnw_error *err)
+{
+    if (n > FNW_CONTROL_MAX_MESSAGE)
+        return fnw_error_set(err, "%zu bytes is more than fnworker's limit of %zu bytes (%zu MiB) for one "
+                             "Control message or descriptor", n, FNW_CONTROL_MAX_MESSAGE,
+                             FNW_CONTROL_MAX_MESSAGE >> 20);
+    return fnw_pb_check_nesting(desc, p, n, err);
+}
+
 static void control_on_message(void *user, grpc_slice msg)
 {
     fnw_control *c = user;
     fnw_error err;
-    /* a register request carries descriptors, whose Triggers nest without a
-     * limit of their own; protobuf-c would recurse through all of them */
-    if (fnw_pb_check_nesting(&PB(instruction_request__descriptor), GRPC_SLICE_START_PTR(msg),
-                             GRPC_SLICE_LENGTH(msg), &err) < 0) {
+    if (check_readable(&PB(instruction_request__descriptor), GRPC_SLICE_START_PTR(msg),
+                       GRPC_SLICE_LENGTH(msg), &err) < 0) {
         refuse_request(c, GRPC_SLICE_START_PTR(msg), GRPC_SLICE_LENGTH(msg), err.msg);
         return;
     }
@@ -153,24 +166,78 @@ void fnw_control_respond_error(fnw_control *c, const char *instruction_id, const
     fnw_control_respond(c, &r);
 }
 
+/* Copies the top-level id (1) and transforms (2) fields of a descriptor's
+ * bytes to out (when not NULL); returns their size, or SIZE_MAX when the
+ * top level is malformed. Nothing inside a field is read. */
+static size_t copy_id_and_transforms(const uint8_t *p, size_t n, uint8_t *out)
+{
+    size_t pos = 0, kept = 0;
+    while (pos < n) {
+        uint64_t key = 0, len = 0;
+        int k = fnw_varint_read(p + pos, n - pos, &key);
+        if (k <= 0)
+            return SIZE_MAX;
+        size_t at = pos + (size_t)k;
+        int l = 0;
+        switch (key & 7) {
+        case 0: l = fnw_varint_read(p + at, n - at, &len); len = 0; break;
+        case 1: len = 8; break;
+        case 2: l = fnw_varint_read(p + at, n - at, &len); break;
+        case 5: len = 4; break;
+        default: return SIZE_MAX;
+        }
+        if (l < 0 || ((key & 7) != 1 && (key & 7) != 5 && l == 0) || len > n - at - (size_t)l)
+            return SIZE_MAX;
+        size_t whole = (size_t)k + (size_t)l + (size_t)len;
+        if ((key & 7) == 2 && ((key >> 3) == 1 || (key >> 3) == 2)) {
+            if (out)
+                memcpy(out + kept, p + pos, whole);
+            kept += whole;
+        }
+        pos += whole;
+    }
+    return kept;
+}
+
+/* What can be read of a descriptor refused as a whole (for its size, or
+ * nesting outside its transforms): its id and transforms, which name the
+ * data endpoint its bundles must still open. NULL when they cannot be read
+ * either. */
+static pb_ProcessBundleDescriptor *read_transforms(const uint8_t *p, size_t n)
+{
+    size_t kept = copy_id_and_transforms(p, n, NULL);
+    if (kept == SIZE_MAX || kept == 0 || kept > FNW_CONTROL_MAX_MESSAGE)
+        return NULL;
+    uint8_t *part = malloc(kept);
+    if (!part)
+        return NULL;
+    copy_id_and_transforms(p, n, part);
+    fnw_error err;
+    pb_ProcessBundleDescriptor *d = NULL;
+    if (check_readable(&PB(process_bundle_descriptor__descriptor), part, kept, &err) == 0)
+        d = PB(process_bundle_descriptor__unpack)(NULL, kept, part);
+    free(part);
+    return d;
+}
+
 static void fetch_done(void *user, grpc_status_code code, const char *details, grpc_slice resp)
 {
     fetch_ctx *f = user;
     fnw_error err;
+    const uint8_t *p = GRPC_SLICE_START_PTR(resp);
+    size_t n = GRPC_SLICE_LENGTH(resp);
     if (code != GRPC_STATUS_OK) {
         char why[512];
         snprintf(why, sizeof why, "GetProcessBundleDescriptor('%s') failed with status %d: %s", f->id,
                  (int)code, details);
         f->cb(f->user, NULL, why);
-    } else if (fnw_pb_check_nesting(&PB(process_bundle_descriptor__descriptor), GRPC_SLICE_START_PTR(resp),
-                                    GRPC_SLICE_LENGTH(resp), &err) < 0) {
+    } else if (check_readable(&PB(process_bundle_descriptor__descriptor), p, n, &err) < 0) {
         char why[FNW_ERROR_MAX + 128];
         snprintf(why, sizeof why, "GetProcessBundleDescriptor('%s') returned bytes the worker cannot read: %s",
                  f->id, err.msg);
-        f->cb(f->user, NULL, why);
+        f->cb(f->user, read_transforms(p, n), why);
     } else {
-        pb_ProcessBundleDescriptor *d = PB(process_bundle_descriptor__unpack)(
-            NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
+        pb_ProcessBundleDescriptor *d = PB(process_bundle_descriptor__unpack)(NULL, n, p);
         if (d)
             f->cb(f->user, d, NULL);
         else

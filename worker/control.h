@@ -5,9 +5,13 @@
  * This unit only moves messages: it unpacks requests and hands them to its
  * handler, packs responses, and fetches descriptors. What a request means
  * is decided by worker/worker.c. A message that cannot be read safely (it
- * nests deeper than the worker reads) is refused here and answered with the
- * reason when its instruction id can be read, so the runner does not wait
- * for an answer that never comes.
+ * is larger than FNW_CONTROL_MAX_MESSAGE, or nests deeper than the worker
+ * reads) is refused here and answered with the reason when its instruction
+ * id can be read, so the runner does not wait for an answer that never
+ * comes; the Control stream goes on. A fetched descriptor is held to the
+ * same limits, and its bundles fail with the reason (what can be read of
+ * its transforms still names the data endpoint: Beam's runner waits for
+ * the worker's Data stream before it reads any bundle's response).
  *
  * The unit reaches gRPC only through a fnw_control_transport: the real one
  * (fnw_control_start) uses worker/rpc.h; tests give a fake one
@@ -23,6 +27,13 @@
 #include "worker/rpc.h"
 
 typedef struct fnw_control fnw_control;
+
+/* The largest Control message (a register request carries every
+ * ProcessBundleDescriptor it registers) and the largest fetched descriptor
+ * the worker unpacks: 64 MiB, hundreds of times a real Flink descriptor. A
+ * larger one is refused before protobuf-c sees it, so a hostile descriptor
+ * cannot make the worker allocate a multiple of it again while planning. */
+#define FNW_CONTROL_MAX_MESSAGE ((size_t)64 << 20)
 
 typedef struct fnw_control_handler {
     void *user;
@@ -44,8 +55,11 @@ typedef struct fnw_control_transport {
                  fnw_unary_cb cb, void *user);
 } fnw_control_transport;
 
-/* d is owned by the callee (free with fnw_control_free_descriptor) or NULL
- * with why set. */
+/* The fetched descriptor d, or why there is none. When why is set, d may
+ * still be given: what could be read of a descriptor refused as a whole
+ * (its id and transforms only), for the data endpoint its bundles must
+ * open even though they fail. d is owned by the callee (free with
+ * fnw_control_free_descriptor). */
 typedef void (*fnw_descriptor_cb)(void *user, pb_ProcessBundleDescriptor *d, const char *why);
 
 /* Opens the Control stream on ch. log receives what cannot be answered. */

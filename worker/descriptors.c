@@ -79,15 +79,19 @@ fnw_descriptor *fnw_descriptors_get(fnw_descriptors *c, const char *id)
     return d;
 }
 
-/* pb NULL: the descriptor could not be had, for reason why. */
+/* why set: the descriptor could not be had, for that reason (pb, when
+ * given, is what could be read of it: its data endpoint is kept). */
 static void descriptor_set(fnw_descriptors *c, fnw_descriptor *d, const pb_ProcessBundleDescriptor *pb,
                            const char *why)
 {
     fnw_error err;
     d->fetching = 0;
-    if (!pb) {
+    if (why || !pb) {
         d->failed = 1;
         snprintf(d->error, sizeof d->error, "%s", why ? why : "the descriptor could not be had");
+        /* Out of memory here only loses the endpoint: the bundles still fail with why. */
+        if (pb && !d->data_url && fnw_plan_data_url(pb, &d->data_url, &err) < 0)
+            d->data_url = NULL;
         return;
     }
     fnw_plan_free(d->plan);

@@ -59,8 +59,10 @@ fnw_descriptor *fnw_descriptors_get(fnw_descriptors *c, const char *id);
 /* The runner registered pb for d: plan it now (waiting bundles are not
  * started; a fetch in flight still delivers them). */
 void fnw_descriptors_set(fnw_descriptors *c, fnw_descriptor *d, const pb_ProcessBundleDescriptor *pb);
-/* A fetch for d ended: pb, or NULL with why. d becomes known and every
- * bundle waiting for it goes to on_ready, in arrival order. */
+/* A fetch for d ended: pb and no why, or why d cannot be had; then pb, if
+ * not NULL, is what could be read of it, and gives only its data endpoint.
+ * d becomes known and every bundle waiting for it goes to on_ready, in
+ * arrival order. */
 void fnw_descriptors_arrived(fnw_descriptors *c, fnw_descriptor *d,
                              const pb_ProcessBundleDescriptor *pb, const char *why);
 /* Bundle instruction_id waits for d. 1: the caller should fetch d now (it

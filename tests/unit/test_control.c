@@ -1,9 +1,12 @@
 /* tests/unit/test_control.c — the control plane over a fake transport:
  * a readable InstructionRequest reaches the handler; bytes that are not
  * one are dropped (logged) without an answer; a request refused for its
- * nesting is answered with the reason under its instruction id; responses
+ * nesting or for being over the size cap is answered with the reason under
+ * its instruction id, and the stream reads the next request; responses
  * are packed InstructionResponses; a descriptor fetch hands back the
- * descriptor, or the reason there is none (status, unreadable bytes), and
+ * descriptor, or the reason there is none (status, unreadable bytes, over
+ * the size cap) and, for a descriptor refused as a whole, what can be read
+ * of its transforms; and
  * a fetch that cannot start says so without calling back; stop cancels the
  * stream and free releases it; requests the worker does not handle get an
  * answer naming their kind. */
@@ -194,6 +197,45 @@ START_TEST(a_request_nested_too_deep_is_answered_with_the_reason)
 }
 END_TEST
 
+/* A register request of n bytes whose descriptor holds an unknown field of
+ * zeros (the bytes need not be anything else: the size is checked first). */
+static wire big_register(const char *instruction_id, size_t n)
+{
+    wire w = wire_new(n);
+    w.start = 64;
+    memset(w.buf + w.start, 0, n - w.start);
+    wrap(&w, 99);           /* an unknown field of the descriptor */
+    front_string(&w, 1, "1-2");
+    wrap(&w, 1);            /* RegisterRequest.process_bundle_descriptor */
+    wrap(&w, 1000);         /* InstructionRequest.register */
+    front_string(&w, 1, instruction_id);
+    return w;
+}
+
+START_TEST(a_request_over_the_size_cap_is_answered_and_the_stream_goes_on)
+{
+    fnw_control *c = start();
+    wire w = big_register("i-8", FNW_CONTROL_MAX_MESSAGE + 64);
+    ck_assert_uint_gt(len(&w), FNW_CONTROL_MAX_MESSAGE);
+    deliver(bytes(&w), len(&w));
+    free(w.buf);
+    ck_assert_int_eq(H.n_requests, 0);
+    ck_assert_int_eq(F.n_sent, 1);
+    ck_assert_ptr_nonnull(F.sent[0]);
+    ck_assert_str_eq(F.sent[0]->instruction_id, "i-8");
+    ck_assert_msg(strstr(F.sent[0]->error, "is more than fnworker's limit of 67108864 bytes (64 MiB) for one "
+                                           "Control message or descriptor") != NULL, "%s", F.sent[0]->error);
+    /* one just under the cap is read and handed on */
+    w = big_register("i-9", 1 << 20);
+    deliver(bytes(&w), len(&w));
+    free(w.buf);
+    ck_assert_int_eq(H.n_requests, 1);
+    ck_assert_str_eq(H.req->instruction_id, "i-9");
+    ck_assert_int_eq(F.n_sent, 1);
+    finish(c);
+}
+END_TEST
+
 START_TEST(responses_are_instruction_responses)
 {
     fnw_control *c = start();
@@ -262,9 +304,55 @@ START_TEST(a_fetch_hands_back_the_descriptor_or_why_not)
     ck_assert_str_eq(f.id, "");
     ck_assert_msg(strstr(f.why, "('5-6') returned bytes the worker cannot read") != NULL, "%s", f.why);
 
+    ck_assert_int_eq(fnw_control_fetch_descriptor(c, "9-9", on_descriptor, &f), 0);
+    s = grpc_slice_malloc(FNW_CONTROL_MAX_MESSAGE + 1);
+    memset(GRPC_SLICE_START_PTR(s), 0, GRPC_SLICE_LENGTH(s));
+    F.unary_cb(F.unary_user, GRPC_STATUS_OK, "", s);
+    grpc_slice_unref(s);
+    ck_assert_int_eq(f.n, 4);
+    ck_assert_str_eq(f.id, "");
+    ck_assert_msg(strstr(f.why, "('9-9') returned bytes the worker cannot read: 67108865 bytes is more than "
+                                "fnworker's limit of 67108864 bytes (64 MiB)") != NULL, "%s", f.why);
+
     F.refuse_unary = 1;
     ck_assert_int_eq(fnw_control_fetch_descriptor(c, "7-8", on_descriptor, &f), -1);
-    ck_assert_int_eq(f.n, 3);
+    ck_assert_int_eq(f.n, 4);
+    finish(c);
+}
+END_TEST
+
+/* A fetched descriptor refused as a whole still hands back its id and
+ * transforms (for the data endpoint), with the reason. */
+START_TEST(a_refused_fetch_hands_back_what_names_the_data_endpoint)
+{
+    fnw_control *c = start();
+    fetched f = {0};
+    wire w = wire_new(1 << 20);
+    for (int i = 0; i < 5000; i++) {
+        if (i)
+            wrap(&w, 1);    /* Repeat.subtrigger */
+        wrap(&w, 11);       /* Trigger.repeat */
+    }
+    wrap(&w, 4);            /* WindowingStrategy.trigger */
+    wrap(&w, 2);            /* map entry value */
+    front_string(&w, 1, "windowing_strategy");
+    wrap(&w, 4);            /* ProcessBundleDescriptor.windowing_strategies */
+    wire t = wire_new(64);
+    front_string(&t, 1, "fn/read/input:0");   /* a transforms entry, its PTransform left out */
+    wrap(&t, 2);            /* ProcessBundleDescriptor.transforms */
+    front(&w, bytes(&t), len(&t));
+    free(t.buf);
+    front_uint(&w, 99, 7);  /* an unknown varint field is stepped over */
+    front_string(&w, 1, "1-2");
+    ck_assert_int_eq(fnw_control_fetch_descriptor(c, "1-2", on_descriptor, &f), 0);
+    grpc_slice s = grpc_slice_from_copied_buffer((const char *)bytes(&w), len(&w));
+    F.unary_cb(F.unary_user, GRPC_STATUS_OK, "", s);
+    grpc_slice_unref(s);
+    free(w.buf);
+    ck_assert_int_eq(f.n, 1);
+    ck_assert_str_eq(f.id, "1-2");   /* what could be read was handed back */
+    ck_assert_msg(strstr(f.why, "('1-2') returned bytes the worker cannot read: ") &&
+                  strstr(f.why, "nest deeper than"), "%s", f.why);
     finish(c);
 }
 END_TEST
@@ -307,8 +395,10 @@ static Suite *suite(void)
     tcase_add_test(tc, a_request_reaches_the_handler);
     tcase_add_test(tc, bytes_that_are_not_a_request_get_no_answer);
     tcase_add_test(tc, a_request_nested_too_deep_is_answered_with_the_reason);
+    tcase_add_test(tc, a_request_over_the_size_cap_is_answered_and_the_stream_goes_on);
     tcase_add_test(tc, responses_are_instruction_responses);
     tcase_add_test(tc, a_fetch_hands_back_the_descriptor_or_why_not);
+    tcase_add_test(tc, a_refused_fetch_hands_back_what_names_the_data_endpoint);
     tcase_add_test(tc, stop_cancels_and_closed_reaches_the_handler);
     tcase_add_test(tc, unsupported_requests_are_named);
     suite_add_tcase(s, tc);

@@ -2,7 +2,8 @@
  * before their descriptor wait and start in arrival order once it is
  * known; only the first of them asks for a fetch; a descriptor that cannot
  * be had or planned answers every waiting bundle, and still names its data
- * endpoint (the runner waits for the worker's Data stream); a register
+ * endpoint (the runner waits for the worker's Data stream), also when
+ * only its transforms could be read; a register
  * while a fetch is in flight leaves the waiting bundles to the fetch. */
 #include <check.h>
 
@@ -120,6 +121,28 @@ START_TEST(data_url_is_kept_when_the_plan_fails)
 }
 END_TEST
 
+/* A descriptor refused as a whole arrives with the reason and what could be
+ * read of it: the reason is every bundle's answer, the endpoint is kept. */
+START_TEST(data_url_is_kept_when_only_the_transforms_could_be_read)
+{
+    fixture f;
+    fx_init(&f);
+    builder b;
+    flink_shape(&b, 1, STATELESS_WIRE);
+    b.d.n_coders = 0;   /* what the worker reads of it: the transforms */
+    fnw_descriptor *d = fnw_descriptors_get(&f.c, "1-2");
+    ck_assert_int_eq(fnw_descriptors_wait(&f.c, d, "b-1"), 1);
+    fnw_descriptors_arrived(&f.c, d, &b.d, "GetProcessBundleDescriptor('1-2') returned bytes the worker "
+                                           "cannot read: messages nest deeper than 256 levels");
+    builder_free(&b);
+    ck_assert_int_eq(f.r.n, 1);
+    ck_assert_ptr_null(fnw_descriptor_plan(d));
+    ck_assert_msg(strstr(fnw_descriptor_error(d), "nest deeper than 256") != NULL, "%s", fnw_descriptor_error(d));
+    ck_assert_str_eq(fnw_descriptor_data_url(d), "localhost:7777");
+    fnw_descriptors_free(&f.c);
+}
+END_TEST
+
 START_TEST(register_during_a_fetch_leaves_the_bundles_to_the_fetch)
 {
     fixture f;
@@ -160,6 +183,7 @@ static Suite *suite(void)
     tcase_add_test(tc, waiting_bundles_start_in_arrival_order);
     tcase_add_test(tc, failed_fetch_answers_every_waiting_bundle);
     tcase_add_test(tc, data_url_is_kept_when_the_plan_fails);
+    tcase_add_test(tc, data_url_is_kept_when_only_the_transforms_could_be_read);
     tcase_add_test(tc, register_during_a_fetch_leaves_the_bundles_to_the_fetch);
     tcase_add_test(tc, free_drops_waiting_bundles_without_starting_them);
     suite_add_tcase(s, tc);

@@ -60,6 +60,8 @@ public final class FunctionRunner implements AutoCloseable {
     public long dataConnectTimeoutMs = 180_000;
     /** Test hook: the input coder's CoderInfoDescriptor bytes as sent (see WireBytes). */
     public byte[] inputCoderPayload;
+    /** Test hook: rewrites the built descriptor before it is registered (e.g. adds raw fields). */
+    public java.util.function.UnaryOperator<BeamFnApi.ProcessBundleDescriptor> editDescriptor;
   }
 
   /** What one finished bundle left behind, for tests and summaries. */
@@ -235,6 +237,9 @@ public final class FunctionRunner implements AutoCloseable {
     b.jobParameters.putAll(cfg.jobParameters);
     b.inputCoderPayload = cfg.inputCoderPayload;
     descriptor = b.build();
+    if (cfg.editDescriptor != null) {
+      descriptor = cfg.editDescriptor.apply(descriptor);
+    }
     worker.registerDescriptor(descriptor, cfg.flushTimeoutMs);
   }
 

@@ -75,6 +75,7 @@ public final class IntegrationTests {
     s.add(new Scenario("large_records", RecordScenarios::largeRecords));
     s.add(new Scenario("many_bundles", RecordScenarios::manyBundles));
     s.add(new Scenario("hostile_type_nesting", RecordScenarios::hostileTypeNesting));
+    s.addAll(HostileScenarios.scenarios());
     s.addAll(AvroScenarios.scenarios());
     s.addAll(AsyncScenarios.scenarios());
     s.addAll(MetricsScenarios.scenarios());
