@@ -150,6 +150,22 @@ static void plan_seeds(const char *dir)
     }
     flink_shape_of(&b, 1, "beam:coder:param_windowed_value:v1", t);
     write_plan(dir, "refuse-type-depth-80.bin", &b);
+
+    /* The stack-overflow crash: an input coder's TypeInfo 10,000 levels deep
+     * once recursed inside protobuf-c before any depth check. */
+    static pb_TypeInfo deep[10000];   /* more than the builder keeps */
+    pb_TypeInfo init = ORG__APACHE__FLINK__FN_EXECUTION__V1__TYPE_INFO__INIT;
+    for (int i = 0; i < 10000; i++) {
+        deep[i] = init;
+        deep[i].type_name = i ? 18 : 5;
+        if (i) {
+            deep[i].type_info_case = ORG__APACHE__FLINK__FN_EXECUTION__V1__TYPE_INFO__TYPE_INFO_COLLECTION_ELEMENT_TYPE;
+            deep[i].collection_element_type = &deep[i - 1];
+        }
+    }
+    shape_init(&b);
+    flink_shape_of(&b, 1, "beam:coder:param_windowed_value:v1", &deep[9999]);
+    write_plan(dir, "finding-coder-typeinfo-depth-10000.bin", &b);
 }
 
 /* ---- OperationSpecs ---------------------------------------------------------------- */
