@@ -302,7 +302,55 @@ static int typeinfo_seeds(const char *dir)
            write_deep_list(dir, "refuse-depth-10000", 10000) < 0 ? -1 : 0;
 }
 
-static int avro_seeds(const char *dir) { (void)dir; return 0; }
+/* ---- Avro seeds ----------------------------------------------------------- */
+/* The 2-byte schema length, the schema, then the datum's dlen bytes. */
+static int avro_seed(const char *dir, const char *name, const char *schema, const char *datum, size_t dlen)
+{
+    fnw_buf b;
+    fnw_buf_init(&b, 0);
+    size_t sl = strlen(schema);
+    int rc = fnw_buf_put_be16(&b, (uint16_t)sl) | fnw_buf_append(&b, schema, sl) | fnw_buf_append(&b, datum, dlen);
+    if (rc == 0)
+        rc = write_seed(dir, "avro", name, b.p, b.len);
+    fnw_buf_free(&b);
+    return rc;
+}
+
+#define AVRO_SEED(name, schema, datum) avro_seed(dir, name, schema, datum, sizeof datum - 1)
+
+static int avro_seeds(const char *dir)
+{
+    return AVRO_SEED("record-primitives.bin",
+                     "{\"type\":\"record\",\"name\":\"All\",\"namespace\":\"ex\",\"fields\":["
+                     "{\"name\":\"n\",\"type\":\"null\"},{\"name\":\"b\",\"type\":\"boolean\"},"
+                     "{\"name\":\"i\",\"type\":\"int\"},{\"name\":\"l\",\"type\":\"long\"},"
+                     "{\"name\":\"f\",\"type\":\"float\"},{\"name\":\"d\",\"type\":\"double\"},"
+                     "{\"name\":\"s\",\"type\":\"string\"},{\"name\":\"y\",\"type\":\"bytes\"}]}",
+                     "\x01" "\x00\x00\x00\x07" "\x00\x00\x00\x00\x00\x00\x01\x00" "\x3f\xc0\x00\x00"
+                     "\xbf\xd0\x00\x00\x00\x00\x00\x00" "\x00\x00\x00\x02hi" "\x00\x00\x00\x01\xff") < 0 ||
+           AVRO_SEED("record-containers.bin",
+                     "{\"type\":\"record\",\"name\":\"C\",\"fields\":["
+                     "{\"name\":\"a\",\"type\":{\"type\":\"array\",\"items\":\"int\"}},"
+                     "{\"name\":\"m\",\"type\":{\"type\":\"map\",\"values\":\"long\"}},"
+                     "{\"name\":\"u\",\"type\":[\"null\",\"string\"]},"
+                     "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"X\",\"Y\"]}},"
+                     "{\"name\":\"x\",\"type\":{\"type\":\"fixed\",\"name\":\"F\",\"size\":3}}]}",
+                     "\x02\x00\x00\x00\x01\x00\x00\x00\x02\x00" "\x01\x00\x00\x00\x01k\x00\x00\x00\x00\x00\x00\x00\x05\x00"
+                     "\x00\x00\x00\x01\x00\x00\x00\x00" "\x00\x00\x00\x01" "abc") < 0 ||
+           AVRO_SEED("recursive-linked-list.bin",
+                     "{\"type\":\"record\",\"name\":\"Node\",\"fields\":[{\"name\":\"v\",\"type\":\"int\"},"
+                     "{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}]}",
+                     "\x00\x00\x00\x01\x00\x00\x00\x01" "\x00\x00\x00\x02\x00\x00\x00\x00") < 0 ||
+           AVRO_SEED("namespaces-same-short-name.bin",
+                     "{\"type\":\"record\",\"name\":\"R\",\"namespace\":\"a\",\"fields\":[{\"name\":\"r\",\"type\":"
+                     "{\"type\":\"record\",\"name\":\"R\",\"namespace\":\"b\",\"fields\":[{\"name\":\"z\","
+                     "\"type\":{\"type\":\"map\",\"values\":{\"type\":\"array\",\"items\":\"boolean\"}}}]}}]}",
+                     "\x01" "\x00\x00\x00\x01k" "\x02\x01\x00\x00" "\x00") < 0 ||
+           AVRO_SEED("array-of-strings-empty.bin", "{\"type\":\"array\",\"items\":\"string\"}", "\x00") < 0 ||
+           AVRO_SEED("finding-avro-duplicate-name",
+                     "{\"type\":\"record\",\"name\":\"N\",\"fields\":[{\"name\":\"f\",\"type\":"
+                     "{\"type\":\"fixed\",\"name\":\"N\",\"size\":1}}]}", "\x07") < 0 ? -1 : 0;
+}
 
 int main(int argc, char **argv)
 {
