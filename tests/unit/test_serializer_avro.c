@@ -335,8 +335,8 @@ START_TEST(zero_byte_datum_encodes_to_nothing)
     static const char *const schemas[] = {
         "\"null\"",
         "{\"type\":\"record\",\"name\":\"E\",\"fields\":[]}",
-        "{\"type\":\"record\",\"name\":\"O\",\"fields\":[{\"name\":\"f\",\"type\":"
-        "{\"type\":\"fixed\",\"name\":\"N\",\"size\":0}}]}",
+        ("{\"type\":\"record\",\"name\":\"O\",\"fields\":[{\"name\":\"f\",\"type\":"
+         "{\"type\":\"fixed\",\"name\":\"N\",\"size\":0}}]}"),
     };
     for (size_t i = 0; i < sizeof schemas / sizeof *schemas; i++) {
         fnw_type *t = avro_type(schemas[i]);
