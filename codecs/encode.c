@@ -342,11 +342,12 @@ static int enc_avro(const fnw_type *t, const fnw_value *v, const wr *w)
         return fnw_error_prefix(w->err, "encoding AVRO: the datum does not match the schema");
     if (used != v->count)
         return efail(w, t, "the datum ends after %zu of its %u bytes", used, v->count);
+    if (v->count == 0)
+        return 0;   /* a datum of no bytes ("null", an empty record): room() on an empty buffer has no pointer */
     uint8_t *q = room(w, t, v->count);
     if (!q)
         return -1;
-    if (v->count)
-        memcpy(q, b, v->count);
+    memcpy(q, b, v->count);
     return 0;
 }
 

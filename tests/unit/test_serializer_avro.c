@@ -327,6 +327,39 @@ START_TEST(zero_width_items)
 }
 END_TEST
 
+/* A datum of no bytes decodes to an empty value and encodes to nothing, also
+ * into a buffer that has no memory yet (found by tests/fuzz/fuzz_avro.c:
+ * the encoder used to offset the buffer's NULL pointer, which UBSan flags). */
+START_TEST(zero_byte_datum_encodes_to_nothing)
+{
+    static const char *const schemas[] = {
+        "\"null\"",
+        "{\"type\":\"record\",\"name\":\"E\",\"fields\":[]}",
+        ("{\"type\":\"record\",\"name\":\"O\",\"fields\":[{\"name\":\"f\",\"type\":"
+         "{\"type\":\"fixed\",\"name\":\"N\",\"size\":0}}]}"),
+    };
+    for (size_t i = 0; i < sizeof schemas / sizeof *schemas; i++) {
+        fnw_type *t = avro_type(schemas[i]);
+        static const uint8_t in[1] = { 0x07 };
+        fnw_value v;
+        size_t used = 9;
+        fnw_error err = { "" };
+        ck_assert_int_eq(fnw_ser_decode(t, in, sizeof in, NULL, &v, &used, &err), 0);
+        ck_assert_uint_eq(used, 0);
+        ck_assert_uint_eq(v.count, 0);
+        fnw_buf out;
+        fnw_buf_init(&out, 0);
+        ck_assert_msg(fnw_ser_encode(t, &v, &out, &err) == 0, "%s: %s", schemas[i], err.msg);
+        ck_assert_uint_eq(out.len, 0);
+        ck_assert_int_eq(fnw_buf_append(&out, "ab", 2), 0);
+        ck_assert_int_eq(fnw_ser_encode(t, &v, &out, &err), 0);
+        ck_assert_uint_eq(out.len, 2);
+        fnw_buf_free(&out);
+        fnw_type_free(t);
+    }
+}
+END_TEST
+
 static const char *LIST_SCHEMA =
     "{\"type\":\"record\",\"name\":\"Node\",\"fields\":["
     "{\"name\":\"v\",\"type\":\"int\"},{\"name\":\"next\",\"type\":[\"null\",\"Node\"]}]}";
@@ -502,6 +535,7 @@ int main(void)
     tcase_add_test(tc, maps_and_nesting);
     tcase_add_test(tc, hostile_lengths_and_counts);
     tcase_add_test(tc, zero_width_items);
+    tcase_add_test(tc, zero_byte_datum_encodes_to_nothing);
     tcase_add_test(tc, recursive_schema_and_depth);
     tcase_add_test(tc, avro_inside_a_row);
     tcase_add_test(tc, duplicate_names);

@@ -1,12 +1,11 @@
-/* tests/fuzz/make_seeds.c — writes the seed corpora of fuzz_plan and
+/* tests/fuzz/gen_seeds_worker.c — writes the seed corpora of fuzz_plan and
  * fuzz_spec: ProcessBundleDescriptors laid out the way Flink sends them
  * (built with the unit tests' descriptor builder), and OperationSpec
  * payloads, valid ones and the refusals and past findings worth keeping.
  *
- * Not part of any build; from the repository root, after `make all`:
- *   cc -Iinclude -I. -Ibuild/gen -D_GNU_SOURCE -std=c11 -o build/make_seeds \
- *      tests/fuzz/make_seeds.c build/libfnw.a -lprotobuf-c
- *   build/make_seeds tests/fuzz/corpus
+ * The make fuzz-replay target builds it (build/fuzz/gen_seeds_worker) so it
+ * keeps compiling; from the repository root:
+ *   make fuzz-replay && build/fuzz/gen_seeds_worker tests/fuzz/corpus
  * (the pickled seeds, spec/pickle-*.bin and plan/pickled-spec.bin, are the
  * pickle_payload corpus's; see tests/fuzz/README.md).
  */
@@ -24,7 +23,7 @@ static void write_file(const char *dir, const char *name, const uint8_t *p, size
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
-        fprintf(stderr, "make_seeds: cannot write %s\n", path);
+        fprintf(stderr, "gen_seeds_worker: cannot write %s\n", path);
         exit(1);
     }
 }
@@ -242,7 +241,7 @@ static void spec_seeds(const char *dir)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: make_seeds CORPUS_DIR (writes CORPUS_DIR/plan and CORPUS_DIR/spec)\n");
+        fprintf(stderr, "usage: gen_seeds_worker CORPUS_DIR (writes CORPUS_DIR/plan and CORPUS_DIR/spec)\n");
         return 2;
     }
     char dir[400];
