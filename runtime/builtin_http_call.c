@@ -112,24 +112,6 @@ static int build_and_send(httpop_state *st, httpop_ctx *x, size_t n, fnw_error *
 
 /* ---- the response --------------------------------------------------------------- */
 
-/* The value of result k for element i: FNW_JPTR_FOUND, FNW_JPTR_NOT_FOUND or -1. */
-static int pick(const httpop_result *r, const json_t *doc, size_t i, json_t **out, fnw_error *err)
-{
-    if (r->whole)
-        return fnw_jptr_get(r->whole, doc, out, err);
-    json_t *arr;
-    int rc = fnw_jptr_get(r->items, doc, &arr, err);
-    if (rc != FNW_JPTR_FOUND)
-        return rc;
-    if (!json_is_array(arr))
-        return fnw_error_set(err, "the pointer '%.200s' needs an array before its {i}, the response has %s there",
-                             r->pointer, json_is_object(arr) ? "an object" : "a scalar");
-    json_t *item = json_array_get(arr, i);
-    if (!item)
-        return FNW_JPTR_NOT_FOUND;
-    return fnw_jptr_get(r->item, item, out, err);
-}
-
 /* Fills element i's result fields into row; 1 when the element is dropped
  * (on_missing empty), 0 when done, -1 to fail the call (err set). */
 static int fill_results(httpop_ctx *x, const json_t *doc, size_t i, fnw_value *row, fnw_error *err)
@@ -137,7 +119,7 @@ static int fill_results(httpop_ctx *x, const json_t *doc, size_t i, fnw_value *r
     httpop_state *st = x->st;
     for (size_t k = 0; k < fnw_outrow_results(st->out); k++) {
         json_t *v = NULL;
-        int rc = pick(&st->results[k], doc, i, &v, err);
+        int rc = fnw_httpop_pick(&st->results[k], doc, i, &v, err);
         const char *name = fnw_outrow_result_name(st->out, k);
         if (rc < 0)
             return -1;
@@ -193,7 +175,7 @@ static void on_ok(httpop_ctx *x, const fnw_http_response *resp)
     json_t *doc = NULL;
     if (fnw_outrow_results(x->st->out)) {
         json_error_t jerr;
-        doc = json_loadb(resp->body, resp->body_len, JSON_DECODE_ANY, &jerr);
+        doc = json_loadb(resp->body, resp->body_len, HTTPOP_JSON_FLAGS, &jerr);
         if (!doc) {
             char excerpt[HTTPOP_EXCERPT * 4 + 8];
             fnw_httpop_excerpt(resp->body, resp->body_len, (const char *const *)x->st->secrets, x->st->n_secrets, excerpt,

@@ -1,7 +1,8 @@
 /* runtime/builtin_http_plan.c — the pure pieces of the `http` operation:
  * splitting its option texts (the URL at its query, batch_body at
  * {items}, a result pointer at its {i} token), header name checks, what a
- * status means, and the body excerpts quoted in errors with secrets masked.
+ * status means, the body excerpts quoted in errors with secrets masked, and
+ * picking a result's value out of a parsed response.
  * No I/O, no state: builtin_http_internal.h documents each function. */
 #include "runtime/builtin_http_internal.h"
 
@@ -167,4 +168,21 @@ void fnw_httpop_excerpt(const char *body, size_t len, const char *const *secrets
     out[o] = '\0';
     if (len > n && o + 4 < cap)
         memcpy(out + o, "...", 4);
+}
+
+int fnw_httpop_pick(const httpop_result *r, const json_t *doc, size_t i, json_t **out, fnw_error *err)
+{
+    if (r->whole)
+        return fnw_jptr_get(r->whole, doc, out, err);
+    json_t *arr;
+    int rc = fnw_jptr_get(r->items, doc, &arr, err);
+    if (rc != FNW_JPTR_FOUND)
+        return rc;
+    if (!json_is_array(arr))
+        return fnw_error_set(err, "the pointer '%.200s' needs an array before its {i}, the response has %s there",
+                             r->pointer, json_is_object(arr) ? "an object" : "a scalar");
+    json_t *item = json_array_get(arr, i);
+    if (!item)
+        return FNW_JPTR_NOT_FOUND;
+    return fnw_jptr_get(r->item, item, out, err);
 }
