@@ -16,6 +16,7 @@
 
 #include "runtime/binding_convert.h"
 #include "runtime/builtin_http_internal.h"
+#include "runtime/secret_mask.h"
 
 typedef struct httpop_ctx {
     httpop_state *st;
@@ -169,6 +170,15 @@ static void fail_status(httpop_ctx *x, const fnw_http_response *resp, int64_t de
                         delay_ms > 0 ? " (retry after the server's Retry-After)" : "", excerpt);
 }
 
+/* Fails the call for good with err's message, every secret masked: a
+ * conversion failure quotes the value, which the service may have copied
+ * from the request (a header echoed back). */
+static void fail_masked(httpop_ctx *x, fnw_error *err)
+{
+    fnw_secret_mask_str(err->msg, (const char *const *)x->st->secrets, x->st->n_secrets);
+    fnw_call_fail_after(x->call, FNW_CALL_NO_RETRY, "%s", err->msg);
+}
+
 static void on_ok(httpop_ctx *x, const fnw_http_response *resp)
 {
     fnw_error err = { "" };
@@ -188,7 +198,7 @@ static void on_ok(httpop_ctx *x, const fnw_http_response *resp)
     int rc = emit_all(x, doc, 0, &err);
     json_decref(doc);
     if (rc != 0)
-        fnw_call_fail_after(x->call, FNW_CALL_NO_RETRY, "%s", err.msg);
+        fail_masked(x, &err);
     else
         fnw_call_complete(x->call);
 }
@@ -201,7 +211,7 @@ static void on_missing_status(httpop_ctx *x, const fnw_http_response *resp)
     }
     fnw_error err = { "" };
     if (emit_all(x, NULL, 1, &err) != 0)
-        fnw_call_fail_after(x->call, FNW_CALL_NO_RETRY, "%s", err.msg);
+        fail_masked(x, &err);
     else
         fnw_call_complete(x->call);
 }
@@ -213,8 +223,10 @@ static void on_done(void *user, const fnw_http_response *resp, const fnw_error *
     x->req = NULL;
     fnw_call_set_op_data(call, NULL);
     if (err) {
+        fnw_error e = *err;
+        fnw_secret_mask_str(e.msg, (const char *const *)x->st->secrets, x->st->n_secrets);
         /* a body over the limit will be over it again; the rest may pass */
-        fnw_call_fail_after(call, resp->outcome == FNW_HTTP_TOO_LARGE ? FNW_CALL_NO_RETRY : 0, "%s", err->msg);
+        fnw_call_fail_after(call, resp->outcome == FNW_HTTP_TOO_LARGE ? FNW_CALL_NO_RETRY : 0, "%s", e.msg);
         return;
     }
     switch (fnw_httpop_classify(resp->status)) {

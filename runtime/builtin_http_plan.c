@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/secret_mask.h"
+
 size_t fnw_httpop_query_start(const char *url)
 {
     size_t i = 0;
@@ -121,33 +123,13 @@ httpop_status fnw_httpop_classify(long status)
     return HTTPOP_REFUSED;
 }
 
-/* Overwrites every secret in b[0..n) with '*', and a secret's beginning that
- * ends b (the rest was cut off). */
-static void mask_secrets(char *b, size_t n, const char *const *secrets, size_t n_secrets)
-{
-    for (size_t k = 0; k < n_secrets; k++) {
-        size_t sl = secrets[k] ? strlen(secrets[k]) : 0;
-        if (sl == 0)
-            continue;
-        for (size_t i = 0; i + sl <= n; i++)
-            if (memcmp(b + i, secrets[k], sl) == 0)
-                memset(b + i, '*', sl);
-        for (size_t part = sl - 1 < n ? sl - 1 : n; part > 0; part--) {
-            if (memcmp(b + n - part, secrets[k], part) == 0) {
-                memset(b + n - part, '*', part);
-                break;
-            }
-        }
-    }
-}
-
 void fnw_httpop_excerpt(const char *body, size_t len, const char *const *secrets, size_t n_secrets,
                         char *out, size_t cap)
 {
     char b[HTTPOP_EXCERPT];
     size_t n = len < sizeof b ? len : sizeof b;
     memcpy(b, body, n);
-    mask_secrets(b, n, secrets, n_secrets);
+    fnw_secret_mask(b, n, secrets, n_secrets);
     size_t o = 0;
     if (cap < 8) {
         if (cap)
