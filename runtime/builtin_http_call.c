@@ -4,7 +4,9 @@
  * response into outputs: 2xx -> the result fields from JSON pointers;
  * 404 -> the on_missing policy; 408, 429, 5xx and transport errors ->
  * a retryable failure whose retry waits for Retry-After; any other status
- * -> a final failure quoting the status and a body excerpt (secrets masked).
+ * -> a final failure quoting the status and a body excerpt. Secrets (header
+ * values from the environment) are masked in every failure message, since
+ * the service may echo them.
  *
  * Per call, everything comes from the call arena (the context, the decoded
  * rows, the request body, the output rows); request text is built in the
