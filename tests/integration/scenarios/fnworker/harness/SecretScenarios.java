@@ -144,7 +144,7 @@ final class SecretScenarios {
       if (s != null) {
         Server.run(c, "kserve.sh", "inject", s.dir.getPath(), "{\"linear\": {\"echo_auth\": true}}");
         FunctionRunner r = KServeScenarios.runner(c, w, in, out, KServeScenarios.spec(KServeScenarios.linear(s,
-            "auth_header_env", "FNW_T_KSERVE"), "{\"timeoutMs\":10000}"));
+            "auth_header_env", "FNW_T_KSERVE"), "{\"timeoutMs\":30000}"));
         Ctx.send(r, in, KServeScenarios.rows(1));
         contains(seen.fail(r, "kserve, token rejected"), "UNAUTHENTICATED", "token rejected");
       }
