@@ -95,7 +95,7 @@ final class SecretScenarios {
       try (s) {
         s.cli("SET", "city:1", "Oslo");
         FunctionRunner r = RedisScenarios.runner(c, w, out, RedisScenarios.redis(s, opts("command", "GET city:{id}",
-            "result_field", "city", "password_env", "FNW_T_REDIS_PW"), "{\"timeoutMs\":3000}"));
+            "result_field", "city", "password_env", "FNW_T_REDIS_PW"), "{\"timeoutMs\":10000}"));
         Ctx.send(r, RedisScenarios.USER, RedisScenarios.users(1));
         contains(seen.fail(r, "redis, wrong password"), "FNW_T_REDIS_PW");
       }
