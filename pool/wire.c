@@ -123,12 +123,15 @@ int fnw_wire_request_feed(fnw_wire_request *r, const char *data, size_t n, size_
 {
     size_t room = FNW_WIRE_REQUEST_MAX - r->len, take = n < room ? n : room;
     size_t before = r->len;
-    if (memchr(data, '\0', take))
+    memcpy(r->buf + before, data, take);
+    size_t end = request_end(r->buf, before + take, before);
+    /* only the request's own bytes count: what follows its empty line is
+     * not read, whether it came in the same read or a later one */
+    size_t mine = (end ? end : before + take) - before;
+    if (memchr(data, '\0', mine))
         return fnw_error_set(err, "the request holds a NUL byte");
-    memcpy(r->buf + r->len, data, take);
-    r->len += take;
+    r->len = before + mine;
     r->buf[r->len] = '\0';
-    size_t end = request_end(r->buf, r->len, before);
     if (!end) {
         *used = take;
         if (r->len == FNW_WIRE_REQUEST_MAX)

@@ -4,7 +4,9 @@
  * response into outputs: 2xx -> the result fields from JSON pointers;
  * 404 -> the on_missing policy; 408, 429, 5xx and transport errors ->
  * a retryable failure whose retry waits for Retry-After; any other status
- * -> a final failure quoting the status and a body excerpt (secrets masked).
+ * -> a final failure quoting the status and a body excerpt. Secrets (header
+ * values from the environment) are masked in every failure message, since
+ * the service may echo them.
  *
  * Per call, everything comes from the call arena (the context, the decoded
  * rows, the request body, the output rows); request text is built in the
@@ -16,6 +18,7 @@
 
 #include "runtime/binding_convert.h"
 #include "runtime/builtin_http_internal.h"
+#include "runtime/secret_mask.h"
 
 typedef struct httpop_ctx {
     httpop_state *st;
@@ -112,24 +115,6 @@ static int build_and_send(httpop_state *st, httpop_ctx *x, size_t n, fnw_error *
 
 /* ---- the response --------------------------------------------------------------- */
 
-/* The value of result k for element i: FNW_JPTR_FOUND, FNW_JPTR_NOT_FOUND or -1. */
-static int pick(const httpop_result *r, const json_t *doc, size_t i, json_t **out, fnw_error *err)
-{
-    if (r->whole)
-        return fnw_jptr_get(r->whole, doc, out, err);
-    json_t *arr;
-    int rc = fnw_jptr_get(r->items, doc, &arr, err);
-    if (rc != FNW_JPTR_FOUND)
-        return rc;
-    if (!json_is_array(arr))
-        return fnw_error_set(err, "the pointer '%.200s' needs an array before its {i}, the response has %s there",
-                             r->pointer, json_is_object(arr) ? "an object" : "a scalar");
-    json_t *item = json_array_get(arr, i);
-    if (!item)
-        return FNW_JPTR_NOT_FOUND;
-    return fnw_jptr_get(r->item, item, out, err);
-}
-
 /* Fills element i's result fields into row; 1 when the element is dropped
  * (on_missing empty), 0 when done, -1 to fail the call (err set). */
 static int fill_results(httpop_ctx *x, const json_t *doc, size_t i, fnw_value *row, fnw_error *err)
@@ -137,7 +122,7 @@ static int fill_results(httpop_ctx *x, const json_t *doc, size_t i, fnw_value *r
     httpop_state *st = x->st;
     for (size_t k = 0; k < fnw_outrow_results(st->out); k++) {
         json_t *v = NULL;
-        int rc = pick(&st->results[k], doc, i, &v, err);
+        int rc = fnw_httpop_pick(&st->results[k], doc, i, &v, err);
         const char *name = fnw_outrow_result_name(st->out, k);
         if (rc < 0)
             return -1;
@@ -187,13 +172,22 @@ static void fail_status(httpop_ctx *x, const fnw_http_response *resp, int64_t de
                         delay_ms > 0 ? " (retry after the server's Retry-After)" : "", excerpt);
 }
 
+/* Fails the call for good with err's message, every secret masked: a
+ * conversion failure quotes the value, which the service may have copied
+ * from the request (a header echoed back). */
+static void fail_masked(httpop_ctx *x, fnw_error *err)
+{
+    fnw_secret_mask_str(err->msg, (const char *const *)x->st->secrets, x->st->n_secrets);
+    fnw_call_fail_after(x->call, FNW_CALL_NO_RETRY, "%s", err->msg);
+}
+
 static void on_ok(httpop_ctx *x, const fnw_http_response *resp)
 {
     fnw_error err = { "" };
     json_t *doc = NULL;
     if (fnw_outrow_results(x->st->out)) {
         json_error_t jerr;
-        doc = json_loadb(resp->body, resp->body_len, JSON_DECODE_ANY, &jerr);
+        doc = json_loadb(resp->body, resp->body_len, HTTPOP_JSON_FLAGS, &jerr);
         if (!doc) {
             char excerpt[HTTPOP_EXCERPT * 4 + 8];
             fnw_httpop_excerpt(resp->body, resp->body_len, (const char *const *)x->st->secrets, x->st->n_secrets, excerpt,
@@ -206,7 +200,7 @@ static void on_ok(httpop_ctx *x, const fnw_http_response *resp)
     int rc = emit_all(x, doc, 0, &err);
     json_decref(doc);
     if (rc != 0)
-        fnw_call_fail_after(x->call, FNW_CALL_NO_RETRY, "%s", err.msg);
+        fail_masked(x, &err);
     else
         fnw_call_complete(x->call);
 }
@@ -219,7 +213,7 @@ static void on_missing_status(httpop_ctx *x, const fnw_http_response *resp)
     }
     fnw_error err = { "" };
     if (emit_all(x, NULL, 1, &err) != 0)
-        fnw_call_fail_after(x->call, FNW_CALL_NO_RETRY, "%s", err.msg);
+        fail_masked(x, &err);
     else
         fnw_call_complete(x->call);
 }
@@ -231,8 +225,10 @@ static void on_done(void *user, const fnw_http_response *resp, const fnw_error *
     x->req = NULL;
     fnw_call_set_op_data(call, NULL);
     if (err) {
+        fnw_error e = *err;
+        fnw_secret_mask_str(e.msg, (const char *const *)x->st->secrets, x->st->n_secrets);
         /* a body over the limit will be over it again; the rest may pass */
-        fnw_call_fail_after(call, resp->outcome == FNW_HTTP_TOO_LARGE ? FNW_CALL_NO_RETRY : 0, "%s", err->msg);
+        fnw_call_fail_after(call, resp->outcome == FNW_HTTP_TOO_LARGE ? FNW_CALL_NO_RETRY : 0, "%s", e.msg);
         return;
     }
     switch (fnw_httpop_classify(resp->status)) {

@@ -27,6 +27,7 @@
 #define HTTPOP_EXCERPT 200          /* bytes of a response body quoted in errors */
 #define HTTPOP_ITEMS "{items}"      /* batch_body's placeholder */
 #define HTTPOP_INDEX "{i}"          /* a result pointer's batch index token */
+#define HTTPOP_JSON_FLAGS JSON_DECODE_ANY  /* json_loadb flags for a response body */
 
 /* One header: a template ("Name: " is literal text in front of it) or a
  * value read from the environment at open (whole line prebuilt). */
@@ -104,6 +105,12 @@ httpop_status fnw_httpop_classify(long status);
  * replaced by '*'. */
 void fnw_httpop_excerpt(const char *body, size_t len, const char *const *secrets, size_t n_secrets,
                         char *out, size_t cap);
+
+/* The value of result r for batch element i (0 when not batched) in the
+ * parsed response doc: FNW_JPTR_FOUND with *out borrowed from doc,
+ * FNW_JPTR_NOT_FOUND, or -1 with a message (a pointer that cannot address
+ * doc, or no array where r's {i} token stands). */
+int fnw_httpop_pick(const httpop_result *r, const json_t *doc, size_t i, json_t **out, fnw_error *err);
 
 /* ---- the call (builtin_http_call.c) ------------------------------------------ */
 void fnw_httpop_invoke(void *state, fnw_call *call);

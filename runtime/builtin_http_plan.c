@@ -1,7 +1,8 @@
 /* runtime/builtin_http_plan.c — the pure pieces of the `http` operation:
  * splitting its option texts (the URL at its query, batch_body at
  * {items}, a result pointer at its {i} token), header name checks, what a
- * status means, and the body excerpts quoted in errors with secrets masked.
+ * status means, the body excerpts quoted in errors with secrets masked, and
+ * picking a result's value out of a parsed response.
  * No I/O, no state: builtin_http_internal.h documents each function. */
 #include "runtime/builtin_http_internal.h"
 
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "runtime/secret_mask.h"
 
 size_t fnw_httpop_query_start(const char *url)
 {
@@ -120,33 +123,13 @@ httpop_status fnw_httpop_classify(long status)
     return HTTPOP_REFUSED;
 }
 
-/* Overwrites every secret in b[0..n) with '*', and a secret's beginning that
- * ends b (the rest was cut off). */
-static void mask_secrets(char *b, size_t n, const char *const *secrets, size_t n_secrets)
-{
-    for (size_t k = 0; k < n_secrets; k++) {
-        size_t sl = secrets[k] ? strlen(secrets[k]) : 0;
-        if (sl == 0)
-            continue;
-        for (size_t i = 0; i + sl <= n; i++)
-            if (memcmp(b + i, secrets[k], sl) == 0)
-                memset(b + i, '*', sl);
-        for (size_t part = sl - 1 < n ? sl - 1 : n; part > 0; part--) {
-            if (memcmp(b + n - part, secrets[k], part) == 0) {
-                memset(b + n - part, '*', part);
-                break;
-            }
-        }
-    }
-}
-
 void fnw_httpop_excerpt(const char *body, size_t len, const char *const *secrets, size_t n_secrets,
                         char *out, size_t cap)
 {
     char b[HTTPOP_EXCERPT];
     size_t n = len < sizeof b ? len : sizeof b;
     memcpy(b, body, n);
-    mask_secrets(b, n, secrets, n_secrets);
+    fnw_secret_mask(b, n, secrets, n_secrets);
     size_t o = 0;
     if (cap < 8) {
         if (cap)
@@ -167,4 +150,21 @@ void fnw_httpop_excerpt(const char *body, size_t len, const char *const *secrets
     out[o] = '\0';
     if (len > n && o + 4 < cap)
         memcpy(out + o, "...", 4);
+}
+
+int fnw_httpop_pick(const httpop_result *r, const json_t *doc, size_t i, json_t **out, fnw_error *err)
+{
+    if (r->whole)
+        return fnw_jptr_get(r->whole, doc, out, err);
+    json_t *arr;
+    int rc = fnw_jptr_get(r->items, doc, &arr, err);
+    if (rc != FNW_JPTR_FOUND)
+        return rc;
+    if (!json_is_array(arr))
+        return fnw_error_set(err, "the pointer '%.200s' needs an array before its {i}, the response has %s there",
+                             r->pointer, json_is_object(arr) ? "an object" : "a scalar");
+    json_t *item = json_array_get(arr, i);
+    if (!item)
+        return FNW_JPTR_NOT_FOUND;
+    return fnw_jptr_get(r->item, item, out, err);
 }

@@ -153,6 +153,8 @@ static void settle(kserve_op *op, kserve_rpc *r, fnw_call *c)
             fnw_call_fail_after(c, FNW_CALL_NO_RETRY, "operation '%s': %s", KSERVE_OP, err.msg);
     } else {
         char *details = grpc_slice_to_c_string(r->details);
+        if (details)
+            fnw_kserve_mask(op, details);
         fnw_call_fail_after(c, retryable(r->status) ? 0 : FNW_CALL_NO_RETRY,
                             "operation '%s': model '%s' at '%s' answered status %s: %.500s", KSERVE_OP,
                             op->cfg.model_name, op->cfg.target, status_name(r->status), details ? details : "");

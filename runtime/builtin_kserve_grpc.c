@@ -337,6 +337,7 @@ int fnw_kserve_unary(kserve_op *op, const char *method, const ProtobufCMessage *
     char *msg = grpc_slice_to_c_string(r.details);
     snprintf(details, dn, "%s", msg);
     gpr_free(msg);
+    fnw_kserve_mask(op, details);
     *resp = NULL;
     if (r.status == GRPC_STATUS_OK && unpack_answer(r.recv, rd, resp) != 0) {
         r.status = GRPC_STATUS_DATA_LOSS;

@@ -24,6 +24,7 @@
 #include "fnworker.h"
 #include "runtime/handoff.h"
 #include "runtime/kserve_config.h"
+#include "runtime/secret_mask.h"
 
 #define KSERVE_OP "kserve"
 #define KSERVE_MAX_CHANNELS 16
@@ -63,6 +64,15 @@ typedef struct kserve_op {
     size_t n_active;
     kserve_rpc *free_rpcs;
 } kserve_op;
+
+/* Masks the auth header's value (the secret read from auth_header_env) in
+ * text quoted from the server (a status's details) before it goes into a
+ * message. */
+static inline void fnw_kserve_mask(const kserve_op *op, char *text)
+{
+    const char *secret[1] = { op->cfg.auth_header };
+    fnw_secret_mask_str(text, secret, 1);
+}
 
 /* builtin_kserve_grpc.c */
 int fnw_kserve_channels_start(kserve_op *op, fnw_error *err);

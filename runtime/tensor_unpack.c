@@ -60,7 +60,8 @@ static int check_shape(const fnw_tensor_map *m, const Inference__ModelInferRespo
  * which must fill raw exactly. */
 static int index_bytes(src *s, int64_t count, fnw_arena *a, fnw_error *err)
 {
-    const uint8_t *p = s->raw->data, *end = p + s->raw->len;
+    /* protobuf-c leaves data NULL for empty contents: no arithmetic on it */
+    const uint8_t *p = s->raw->len ? s->raw->data : (const uint8_t *)"", *end = p + s->raw->len;
     if ((uint64_t)count > s->raw->len / 4)
         return fnw_error_set(err, "output tensor '%s': raw contents are %zu bytes, too short for %" PRId64
                              " BYTES elements", s->m->tensor, s->raw->len, count);
@@ -176,7 +177,7 @@ static int elem_at(const src *s, int64_t e, fnw_elem *out, fnw_error *err)
         const ProtobufCBinaryData *b = &s->c->bytes_contents[e];
         if (b->len > UINT32_MAX)
             return fnw_error_set(err, "output tensor '%s': element %" PRId64 " is over 4 GiB", m->tensor, e);
-        out->v.b.p = b->data;
+        out->v.b.p = b->len ? b->data : (const uint8_t *)"";   /* never NULL, as raw elements */
         out->v.b.n = (uint32_t)b->len;
         return 0;
     }

@@ -30,9 +30,11 @@ a message. Outputs are raw_output_contents, or typed contents when the
 control file asks.
 
 Fault injection: DIR/control.json, read on each request, maps a model name
-(or "*") to {"unavailable": N, "delay_ms": MS, "typed": true}: the next N
-requests answer UNAVAILABLE, each request waits MS first, outputs come as
-typed contents. DIR/stats.json (rewritten within 100 ms of a change) holds,
+(or "*") to {"unavailable": N, "delay_ms": MS, "typed": true,
+"echo_auth": true}: the next N requests answer UNAVAILABLE, each request
+waits MS first, outputs come as typed contents, every ModelInfer answers
+UNAUTHENTICATED quoting its authorization metadata (a server that shows
+the rejected token, for the secret-masking scenario). DIR/stats.json (rewritten within 100 ms of a change) holds,
 per model, {"requests", "rows", "max_batch", "max_concurrent"}.
 """
 import json
@@ -149,6 +151,14 @@ class Server:
             opts = self.control.get(model, self.control.get("*", {}))
             return None, float(opts.get("delay_ms", 0)), bool(opts.get("typed", False))
 
+    def echo_auth(self, model, ctx):
+        with self.lock:
+            self.read_control()
+            opts = self.control.get(model, self.control.get("*", {}))
+        if opts.get("echo_auth"):
+            auth = [v for k, v in ctx.invocation_metadata() if k == "authorization"]
+            raise Abort(grpc.StatusCode.UNAUTHENTICATED, f"token rejected: {auth}")
+
     def count(self, model, rows, delta):
         with self.lock:
             s = self.stats.setdefault(model, {"requests": 0, "rows": 0, "max_batch": 0, "max_concurrent": 0})
@@ -260,6 +270,7 @@ class Server:
     # ---- the service -----------------------------------------------------
     def infer(self, req, ctx):
         m = self.model(req.model_name, req.model_version)
+        self.echo_auth(m.name, ctx)
         fault, delay_ms, typed = self.injected(m.name)
         if fault == "unavailable":
             raise Abort(grpc.StatusCode.UNAVAILABLE, f"model '{m.name}' is unavailable (injected)")

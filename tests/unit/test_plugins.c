@@ -4,8 +4,12 @@
  * operations join the registry after the built-ins; a wrong ABI version (init
  * never called), a missing entry point, a file dlopen refuses, a failing init
  * and a name already taken each fail with a message naming the file; which
- * directory is used (flag, environment, beside the executable). */
+ * directory is used (flag, environment, beside the executable); and a job
+ * cannot load code: an OperationSpec naming a path ("../x", "/tmp/evil.so",
+ * a real plugin's file) is an unknown operation, and dlopen (counted by the
+ * wrapper below) is never called for it. */
 #include <check.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +18,24 @@
 #include "runtime/registry.h"
 #include "tests/unit/check_run.h"
 #include "worker/plugins.h"
+#include "worker/step.h"
 
 #ifndef FNW_TEST_PLUGINS
 #error "FNW_TEST_PLUGINS (the directory of the test plugins) must be defined"
 #endif
 
 static char tmpdir[256];
+
+/* Every dlopen of this process (the loader's included) goes through here. */
+static int dlopen_calls;
+
+void *dlopen(const char *file, int mode)
+{
+    void *(*real)(const char *, int);
+    *(void **)&real = dlsym(RTLD_NEXT, "dlopen");
+    dlopen_calls++;
+    return real ? real(file, mode) : NULL;
+}
 
 static void make_tmpdir(void)
 {
@@ -196,6 +212,54 @@ START_TEST(test_missing_dir)
 }
 END_TEST
 
+/* fnw_step_build for a function whose OperationSpec names operation. */
+static int build_step_for(const fnw_registry *r, const char *operation, fnw_error *err)
+{
+    Fnworker__V1__OperationSpec os;
+    fnworker__v1__operation_spec__init(&os);
+    os.operation = (char *)operation;
+    uint8_t buf[512];
+    size_t n = fnworker__v1__operation_spec__pack(&os, buf);
+    ck_assert_uint_le(n, sizeof buf);
+    pb_UDSF f;
+    org__apache__flink__fn_execution__v1__user_defined_data_stream_function__init(&f);
+    f.payload.data = buf;
+    f.payload.len = n;
+    fnw_plan_step st;
+    memset(&st, 0, sizeof st);
+    int rc = fnw_step_build(&f, "t1", r, &st, err);
+    fnw_step_free(&st);
+    return rc;
+}
+
+START_TEST(test_payload_names_never_loaded)
+{
+    fnw_registry r;
+    fnw_error err;
+    reg_with_builtins(&r);
+    make_tmpdir();
+    link_plugin("good_a", "10-a.so");
+    ck_assert_int_eq(fnw_plugins_load_dir(&r, tmpdir, 1, FNW_LOG_ERROR, &err), 0);
+    rm_tmpdir();
+    ck_assert_int_eq(dlopen_calls, 1);                  /* the wrapper sees the loader's dlopen */
+    char real_so[512], abs[4096];
+    plugin_path("good_b", real_so, sizeof real_so);
+    ck_assert_ptr_nonnull(realpath(real_so, abs));
+    const char *names[] = { "../x", "/tmp/evil.so", "a/b", "../../plugins/good_b.so", "10-a.so", abs,
+                            "./plug_a", "plug_a/" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        memset(&err, 0, sizeof err);
+        ck_assert_int_eq(build_step_for(&r, names[i], &err), -1);
+        char want[4200];
+        snprintf(want, sizeof want, "unknown operation '%s'", names[i]);
+        ck_assert_msg(strstr(err.msg, want), "'%s' for operation '%s'", err.msg, names[i]);
+    }
+    ck_assert_int_eq(dlopen_calls, 1);
+    ck_assert_int_eq(index_of(&r, "plug_b"), -1);       /* good_b.so never ran */
+    ck_assert_int_eq(build_step_for(&r, "plug_a", &err), 0);   /* the loaded plugin's name works */
+}
+END_TEST
+
 START_TEST(test_which_dir)
 {
     char buf[4096];
@@ -227,6 +291,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_bad_plugin_stops_the_directory);
     tcase_add_test(tc, test_missing_dir);
     tcase_add_test(tc, test_which_dir);
+    tcase_add_test(tc, test_payload_names_never_loaded);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -109,6 +109,43 @@ START_TEST(hostile_lines)
 }
 END_TEST
 
+/* Bytes after the empty line are not the request's: a NUL there is not
+ * refused, whether it arrives in the same read or a later one (found by
+ * tests/fuzz/fuzz_pool_wire.c); a NUL before it still is, in any split. */
+START_TEST(nul_only_refused_inside_the_request)
+{
+    static const char text[] = "FNWPOOL 1 START\nid=a\nprovision_endpoint=h:1\n\n\0after";
+    size_t req_len = strlen(text);
+    for (size_t chunk = 1; chunk <= sizeof text - 1; chunk++) {
+        size_t off = 0, used = 0, total = 0;
+        int rc = 0;
+        fnw_wire_request_init(&req);
+        while (rc == 0 && off < sizeof text - 1) {
+            size_t k = sizeof text - 1 - off < chunk ? sizeof text - 1 - off : chunk;
+            rc = fnw_wire_request_feed(&req, text + off, k, &used, &err);
+            total += used;
+            off += k;
+        }
+        ck_assert_msg(rc == 1, "chunk %zu: %d %s", chunk, rc, err.msg);
+        ck_assert_uint_eq(total, req_len);
+        ck_assert_str_eq(req.provision_endpoint, "h:1");
+    }
+    static const char inside[] = "FNWPOOL 1 START\nid=a\0\nprovision_endpoint=h:1\n\n";
+    for (size_t chunk = 1; chunk <= sizeof inside - 1; chunk++) {
+        size_t off = 0, used = 0;
+        int rc = 0;
+        fnw_wire_request_init(&req);
+        while (rc == 0 && off < sizeof inside - 1) {
+            size_t k = sizeof inside - 1 - off < chunk ? sizeof inside - 1 - off : chunk;
+            rc = fnw_wire_request_feed(&req, inside + off, k, &used, &err);
+            off += k;
+        }
+        ck_assert_int_eq(rc, -1);
+        ck_assert_ptr_nonnull(strstr(err.msg, "NUL"));
+    }
+}
+END_TEST
+
 START_TEST(too_many_args)
 {
     char text[4096] = "FNWPOOL 1 START\nid=a\nprovision_endpoint=h:1\n";
@@ -210,6 +247,7 @@ int main(void)
     tcase_add_test(tc, needs_more_until_empty_line);
     tcase_add_test(tc, unknown_version_and_command);
     tcase_add_test(tc, hostile_lines);
+    tcase_add_test(tc, nul_only_refused_inside_the_request);
     tcase_add_test(tc, too_many_args);
     tcase_add_test(tc, oversized_request);
     tcase_add_test(tc, framer_lines);

@@ -267,6 +267,33 @@ START_TEST(test_raw_only_and_typed_bytes)
 }
 END_TEST
 
+/* protobuf-c leaves the data of empty contents NULL: an empty tensor or an
+ * empty BYTES element unpacks to empty values whose bytes are never NULL
+ * (found by tests/fuzz/fuzz_kserve_response.c under UBSan). */
+START_TEST(test_empty_contents)
+{
+    setup_with(R(3, "id", T(FNW_LONG), "tags", C(FNW_BASIC_ARRAY, T(FNW_STRING)), "label", T(FNW_STRING)),
+               "t:BYTES=tags, label:BYTES=label");
+    uint8_t two_empty[8] = { 0 };
+    tb_add(&F.b, "t", "BYTES", 2, (int64_t[]){ 2, 0 }, two_empty, 0);
+    F.b.raw[0].data = NULL;
+    tb_add(&F.b, "label", "BYTES", 1, (int64_t[]){ 2 }, two_empty, 8);
+    fnw_error err;
+    ck_assert_msg(fnw_tensor_unpack(F.p, &F.b.r, 2, &F.a, F.vals, &err) == 0, "%s", err.msg);
+    ck_assert(F.vals[0].count == 0 && F.vals[1].count == 0);
+    ck_assert(F.vals[2].count == 0 && F.vals[2].u.bytes != NULL && F.vals[3].count == 0);
+    tb_init(&F.b);
+    ProtobufCBinaryData none[2] = { { 0, NULL }, { 0, NULL } };
+    tb_add(&F.b, "t", "BYTES", 2, (int64_t[]){ 2, 0 }, NULL, 0);
+    tb_add(&F.b, "label", "BYTES", 1, (int64_t[]){ 2 }, NULL, 0)->contents->bytes_contents = none;
+    F.b.c[1].n_bytes_contents = 2;
+    ck_assert_msg(fnw_tensor_unpack(F.p, &F.b.r, 2, &F.a, F.vals, &err) == 0, "%s", err.msg);
+    ck_assert(F.vals[2].count == 0 && F.vals[2].u.bytes != NULL);
+    ck_assert(F.vals[3].count == 0 && F.vals[3].u.bytes != NULL);
+    teardown();
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("tensor_unpack");
@@ -277,6 +304,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_hostile_contents);
     tcase_add_test(tc, test_typed_ranges);
     tcase_add_test(tc, test_raw_only_and_typed_bytes);
+    tcase_add_test(tc, test_empty_contents);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -85,6 +85,7 @@ public final class IntegrationTests {
     s.addAll(PluginScenarios.scenarios());
     s.addAll(HttpScenarios.scenarios());
     s.addAll(KServeScenarios.scenarios());
+    s.addAll(SecretScenarios.scenarios());
     s.addAll(DiagnosticsScenarios.scenarios());
     s.addAll(PoolScenarios.scenarios());
     return s;

@@ -1,0 +1,22 @@
+/* runtime/secret_mask.h — hiding secrets in text that leaves the worker.
+ * A secret is a value an operation read from the environment at open (a
+ * Redis password, an HTTP header's token, a KServe auth header). It is sent
+ * to the service and nowhere else: whatever the service answers may quote
+ * it (a body echoing the request, an error naming the rejected token), so
+ * any text built from an answer (error messages, body excerpts) goes
+ * through here before it reaches a bundle error or a log line.
+ */
+#ifndef FNW_SECRET_MASK_H
+#define FNW_SECRET_MASK_H
+
+#include <stddef.h>
+
+/* Overwrites every occurrence of each non-empty secret in b[0..n) with '*'
+ * (as many as the secret has bytes), and a secret's beginning that ends b
+ * (the rest was cut off). NULL entries are skipped. */
+void fnw_secret_mask(char *b, size_t n, const char *const *secrets, size_t n_secrets);
+
+/* fnw_secret_mask on the NUL-terminated text s. */
+void fnw_secret_mask_str(char *s, const char *const *secrets, size_t n_secrets);
+
+#endif
