@@ -1,7 +1,8 @@
 /* tests/unit/test_call.c — one call driven on its own through its callback
  * table (runtime/call.h), with a fake owner that records which callbacks
  * fired, in order, and a scripted operation. Covers: the first of result
- * and timeout wins and a late completion is ignored (each timeout action),
+ * and timeout wins and a timed-out call is cancelled and let go of at once
+ * (each timeout action; a hung call holds nothing past its timeout),
  * retry after an error and after an empty result, the timeout covering
  * retries, cancel when the owner gives up, and the direct path.
  *
@@ -342,63 +343,57 @@ static void time_out_held(const fnw_operation *op, fnw_timeout_action action, si
     ck_assert_ptr_nonnull(H.held);
     ck_assert_str_eq(F.events, "");
     wait_for(last);
-    /* timed out while the operation has it: kept until it comes back */
-    ck_assert(fnw_call_pool_busy(&F.pool));
-    ck_assert_int_eq(F.en[0]->held_by_call, 1);
     ck_assert_int_eq(F.outside, 0);
 }
 
-/* The operation completes (or fails) the timed-out call late. */
-static void complete_late(int by_fail)
+/* After its timeout the call was cancelled (the operation let go of it) and
+ * released: nothing of it stays with the operation or the pool. */
+static void given_up(void)
 {
     char before[512];
     snprintf(before, sizeof before, "%s", F.events);
-    fnw_call *c = H.held;
-    ck_assert_int_eq(fnw_call_emit(c, 0, NULL, 0), -1);
-    if (by_fail)
-        fnw_call_fail(c, "too late");
-    else
-        fnw_call_complete(c);
-    ck_assert_str_eq(F.events, before);               /* no callback at all */
-    ck_assert(!fnw_call_pool_busy(&F.pool));          /* only released */
+    ck_assert_int_eq(H.cancels, 1);
+    ck_assert_ptr_null(H.held);
+    ck_assert(!fnw_call_pool_busy(&F.pool));
     ck_assert_int_eq(F.en[0]->held_by_call, 0);
-    ck_assert_int_eq(H.cancels, 0);
+    idle_for(0.05);
+    ck_assert_str_eq(F.events, before);               /* nothing more */
 }
 
-START_TEST(test_late_completion_after_timeout_empty)
+START_TEST(test_timeout_gives_up_empty)
 {
     time_out_held(&hand_op, FNW_TIMEOUT_EMPTY, 1, "drain");
     ck_assert_str_eq(F.events, "timeout,done,drain");
     ck_assert_uint_eq(F.done_n, 1);
     ck_assert_uint_eq(F.done_spans[0], 0);
     ck_assert_int_ge(F.done_elapsed, 20);
-    complete_late(0);
+    given_up();
     fake_free();
 
     time_out_held(&hand_op, FNW_TIMEOUT_EMPTY, 1, "drain");
-    complete_late(1);
+    given_up();
     fake_free();
 }
 END_TEST
 
-START_TEST(test_late_completion_after_timeout_fail)
+START_TEST(test_timeout_gives_up_fail)
 {
     time_out_held(&hand_op, FNW_TIMEOUT_FAIL, 3, "drain");
     ck_assert_str_eq(F.events, "timeout,failed,drain");
     ck_assert_str_eq(F.fail_msg, "operation 'hand' timed out after 20 ms on inputs 0..2 "
                                  "(timestamps 1000, 1001, none)");
-    complete_late(0);
+    given_up();
     fake_free();
 }
 END_TEST
 
-START_TEST(test_late_completion_after_timeout_operation)
+START_TEST(test_timeout_gives_up_operation)
 {
     /* the hook supplies the result */
     time_out_held(&hand_op, FNW_TIMEOUT_OPERATION, 1, "drain");
     ck_assert_str_eq(F.events, "timeout,done,drain");
     ck_assert_uint_eq(F.done_spans[0], 1);
-    complete_late(0);
+    given_up();
     fake_free();
 
     /* the hook fails */
@@ -410,7 +405,7 @@ START_TEST(test_late_completion_after_timeout_operation)
     ck_assert_str_eq(F.events, "timeout,failed,drain");
     ck_assert_str_eq(F.fail_msg, "the timeout handler of operation 'hand' failed on input 0 "
                                  "(timestamp 1000): hook says no");
-    complete_late(1);
+    given_up();
     fake_free();
 
     /* no hook */
@@ -418,7 +413,7 @@ START_TEST(test_late_completion_after_timeout_operation)
     ck_assert_str_eq(F.events, "timeout,failed,drain");
     ck_assert_str_eq(F.fail_msg, "operation 'hand' timed out after 20 ms on input 0 (timestamp 1000): "
                                  "on_timeout is TIMEOUT_OPERATION but the operation has no timeout handler");
-    complete_late(0);
+    given_up();
     fake_free();
 }
 END_TEST
@@ -616,9 +611,9 @@ static Suite *call_suite(void)
     TCase *tc = tcase_create("call");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_result_before_timeout);
-    tcase_add_test(tc, test_late_completion_after_timeout_empty);
-    tcase_add_test(tc, test_late_completion_after_timeout_fail);
-    tcase_add_test(tc, test_late_completion_after_timeout_operation);
+    tcase_add_test(tc, test_timeout_gives_up_empty);
+    tcase_add_test(tc, test_timeout_gives_up_fail);
+    tcase_add_test(tc, test_timeout_gives_up_operation);
     tcase_add_test(tc, test_retry_after_error);
     tcase_add_test(tc, test_retry_after_empty_result);
     tcase_add_test(tc, test_timeout_covers_retries);
