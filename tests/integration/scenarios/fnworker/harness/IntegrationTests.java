@@ -86,6 +86,7 @@ public final class IntegrationTests {
     s.addAll(KServeScenarios.scenarios());
     s.addAll(DiagnosticsScenarios.scenarios());
     s.addAll(PoolScenarios.scenarios());
+    s.addAll(FaultScenarios.scenarios());
     return s;
   }
 
