@@ -375,13 +375,12 @@ static void timeout_by_operation(fnw_call *c)
         report_done(c);
 }
 
-static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+/* The timeout action, then the call is let go of: cancelled if the
+ * operation still has it (a hung call would otherwise stay allocated for
+ * good, with its inputs), else released. */
+static void time_out(fnw_call *c, int with_op)
 {
-    fnw_call *c = w->data;
     const fnw_call_setup *s = c->s;
-    if (c->state != CALL_RUNNING && c->state != CALL_BACKOFF)
-        return;
-    s->cb->enter(s->user);
     ev_timer_stop(s->loop, &c->retry_w);
     s->cb->count(s->user, FNW_CALL_TIMED_OUT);
     for (size_t i = 0; i < c->n; i++)
@@ -392,10 +391,21 @@ static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         timeout_by_operation(c);
     else
         report_timed_out(c, "");
-    /* Given up: the operation cancels what it still runs for the call (a
-     * hung call would otherwise stay allocated for good, with its inputs). */
-    call_stop(c);
+    if (with_op)
+        call_stop(c);
+    else
+        call_release(c);
     s->cb->drain(s->user);
+}
+
+static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    fnw_call *c = w->data;
+    const fnw_call_setup *s = c->s;
+    if (c->state != CALL_RUNNING && c->state != CALL_BACKOFF)
+        return;
+    s->cb->enter(s->user);
+    time_out(c, c->state == CALL_RUNNING);
     s->cb->leave(s->user);
 }
 
@@ -426,6 +436,8 @@ static __attribute__((noinline)) void attempt_failed(fnw_call *c, int64_t delay_
         call_release(c);
     } else if (delay_ms >= 0 && s->retry.on_error && retry_allowed(c)) {
         schedule_retry(c, delay_ms);
+    } else if (delay_ms >= 0 && s->retry.on_error && fnw_retry_can_retry(&s->retry, c->attempt)) {
+        time_out(c, 0);   /* back after the deadline, the timer not run yet: the timeout came first */
     } else {
         s->cb->count(s->user, FNW_CALL_FAILED);
         report_failed(c, what, tail);

@@ -4,7 +4,8 @@
  * and timeout wins and a timed-out call is cancelled and let go of at once
  * (each timeout action; a hung call holds nothing past its timeout),
  * retry after an error and after an empty result, the timeout covering
- * retries, cancel when the owner gives up, and the direct path.
+ * retries (an error back after the deadline is a timeout), cancel when
+ * the owner gives up, and the direct path.
  *
  * Timers are real libev timers, but nothing asserts a wall-clock window:
  * the tests wait for events (with a 10 s guard) and check their order, and
@@ -501,6 +502,42 @@ START_TEST(test_timeout_covers_retries)
 }
 END_TEST
 
+START_TEST(test_error_after_the_deadline_is_a_timeout)
+{
+    /* the operation fails the call after its deadline, before the timeout
+     * timer ran (both due in one loop iteration): with retries left, the
+     * timeout came first, so the timeout action decides, not the error */
+    script(1, ACT_HOLD, ACT_HOLD);
+    fake_init(&hand_op, 20, FNW_TIMEOUT_EMPTY, fixed(5, 1, 1, 0), 1);
+    start(1);
+    ev_sleep(0.03);
+    ev_now_update(F.loop);
+    fnw_call *c = H.held;
+    H.held = NULL;
+    fnw_call_fail(c, "refused");
+    ck_assert_str_eq(F.events, "timeout,done,drain");
+    ck_assert_uint_eq(F.done_spans[0], 0);
+    ck_assert_int_eq(H.invokes, 1);
+    ck_assert_int_eq(H.cancels, 0);                   /* the operation had handed it back */
+    ck_assert(!fnw_call_pool_busy(&F.pool));
+    ck_assert_int_eq(F.en[0]->held_by_call, 0);
+    idle_for(0.05);
+    ck_assert_str_eq(F.events, "timeout,done,drain");
+    fake_free();
+
+    /* without retries the error is the result, whenever it comes */
+    script(1, ACT_HOLD, ACT_HOLD);
+    fake_init(&hand_op, 20, FNW_TIMEOUT_EMPTY, no_retry(), 1);
+    start(1);
+    ev_sleep(0.03);
+    ev_now_update(F.loop);
+    fnw_call_fail(H.held, "refused");
+    ck_assert_str_eq(F.events, "failure,failed");
+    ck_assert(!fnw_call_pool_busy(&F.pool));
+    fake_free();
+}
+END_TEST
+
 /* ---- the owner gives up ------------------------------------------------------------------ */
 
 START_TEST(test_cancel_on_give_up)
@@ -617,6 +654,7 @@ static Suite *call_suite(void)
     tcase_add_test(tc, test_retry_after_error);
     tcase_add_test(tc, test_retry_after_empty_result);
     tcase_add_test(tc, test_timeout_covers_retries);
+    tcase_add_test(tc, test_error_after_the_deadline_is_a_timeout);
     tcase_add_test(tc, test_cancel_on_give_up);
     tcase_add_test(tc, test_direct_path);
     suite_add_tcase(s, tc);
