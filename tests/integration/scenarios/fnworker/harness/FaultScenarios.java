@@ -113,7 +113,7 @@ final class FaultScenarios {
     FunctionRunner r = AsyncScenarios.proc(c, w, LONG, AsyncScenarios.echo(AsyncScenarios.opts("delay_ms", "100"),
         "{\"outputMode\":\"ORDERED\",\"capacity\":10}"));
     exactBundle(c, r, 50, "before the reset");
-    List<In> in = AsyncScenarios.longs(300);
+    List<In> in = AsyncScenarios.longs(500);
     Thread flusher = new Thread(() -> {
       try {
         Ctx.bundle(r, LONG, in);
@@ -128,7 +128,7 @@ final class FaultScenarios {
     flusher.join(c.ms(30_000));
     check(!flusher.isAlive(), "the bundle whose Data stream was reset did not end within 30 s");
     FunctionRunner.BundleRecord b = r.lastBundle();
-    check(b != null && b.elements == 300 && b.error != null, "the bundle should have failed: " + b);
+    check(b != null && b.elements == 500 && b.error != null, "the bundle should have failed: " + b);
     namesDataStream(w, b.error);
     Ctx.drain(r);
     exactBundle(c, r, 50, "after the reset");
