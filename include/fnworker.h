@@ -26,10 +26,11 @@
  *            do not touch it; it may be retried (invoke again, with
  *            fnw_call_attempt() one higher) or freed.
  *   cancel   fnworker gives up on a call the operation still has (the bundle
- *            failed, the worker is stopping): stop the work, release what
- *            refers to the call, never touch the call again. A call that
- *            timed out is NOT cancelled: the operation may still complete it
- *            later, and that late completion is ignored safely.
+ *            failed, the worker is stopping, or the call timed out: after
+ *            the spec's timeout action has produced its result): stop the
+ *            work, release what refers to the call, never touch the call
+ *            again. A reply that still arrives for it is the operation's
+ *            to drop.
  *   close    the worker stops or the instance is discarded after a failure.
  *
  * Threads: everything runs on one thread, the libev loop (env->loop), so

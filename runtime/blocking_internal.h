@@ -39,7 +39,7 @@ struct fnw_blocking_call {
     fnw_arena arena;
     fnw_buf out;                       /* outputs (fnw_blocking_out + bytes) */
     fnw_buf scratch;                   /* fnw_blocking_emit_value's encoding */
-    fnw_blocking_call *wait_next;      /* the owner's list of calls over its limit */
+    fnw_blocking_call *wait_next, *wait_prev;   /* the owner's list of calls over its limit */
     char msg[FNW_ERROR_MAX];
 };
 

@@ -78,14 +78,25 @@ static void submit(fnw_blocking_op *b, fnw_blocking_call *bc)
     }
 }
 
+static void wait_unlink(fnw_blocking_op *b, fnw_blocking_call *bc)
+{
+    if (bc->wait_prev)
+        bc->wait_prev->wait_next = bc->wait_next;
+    else
+        b->wait_head = bc->wait_next;
+    if (bc->wait_next)
+        bc->wait_next->wait_prev = bc->wait_prev;
+    else
+        b->wait_tail = bc->wait_prev;
+    bc->wait_next = bc->wait_prev = NULL;
+}
+
 /* Submits waiting calls while there is room; drops those given up. */
 static void admit(fnw_blocking_op *b)
 {
     while (b->wait_head && b->out < b->limit) {
         fnw_blocking_call *bc = b->wait_head;
-        b->wait_head = bc->wait_next;
-        if (!b->wait_head)
-            b->wait_tail = NULL;
+        wait_unlink(b, bc);
         if (bc->call)
             submit(b, bc);
         else
@@ -135,6 +146,7 @@ static void wrap_invoke(void *state, fnw_call *call)
         submit(b, bc);
         return;
     }
+    bc->wait_prev = b->wait_tail;
     if (b->wait_tail)
         b->wait_tail->wait_next = bc;
     else
@@ -143,13 +155,20 @@ static void wrap_invoke(void *state, fnw_call *call)
 }
 
 /* The call is given up: its blocking call is dropped when it comes back
- * (or skipped by the thread, or by admit() if it never left). */
+ * (or skipped by the thread), or at once if it is still waiting for room:
+ * calls that time out behind hung threads must not pile up there. */
 static void wrap_cancel(void *state, fnw_call *call)
 {
+    fnw_blocking_op *b = state;
     fnw_blocking_call *bc = fnw_call_op_data(call);
     if (!bc)
         return;
     fnw_call_set_op_data(call, NULL);
+    if (!bc->submitted) {
+        wait_unlink(b, bc);
+        fnw_blocking_call_free(bc);
+        return;
+    }
     bc->call = NULL;
     atomic_store(&bc->cancelled, 1);
 }

@@ -7,8 +7,9 @@
  *               │  ^                  └──> retry allowed: BACKOFF
  *               │  └──── retry timer ───────────┘
  *               └─ timeout (RUNNING or BACKOFF): the timeout action, then
- *                  ZOMBIE if the operation still has the call (its late
- *                  complete/fail only releases it), else released
+ *                  the operation's cancel if it still has the call, and
+ *                  released: a call that never comes back (a hung service)
+ *                  holds nothing past its timeout
  *
  * TIMING_OUT is the state while the operation's timeout hook runs (it may
  * emit); CANCELLED while the owner stops the call. A direct call is DIRECT
@@ -36,7 +37,6 @@ enum call_state {
     CALL_RUNNING,       /* an attempt is with the operation */
     CALL_BACKOFF,       /* waiting for the retry timer */
     CALL_TIMING_OUT,    /* inside the operation's on_timeout hook */
-    CALL_ZOMBIE,        /* timed out while with the operation */
     CALL_CANCELLED,     /* being stopped by the owner */
 };
 
@@ -152,13 +152,14 @@ static void call_release(fnw_call *c)
     p->free = c;
 }
 
-/* The owner gives up: the operation's cancel if it still has the call. */
+/* The call is given up (the owner stops it, or it timed out): the
+ * operation's cancel if it still has the call, then released. */
 static void call_stop(fnw_call *c)
 {
     const fnw_call_setup *s = c->s;
     int was = c->state;
     c->state = CALL_CANCELLED;
-    if ((was == CALL_RUNNING || was == CALL_ZOMBIE || was == CALL_TIMING_OUT) && s->op->cancel)
+    if ((was == CALL_RUNNING || was == CALL_TIMING_OUT) && s->op->cancel)
         s->op->cancel(s->op_state, c);
     call_release(c);
 }
@@ -233,7 +234,6 @@ static const char *state_text(int state)
     case CALL_RUNNING: return "with the operation";
     case CALL_BACKOFF: return "waiting to retry";
     case CALL_TIMING_OUT: return "in the operation's timeout hook";
-    case CALL_ZOMBIE: return "timed out, still with the operation";
     case CALL_CANCELLED: return "being cancelled";
     case CALL_DIRECT: return "running";
     default: return "idle";
@@ -375,14 +375,12 @@ static void timeout_by_operation(fnw_call *c)
         report_done(c);
 }
 
-static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+/* The timeout action, then the call is let go of: cancelled if the
+ * operation still has it (a hung call would otherwise stay allocated for
+ * good, with its inputs), else released. */
+static void time_out(fnw_call *c, int with_op)
 {
-    fnw_call *c = w->data;
     const fnw_call_setup *s = c->s;
-    if (c->state != CALL_RUNNING && c->state != CALL_BACKOFF)
-        return;
-    s->cb->enter(s->user);
-    int with_op = c->state == CALL_RUNNING;
     ev_timer_stop(s->loop, &c->retry_w);
     s->cb->count(s->user, FNW_CALL_TIMED_OUT);
     for (size_t i = 0; i < c->n; i++)
@@ -393,12 +391,21 @@ static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         timeout_by_operation(c);
     else
         report_timed_out(c, "");
-    /* The operation may still complete it; that completion only releases it. */
     if (with_op)
-        c->state = CALL_ZOMBIE;
+        call_stop(c);
     else
         call_release(c);
     s->cb->drain(s->user);
+}
+
+static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    fnw_call *c = w->data;
+    const fnw_call_setup *s = c->s;
+    if (c->state != CALL_RUNNING && c->state != CALL_BACKOFF)
+        return;
+    s->cb->enter(s->user);
+    time_out(c, c->state == CALL_RUNNING);
     s->cb->leave(s->user);
 }
 
@@ -429,6 +436,8 @@ static __attribute__((noinline)) void attempt_failed(fnw_call *c, int64_t delay_
         call_release(c);
     } else if (delay_ms >= 0 && s->retry.on_error && retry_allowed(c)) {
         schedule_retry(c, delay_ms);
+    } else if (delay_ms >= 0 && s->retry.on_error && fnw_retry_can_retry(&s->retry, c->attempt)) {
+        time_out(c, 0);   /* back after the deadline, the timer not run yet: the timeout came first */
     } else {
         s->cb->count(s->user, FNW_CALL_FAILED);
         report_failed(c, what, tail);
@@ -443,17 +452,11 @@ void fnw_call_complete(fnw_call *c)
         c->state = CALL_IDLE;
     else if (c->state == CALL_RUNNING)
         attempt_completed(c);
-    else if (c->state == CALL_ZOMBIE)
-        call_release(c);
     /* else settled already: ignored */
 }
 
 static void call_vfail(fnw_call *c, int64_t delay_ms, const char *fmt, va_list ap)
 {
-    if (c->state == CALL_ZOMBIE) {
-        call_release(c);
-        return;
-    }
     if (c->state != CALL_DIRECT && c->state != CALL_RUNNING)
         return;
     char msg[FNW_ERROR_MAX], what[256], tail[FNW_ERROR_MAX + 4];

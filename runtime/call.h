@@ -15,8 +15,9 @@
  * until the attempt ends, so a failed attempt that is retried leaves
  * nothing behind. When the result is final the call hands the entries to
  * done(), lets go of them and goes back to its pool. A call that times out
- * while the operation still has it waits, ignored, until the operation
- * hands it back (or the engine stops it). A direct call runs inside
+ * while the operation still has it is cancelled (the operation's cancel)
+ * and goes back to its pool at once, so a call that never comes back holds
+ * nothing past its timeout. A direct call runs inside
  * fnw_call_run_direct(): its emits go straight to emit().
  */
 #ifndef FNW_CALL_H
@@ -115,8 +116,8 @@ int64_t fnw_call_run_direct(fnw_call *c, const fnw_record *in, uint64_t index);
 void fnw_call_describe_inputs(const fnw_call *c, char *buf, size_t n);
 
 /* ---- read-only views, for diagnostics (never on a per-record path) --------------- */
-/* The pool's active calls (with the operation, waiting to retry, or timed
- * out and still held by the operation); *oldest_started gets the earliest
+/* The pool's active calls (with the operation or waiting to retry; a call
+ * that timed out is no longer one); *oldest_started gets the earliest
  * start (loop time) when there is one. */
 size_t fnw_call_pool_count(const fnw_call_pool *p, double *oldest_started);
 /* Walks the active calls, newest first; NULL at the end. */

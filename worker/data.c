@@ -48,6 +48,8 @@ static void conn_on_closed(void *user, grpc_status_code code, const char *detail
     snprintf(c->error, sizeof c->error, "%s", msg);
     c->mgr->io->stream_free(c->stream);
     c->stream = NULL;
+    if (!c->mgr->stopping)
+        fnw_info(c->mgr->log, "%s; the next bundle reopens it", msg);
     fnw_inbound_closed(c, msg);
 }
 
@@ -316,6 +318,7 @@ void fnw_outbox_free(fnw_outbox *ob)
 
 void fnw_data_stop(fnw_data_mgr *m)
 {
+    m->stopping = 1;
     fnw_inbound_stop(m);
     for (fnw_data_conn *c = m->conns; c; c = c->next) {
         ev_timer_stop(m->loop, &c->flush_timer);

@@ -84,6 +84,7 @@ typedef struct fnw_data_mgr {
     double warn_since;            /* drop warnings: at most a few per window */
     unsigned warns;
     size_t quiet_n, quiet_bytes;  /* drops not warned about one by one */
+    int stopping;                 /* fnw_data_stop ran: streams end quietly */
 } fnw_data_mgr;
 
 /* -1 when out of memory. */

@@ -1,9 +1,11 @@
 /* tests/unit/test_call.c — one call driven on its own through its callback
  * table (runtime/call.h), with a fake owner that records which callbacks
  * fired, in order, and a scripted operation. Covers: the first of result
- * and timeout wins and a late completion is ignored (each timeout action),
+ * and timeout wins and a timed-out call is cancelled and let go of at once
+ * (each timeout action; a hung call holds nothing past its timeout),
  * retry after an error and after an empty result, the timeout covering
- * retries, cancel when the owner gives up, and the direct path.
+ * retries (an error back after the deadline is a timeout), cancel when
+ * the owner gives up, and the direct path.
  *
  * Timers are real libev timers, but nothing asserts a wall-clock window:
  * the tests wait for events (with a 10 s guard) and check their order, and
@@ -342,63 +344,57 @@ static void time_out_held(const fnw_operation *op, fnw_timeout_action action, si
     ck_assert_ptr_nonnull(H.held);
     ck_assert_str_eq(F.events, "");
     wait_for(last);
-    /* timed out while the operation has it: kept until it comes back */
-    ck_assert(fnw_call_pool_busy(&F.pool));
-    ck_assert_int_eq(F.en[0]->held_by_call, 1);
     ck_assert_int_eq(F.outside, 0);
 }
 
-/* The operation completes (or fails) the timed-out call late. */
-static void complete_late(int by_fail)
+/* After its timeout the call was cancelled (the operation let go of it) and
+ * released: nothing of it stays with the operation or the pool. */
+static void given_up(void)
 {
     char before[512];
     snprintf(before, sizeof before, "%s", F.events);
-    fnw_call *c = H.held;
-    ck_assert_int_eq(fnw_call_emit(c, 0, NULL, 0), -1);
-    if (by_fail)
-        fnw_call_fail(c, "too late");
-    else
-        fnw_call_complete(c);
-    ck_assert_str_eq(F.events, before);               /* no callback at all */
-    ck_assert(!fnw_call_pool_busy(&F.pool));          /* only released */
+    ck_assert_int_eq(H.cancels, 1);
+    ck_assert_ptr_null(H.held);
+    ck_assert(!fnw_call_pool_busy(&F.pool));
     ck_assert_int_eq(F.en[0]->held_by_call, 0);
-    ck_assert_int_eq(H.cancels, 0);
+    idle_for(0.05);
+    ck_assert_str_eq(F.events, before);               /* nothing more */
 }
 
-START_TEST(test_late_completion_after_timeout_empty)
+START_TEST(test_timeout_gives_up_empty)
 {
     time_out_held(&hand_op, FNW_TIMEOUT_EMPTY, 1, "drain");
     ck_assert_str_eq(F.events, "timeout,done,drain");
     ck_assert_uint_eq(F.done_n, 1);
     ck_assert_uint_eq(F.done_spans[0], 0);
     ck_assert_int_ge(F.done_elapsed, 20);
-    complete_late(0);
+    given_up();
     fake_free();
 
     time_out_held(&hand_op, FNW_TIMEOUT_EMPTY, 1, "drain");
-    complete_late(1);
+    given_up();
     fake_free();
 }
 END_TEST
 
-START_TEST(test_late_completion_after_timeout_fail)
+START_TEST(test_timeout_gives_up_fail)
 {
     time_out_held(&hand_op, FNW_TIMEOUT_FAIL, 3, "drain");
     ck_assert_str_eq(F.events, "timeout,failed,drain");
     ck_assert_str_eq(F.fail_msg, "operation 'hand' timed out after 20 ms on inputs 0..2 "
                                  "(timestamps 1000, 1001, none)");
-    complete_late(0);
+    given_up();
     fake_free();
 }
 END_TEST
 
-START_TEST(test_late_completion_after_timeout_operation)
+START_TEST(test_timeout_gives_up_operation)
 {
     /* the hook supplies the result */
     time_out_held(&hand_op, FNW_TIMEOUT_OPERATION, 1, "drain");
     ck_assert_str_eq(F.events, "timeout,done,drain");
     ck_assert_uint_eq(F.done_spans[0], 1);
-    complete_late(0);
+    given_up();
     fake_free();
 
     /* the hook fails */
@@ -410,7 +406,7 @@ START_TEST(test_late_completion_after_timeout_operation)
     ck_assert_str_eq(F.events, "timeout,failed,drain");
     ck_assert_str_eq(F.fail_msg, "the timeout handler of operation 'hand' failed on input 0 "
                                  "(timestamp 1000): hook says no");
-    complete_late(1);
+    given_up();
     fake_free();
 
     /* no hook */
@@ -418,7 +414,7 @@ START_TEST(test_late_completion_after_timeout_operation)
     ck_assert_str_eq(F.events, "timeout,failed,drain");
     ck_assert_str_eq(F.fail_msg, "operation 'hand' timed out after 20 ms on input 0 (timestamp 1000): "
                                  "on_timeout is TIMEOUT_OPERATION but the operation has no timeout handler");
-    complete_late(0);
+    given_up();
     fake_free();
 }
 END_TEST
@@ -502,6 +498,42 @@ START_TEST(test_timeout_covers_retries)
     ck_assert_int_eq(H.cancels, 0);
     ck_assert(!fnw_call_pool_busy(&F.pool));
     ck_assert_int_eq(F.en[0]->held_by_call, 0);
+    fake_free();
+}
+END_TEST
+
+START_TEST(test_error_after_the_deadline_is_a_timeout)
+{
+    /* the operation fails the call after its deadline, before the timeout
+     * timer ran (both due in one loop iteration): with retries left, the
+     * timeout came first, so the timeout action decides, not the error */
+    script(1, ACT_HOLD, ACT_HOLD);
+    fake_init(&hand_op, 20, FNW_TIMEOUT_EMPTY, fixed(5, 1, 1, 0), 1);
+    start(1);
+    ev_sleep(0.03);
+    ev_now_update(F.loop);
+    fnw_call *c = H.held;
+    H.held = NULL;
+    fnw_call_fail(c, "refused");
+    ck_assert_str_eq(F.events, "timeout,done,drain");
+    ck_assert_uint_eq(F.done_spans[0], 0);
+    ck_assert_int_eq(H.invokes, 1);
+    ck_assert_int_eq(H.cancels, 0);                   /* the operation had handed it back */
+    ck_assert(!fnw_call_pool_busy(&F.pool));
+    ck_assert_int_eq(F.en[0]->held_by_call, 0);
+    idle_for(0.05);
+    ck_assert_str_eq(F.events, "timeout,done,drain");
+    fake_free();
+
+    /* without retries the error is the result, whenever it comes */
+    script(1, ACT_HOLD, ACT_HOLD);
+    fake_init(&hand_op, 20, FNW_TIMEOUT_EMPTY, no_retry(), 1);
+    start(1);
+    ev_sleep(0.03);
+    ev_now_update(F.loop);
+    fnw_call_fail(H.held, "refused");
+    ck_assert_str_eq(F.events, "failure,failed");
+    ck_assert(!fnw_call_pool_busy(&F.pool));
     fake_free();
 }
 END_TEST
@@ -616,12 +648,13 @@ static Suite *call_suite(void)
     TCase *tc = tcase_create("call");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_result_before_timeout);
-    tcase_add_test(tc, test_late_completion_after_timeout_empty);
-    tcase_add_test(tc, test_late_completion_after_timeout_fail);
-    tcase_add_test(tc, test_late_completion_after_timeout_operation);
+    tcase_add_test(tc, test_timeout_gives_up_empty);
+    tcase_add_test(tc, test_timeout_gives_up_fail);
+    tcase_add_test(tc, test_timeout_gives_up_operation);
     tcase_add_test(tc, test_retry_after_error);
     tcase_add_test(tc, test_retry_after_empty_result);
     tcase_add_test(tc, test_timeout_covers_retries);
+    tcase_add_test(tc, test_error_after_the_deadline_is_a_timeout);
     tcase_add_test(tc, test_cancel_on_give_up);
     tcase_add_test(tc, test_direct_path);
     suite_add_tcase(s, tc);

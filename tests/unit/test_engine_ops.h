@@ -73,36 +73,12 @@ static const fnw_operation hold_op = {
     .name = "hold", .invoke = hold_invoke, .on_timeout = hold_on_timeout, .cancel = hold_cancel,
 };
 
-/* The operation ends every call it holds: emits the input, completes. */
-static inline void complete_held_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    for (size_t i = 0; i < n_held; i++) {
-        fnw_call *c = held[i];
-        if (!c)
-            continue;
-        held[i] = NULL;
-        const fnw_record *in = fnw_call_input(c, 0);
-        fnw_call_emit(c, 0, in->data, in->len);
-        fnw_call_complete(c);
-    }
-}
-
 static inline int none_held(const harness *h)
 {
     for (size_t i = 0; i < n_held; i++)
         if (held[i])
             return 0;
     return 1;
-}
-
-/* Completes the held calls from a loop callback, as a late service would. */
-static inline void complete_held_late(harness *h)
-{
-    ev_timer t;
-    ev_timer_init(&t, complete_held_cb, 0., 0.);
-    ev_timer_start(h->loop, &t);
-    h_run_until(h, none_held, 5);
-    ev_timer_stop(h->loop, &t);
 }
 
 static inline int three_outputs(const harness *h)

@@ -1,6 +1,6 @@
 /* tests/unit/test_engine_timeout.c — per-call timeouts with each action
- * (fail, empty, the operation's handler), late completions after a timeout,
- * and fast calls that never see their timer.
+ * (fail, empty, the operation's handler), timed-out calls cancelled at once
+ * (none pile up across bundles), and fast calls that never see their timer.
  *
  * No assertion depends on how fast a loaded machine wakes the loop: times
  * are checked from below, concurrency as the ratio of call time to bundle
@@ -113,7 +113,10 @@ START_TEST(test_timeout_operation_without_handler)
 }
 END_TEST
 
-static void late_case(fnw_timeout_action a, size_t expect_out)
+/* A call that times out while the operation has it is cancelled then and
+ * there: the bundle ends without waiting for it, and nothing of it is left
+ * with the operation or the engine. */
+static void gave_up_case(fnw_timeout_action a, size_t expect_out)
 {
     harness h;
     h_init(&h);
@@ -123,11 +126,11 @@ static void late_case(fnw_timeout_action a, size_t expect_out)
     h_create_op(&h, &hold_op, &s);
     h_inputs(&h, 5);
     h_run_ok(&h, 5);
-    /* finish did not wait for the late calls: the operation still has them */
     ck_assert_uint_eq(n_held, 5);
-    ck_assert(!none_held(&h));
-    ck_assert_uint_eq(h.n_out, expect_out);
-    complete_held_late(&h);   /* the operation completes the timed-out calls now */
+    ck_assert(none_held(&h));          /* each one cancelled at its timeout */
+    fnw_engine_stats st;
+    fnw_engine_stats_get(h.e, ev_now(h.loop), &st);
+    ck_assert_uint_eq(st.calls, 0);
     ck_assert_uint_eq(h.n_out, expect_out);
     ck_assert_int_eq(h_m(&h)->timeouts, 5);
     ck_assert_int_eq(h_m(&h)->records_out, (int64_t)expect_out);
@@ -135,17 +138,18 @@ static void late_case(fnw_timeout_action a, size_t expect_out)
     ck_assert_int_ge(h_m(&h)->call_duration_ms.min, 15);
     ck_assert_int_eq(h_m(&h)->empty_results, 5 - (int64_t)expect_out);
     /* the engine is fine for the next bundle */
+    n_held = 0;
     h_run_ok(&h, 5);
     ck_assert_uint_eq(h.n_out, expect_out);
     ck_assert_int_eq(h_m(&h)->records_in, 5);
     ck_assert_int_eq(h_m(&h)->timeouts, 5);
-    h_free(&h);   /* cancels the second bundle's held calls */
     ck_assert(none_held(&h));
+    h_free(&h);
 }
 
-static void late_in_bundle_case(void)
+static void gave_up_in_bundle_case(void)
 {
-    /* the late completions arrive while the bundle is still open */
+    /* the calls time out while the bundle is still open: given up at once */
     harness h;
     h_init(&h);
     fnw_spec s;
@@ -157,7 +161,10 @@ static void late_in_bundle_case(void)
     h_begin(&h, "b1");
     h_feed(&h);
     h_run_until(&h, three_timeouts, 5);
-    complete_held_late(&h);
+    ck_assert(none_held(&h));
+    fnw_engine_stats st;
+    fnw_engine_stats_get(h.e, ev_now(h.loop), &st);
+    ck_assert_uint_eq(st.calls, 0);
     ck_assert(!h.finished && !h.failed);
     ck_assert_uint_eq(h.n_out, 0);
     h.finish_called = 1;
@@ -170,11 +177,47 @@ static void late_in_bundle_case(void)
     h_free(&h);
 }
 
-START_TEST(test_late_completion_after_timeout_ignored)
+START_TEST(test_timed_out_call_is_cancelled)
 {
-    late_case(FNW_TIMEOUT_EMPTY, 0);
-    late_case(FNW_TIMEOUT_OPERATION, 5);
-    late_in_bundle_case();
+    gave_up_case(FNW_TIMEOUT_EMPTY, 0);
+    gave_up_case(FNW_TIMEOUT_OPERATION, 5);
+    gave_up_in_bundle_case();
+}
+END_TEST
+
+/* A service that never answers, bundle after bundle: every bundle ends with
+ * counted empty results and leaves no call behind (they used to pile up,
+ * each holding its input, until the worker stopped). Counts only, no clock:
+ * the calls in flight after each bundle, and echo's timers (a long delay
+ * that the timeout cuts short) come back for reuse. */
+static void hung_bundles_case(const char *const *kv)
+{
+    harness h;
+    h_init(&h);
+    fnw_spec s;
+    timeout_spec(&s, FNW_TIMEOUT_EMPTY, 2);
+    s.capacity = 50;
+    h_create(&h, "echo", &s, kv);
+    h_inputs(&h, 200);
+    for (int b = 0; b < 25; b++) {
+        h_run_ok(&h, 30);
+        ck_assert_uint_eq(h.n_out, 0);
+        ck_assert_int_eq(h_m(&h)->timeouts, 200);
+        ck_assert_int_eq(h_m(&h)->empty_results, 200);
+        fnw_engine_stats st;
+        fnw_engine_stats_get(h.e, ev_now(h.loop), &st);
+        ck_assert_msg(st.calls == 0, "bundle %d left %zu call(s) in flight", b + 1, st.calls);
+        ck_assert_uint_eq(st.queued, 0);
+    }
+    h_free(&h);
+}
+
+START_TEST(test_hung_calls_do_not_pile_up)
+{
+    static const char *const hang[] = { "hang=true", NULL };
+    static const char *const slow[] = { "delay_ms=600000", NULL };
+    hung_bundles_case(hang);
+    hung_bundles_case(slow);
 }
 END_TEST
 
@@ -204,7 +247,8 @@ static Suite *engine_timeout_suite(void)
     tcase_add_test(tc, test_timeout_operation_input);
     tcase_add_test(tc, test_timeout_operation_empty);
     tcase_add_test(tc, test_timeout_operation_without_handler);
-    tcase_add_test(tc, test_late_completion_after_timeout_ignored);
+    tcase_add_test(tc, test_timed_out_call_is_cancelled);
+    tcase_add_test(tc, test_hung_calls_do_not_pile_up);
     tcase_add_test(tc, test_timeout_does_not_fire_for_fast_calls);
     suite_add_tcase(s, tc);
     return s;

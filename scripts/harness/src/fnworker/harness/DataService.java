@@ -3,8 +3,14 @@
 // demultiplexed by (instruction_id, transform_id) to receivers registered per
 // bundle. Data for an instruction nobody registered yet is held until it is.
 // Protocol slips the Java runner would reject are collected as violations.
+// Fault hooks: resetStreams() fails every Data stream from the server side
+// (the next client to connect then carries the traffic, as if the runner
+// accepted a reconnect); pauseReading() stops taking the worker's messages
+// (no more gRPC requests, so HTTP/2 flow control pushes back on it) until
+// resumeReading().
 package fnworker.harness;
 
+import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
@@ -28,7 +34,10 @@ public final class DataService extends BeamFnDataGrpc.BeamFnDataImplBase {
   }
 
   private final Object lock = new Object();
-  private final CompletableFuture<ServerCallStreamObserver<BeamFnApi.Elements>> firstClient = new CompletableFuture<>();
+  private volatile CompletableFuture<ServerCallStreamObserver<BeamFnApi.Elements>> firstClient =
+      new CompletableFuture<>();
+  private boolean paused;
+  private final List<ServerCallStreamObserver<BeamFnApi.Elements>> owed = new ArrayList<>();
   private final List<ServerCallStreamObserver<BeamFnApi.Elements>> clients = new ArrayList<>();
   private final Map<String, Map<String, Receiver>> receivers = new HashMap<>();
   private final Map<String, Set<String>> doneTransforms = new HashMap<>();
@@ -50,15 +59,18 @@ public final class DataService extends BeamFnDataGrpc.BeamFnDataImplBase {
         sendLock.notifyAll();
       }
     });
+    out.disableAutoRequest();
     synchronized (lock) {
       clients.add(out);
     }
     firstClient.complete(out);
     Log.info("Beam Fn Data client connected (" + clientCount() + " so far)");
+    requestNext(out);
     return new StreamObserver<>() {
       @Override
       public void onNext(BeamFnApi.Elements e) {
         dispatch(e);
+        requestNext(out);
       }
 
       @Override
@@ -79,6 +91,67 @@ public final class DataService extends BeamFnDataGrpc.BeamFnDataImplBase {
     };
   }
 
+  /** Asks gRPC for the stream's next message, or owes it while reading is paused. */
+  private void requestNext(ServerCallStreamObserver<BeamFnApi.Elements> out) {
+    synchronized (lock) {
+      if (paused) {
+        owed.add(out);
+        return;
+      }
+    }
+    try {
+      out.request(1);
+    } catch (RuntimeException e) {
+      // the call has ended
+    }
+  }
+
+  /** Stops taking the worker's messages: what it sends next waits in its flow-control window. */
+  public void pauseReading() {
+    synchronized (lock) {
+      paused = true;
+    }
+  }
+
+  /** Takes the worker's messages again (those owed since pauseReading first). */
+  public void resumeReading() {
+    List<ServerCallStreamObserver<BeamFnApi.Elements>> again;
+    synchronized (lock) {
+      paused = false;
+      again = new ArrayList<>(owed);
+      owed.clear();
+    }
+    for (ServerCallStreamObserver<BeamFnApi.Elements> out : again) {
+      requestNext(out);
+    }
+  }
+
+  /**
+   * Fails every Data stream from the server side with UNAVAILABLE and description why
+   * (the worker sees the stream end with that status). The next client to connect
+   * carries all traffic from then on; sends wait for it like the first one.
+   */
+  public void resetStreams(String why) {
+    List<ServerCallStreamObserver<BeamFnApi.Elements>> copy;
+    synchronized (lock) {
+      copy = new ArrayList<>(clients);
+      owed.clear();
+      firstClient = new CompletableFuture<>();
+    }
+    synchronized (sendLock) {
+      for (ServerCallStreamObserver<BeamFnApi.Elements> c : copy) {
+        try {
+          c.onError(Status.UNAVAILABLE.withDescription(why).asRuntimeException());
+        } catch (RuntimeException e) {
+          // already closed
+        }
+      }
+      sendLock.notifyAll();
+    }
+    Log.info("reset " + copy.size() + " Data stream(s): " + why);
+  }
+
+  /** Data streams connected so far (reset ones included). */
   public int clientCount() {
     synchronized (lock) {
       return clients.size();

@@ -373,6 +373,45 @@ public final class FunctionRunner implements AutoCloseable {
     }
   }
 
+  /**
+   * Test hook for a runner that lost its Data stream mid-bundle: ends the active bundle
+   * without sending more input (no is_last) and waits for its ProcessBundleResponse,
+   * which must be an error. Returns the worker's error text; throws if the bundle
+   * succeeded or no response came within flushTimeoutMs.
+   */
+  public String awaitBundleFailure() {
+    if (bundle == null) {
+      throw new IllegalStateException("no active bundle");
+    }
+    Bundle b = bundle;
+    bundle = null;
+    String error = null;
+    try {
+      if (b.response == null) {
+        b.response = worker.control().handle(b.request);
+      }
+      BeamFnApi.InstructionResponse resp = await(b.response, "the ProcessBundleResponse of bundle " + b.instructionId);
+      if (resp.getError().isEmpty()) {
+        throw new IllegalStateException("bundle " + b.instructionId + " succeeded; a failure was expected");
+      }
+      error = resp.getError();
+    } catch (RuntimeException e) {
+      Throwable c = e.getCause() != null ? e.getCause() : e;
+      String m = String.valueOf(c.getMessage());
+      String prefix = "Error received from SDK harness for instruction " + b.instructionId + ": ";
+      if (!m.startsWith(prefix)) {
+        throw e;
+      }
+      error = m.substring(prefix.length());
+    } finally {
+      worker.servers.data.unregister(b.instructionId, true);
+      synchronized (history) {
+        history.add(new BundleRecord(b.instructionId, b.elements, 0, error, List.of(), List.of()));
+      }
+    }
+    return error;
+  }
+
   private <T> T await(CompletableFuture<T> f, String what) {
     try {
       return cfg.flushTimeoutMs > 0 ? f.get(cfg.flushTimeoutMs, TimeUnit.MILLISECONDS) : f.get();

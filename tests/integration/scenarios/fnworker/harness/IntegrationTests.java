@@ -88,6 +88,7 @@ public final class IntegrationTests {
     s.addAll(SecretScenarios.scenarios());
     s.addAll(DiagnosticsScenarios.scenarios());
     s.addAll(PoolScenarios.scenarios());
+    s.addAll(FaultScenarios.scenarios());
     return s;
   }
 
