@@ -3,10 +3,11 @@
 #   make demo       install what is missing, build, run a real job through the worker
 #   make check      install what is missing, build, run every unit and integration test
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
-#   make allocfail  every allocation of a few scenarios failed in turn, under ASan (tests/alloc/)
+#   make allocfail  every allocation of 13 scenarios failed in turn, under ASan (tests/alloc/README.md)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
 #   make bench      the benchmark (README, Performance; scripts/bench/README.md)
-#   make soak       10M records through the worker with random chunking and faults (scripts/bench/README.md)
+#   make soak       10M records through the worker with random chunking and faults (README, Reliability)
+#   make fuzz       every fuzz target under libFuzzer for FUZZ_S seconds (tests/fuzz/README.md)
 #   make image      the sidecar image with podman; make image-test tests it (README, "The sidecar image")
 #
 # Every target installs the Debian packages it needs (scripts/install-deps.sh,

@@ -12,17 +12,24 @@ size_t bench_record_payload_len(size_t str_len)
     return 1 + 8 + 8 + 1 + 4 + str_len + 4;
 }
 
+/* The length prefix, then Flink's (CURRENT_TIMESTAMP, CURRENT_WATERMARK,
+ * NORMAL_DATA) row up to the data row's null mask; room is reserved. */
+static void put_head(fnw_buf *b, size_t len, int64_t ts, int64_t wm)
+{
+    fnw_buf_put_varint(b, len);
+    fnw_buf_put_u8(b, 0x00);
+    fnw_buf_put_be64(b, (uint64_t)ts);
+    fnw_buf_put_be64(b, (uint64_t)wm);
+    fnw_buf_put_u8(b, 0x00);
+}
+
 int bench_record_put(fnw_buf *b, int64_t ts, int64_t wm, size_t str_len, uint64_t seed,
                      int32_t v)
 {
     size_t len = bench_record_payload_len(str_len);
     if (fnw_buf_reserve(b, len + 10) < 0)
         return -1;
-    fnw_buf_put_varint(b, len);
-    fnw_buf_put_u8(b, 0x00);
-    fnw_buf_put_be64(b, (uint64_t)ts);
-    fnw_buf_put_be64(b, (uint64_t)wm);
-    fnw_buf_put_u8(b, 0x00);
+    put_head(b, len, ts, wm);
     fnw_buf_put_be32(b, (uint32_t)str_len);
     uint8_t *s = b->p + b->len;
     for (size_t i = 0; i < str_len; i++)
@@ -60,11 +67,7 @@ int bench_feature_put(fnw_buf *b, int64_t ts, int64_t wm, uint64_t id, int dim)
     size_t len = bench_feature_payload_len(dim);
     if (fnw_buf_reserve(b, len + 10) < 0)
         return -1;
-    fnw_buf_put_varint(b, len);
-    fnw_buf_put_u8(b, 0x00);
-    fnw_buf_put_be64(b, (uint64_t)ts);
-    fnw_buf_put_be64(b, (uint64_t)wm);
-    fnw_buf_put_u8(b, 0x00);
+    put_head(b, len, ts, wm);
     fnw_buf_put_be64(b, id);
     fnw_buf_put_be32(b, (uint32_t)dim);
     for (int j = 0; j < dim; j++) {

@@ -30,10 +30,9 @@
 #include "codecs/bytes.h"
 #include "codecs/serializer.h"
 #include "codecs/type.h"
+#include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond) do { if (!(cond)) abort(); } while (0)
 
 /* Property 3: the walk depends on the consumed bytes only. */
 static void check_delimiting(const fnw_avro_program *pl, const uint8_t *p, size_t n)

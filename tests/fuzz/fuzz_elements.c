@@ -23,10 +23,9 @@
 
 #include "worker/elements.h"
 #include "worker/inbox_internal.h"
+#include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c) do { if (!(c)) abort(); } while (0)
 
 typedef struct entries {
     fnw_elem_data *v;

@@ -30,6 +30,7 @@
 #include "codecs/value.h"
 #include "runtime/binding_convert.h"
 #include "runtime/builtin_http_internal.h"
+#include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -44,22 +45,6 @@ static const char *const pointers[] = {
 
 static fnw_type *types[NTYPES];
 static httpop_result results[NRESULTS];
-
-static fnw_type *leaf(fnw_kind k)
-{
-    fnw_type *t = fnw_type_new(k);
-    if (!t)
-        abort();
-    return t;
-}
-
-static fnw_type *with(fnw_type *t, fnw_type *child, const char *name)
-{
-    fnw_error err;
-    if (fnw_type_add_child(t, child, name, &err) != 0)
-        abort();
-    return t;
-}
 
 /* A result as the operation's open compiles it (builtin_http.c). */
 static void compile_result(httpop_result *r, const char *pointer)
@@ -84,14 +69,14 @@ static void compile_result(httpop_result *r, const char *pointer)
 
 static void setup(void)
 {
-    types[0] = leaf(FNW_STRING);
-    types[1] = leaf(FNW_LONG);
-    types[2] = leaf(FNW_DOUBLE);
-    types[3] = leaf(FNW_BOOLEAN);
-    types[4] = with(leaf(FNW_BASIC_ARRAY), leaf(FNW_STRING), NULL);
-    types[5] = with(with(leaf(FNW_MAP), leaf(FNW_STRING), NULL), leaf(FNW_LONG), NULL);
-    types[6] = with(with(leaf(FNW_ROW), leaf(FNW_INT), "a"), leaf(FNW_FLOAT), "b");
-    types[7] = with(leaf(FNW_LIST), with(leaf(FNW_PRIMITIVE_ARRAY), leaf(FNW_BYTE), NULL), NULL);
+    types[0] = fuzz_leaf(FNW_STRING);
+    types[1] = fuzz_leaf(FNW_LONG);
+    types[2] = fuzz_leaf(FNW_DOUBLE);
+    types[3] = fuzz_leaf(FNW_BOOLEAN);
+    types[4] = fuzz_with(fuzz_leaf(FNW_BASIC_ARRAY), fuzz_leaf(FNW_STRING), NULL);
+    types[5] = fuzz_with(fuzz_with(fuzz_leaf(FNW_MAP), fuzz_leaf(FNW_STRING), NULL), fuzz_leaf(FNW_LONG), NULL);
+    types[6] = fuzz_with(fuzz_with(fuzz_leaf(FNW_ROW), fuzz_leaf(FNW_INT), "a"), fuzz_leaf(FNW_FLOAT), "b");
+    types[7] = fuzz_with(fuzz_leaf(FNW_LIST), fuzz_with(fuzz_leaf(FNW_PRIMITIVE_ARRAY), fuzz_leaf(FNW_BYTE), NULL), NULL);
     for (int i = 0; i < NTYPES; i++) {
         fnw_error err;
         if (fnw_conv_check_type(types[i], "f", &err) != 0)

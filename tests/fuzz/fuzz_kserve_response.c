@@ -31,6 +31,7 @@
 #include "codecs/type.h"
 #include "codecs/value.h"
 #include "runtime/tensor.h"
+#include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -40,25 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static fnw_type *in_type, *out_type[NPLANS];
 static fnw_tensor_plan *plans[NPLANS];
 
-static fnw_type *leaf(fnw_kind k)
-{
-    fnw_type *t = fnw_type_new(k);
-    if (!t)
-        abort();
-    return t;
-}
-
-static fnw_type *with(fnw_type *t, fnw_type *child, const char *name)
-{
-    fnw_error err;
-    if (fnw_type_add_child(t, child, name, &err) != 0)
-        abort();
-    return t;
-}
-
 static fnw_type *of(fnw_kind container, fnw_kind elem)
 {
-    return with(leaf(container), leaf(elem), NULL);
+    return fuzz_with(fuzz_leaf(container), fuzz_leaf(elem), NULL);
 }
 
 static void plan(int k, fnw_type *out, const char *outputs)
@@ -74,15 +59,15 @@ static void plan(int k, fnw_type *out, const char *outputs)
 
 static void setup(void)
 {
-    in_type = with(leaf(FNW_ROW), leaf(FNW_LONG), "id");
-    fnw_type *o0 = with(leaf(FNW_ROW), leaf(FNW_LONG), "id");
-    with(with(with(o0, of(FNW_LIST, FNW_FLOAT), "y"), leaf(FNW_STRING), "label"), leaf(FNW_INT), "n");
+    in_type = fuzz_with(fuzz_leaf(FNW_ROW), fuzz_leaf(FNW_LONG), "id");
+    fnw_type *o0 = fuzz_with(fuzz_leaf(FNW_ROW), fuzz_leaf(FNW_LONG), "id");
+    fuzz_with(fuzz_with(fuzz_with(o0, of(FNW_LIST, FNW_FLOAT), "y"), fuzz_leaf(FNW_STRING), "label"), fuzz_leaf(FNW_INT), "n");
     plan(0, o0, "y=y, label:BYTES=label, n:INT64=n");
-    fnw_type *o1 = with(leaf(FNW_ROW), leaf(FNW_LONG), "id");
-    with(with(o1, of(FNW_PRIMITIVE_ARRAY, FNW_FLOAT), "y"), leaf(FNW_LONG), "n");
+    fnw_type *o1 = fuzz_with(fuzz_leaf(FNW_ROW), fuzz_leaf(FNW_LONG), "id");
+    fuzz_with(fuzz_with(o1, of(FNW_PRIMITIVE_ARRAY, FNW_FLOAT), "y"), fuzz_leaf(FNW_LONG), "n");
     plan(1, o1, "y:FP32[2]=y, n=n");
-    fnw_type *o2 = with(leaf(FNW_ROW), leaf(FNW_LONG), "id");
-    with(with(o2, of(FNW_PRIMITIVE_ARRAY, FNW_BYTE), "h"), of(FNW_BASIC_ARRAY, FNW_STRING), "b");
+    fnw_type *o2 = fuzz_with(fuzz_leaf(FNW_ROW), fuzz_leaf(FNW_LONG), "id");
+    fuzz_with(fuzz_with(o2, of(FNW_PRIMITIVE_ARRAY, FNW_BYTE), "h"), of(FNW_BASIC_ARRAY, FNW_STRING), "b");
     plan(2, o2, "h:FP16[-1]=h, b:BYTES[2]=b");
 }
 

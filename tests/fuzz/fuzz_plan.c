@@ -33,10 +33,9 @@
 #include "worker/control.h"
 #include "worker/descriptors.h"
 #include "worker/plan.h"
+#include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c) do { if (!(c)) abort(); } while (0)
 
 static int same_str(const char *a, const char *b)
 {

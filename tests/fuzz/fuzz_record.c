@@ -46,13 +46,12 @@
 #include "codecs/serializer_internal.h"
 #include "codecs/value.h"
 #include "tests/fuzz/record_shapes.h"
+#include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static fnw_type *types[SHAPE_COUNT];
 static fnw_skip_program *programs[SHAPE_COUNT];
-
-#define CHECK(cond) do { if (!(cond)) abort(); } while (0)
 
 static const uint8_t *canon_value(const fnw_type *t, const uint8_t *p, const uint8_t *end, int nullable);
 

@@ -33,6 +33,7 @@
 #include "codecs/value.h"
 #include "runtime/binding_convert.h"
 #include "runtime/builtin_redis_internal.h"
+#include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -45,25 +46,9 @@ static fnw_type *types[NTYPES];
 static fnw_redisop_plan *plans[NPLANS];
 static fnw_type *plan_in, *plan_out[NPLANS];
 
-static fnw_type *leaf(fnw_kind k)
-{
-    fnw_type *t = fnw_type_new(k);
-    if (!t)
-        abort();
-    return t;
-}
-
-static fnw_type *with(fnw_type *t, fnw_type *child, const char *name)
-{
-    fnw_error err;
-    if (fnw_type_add_child(t, child, name, &err) != 0)
-        abort();
-    return t;
-}
-
 static fnw_type *map_of(fnw_kind v)
 {
-    return with(with(leaf(FNW_MAP), leaf(FNW_STRING), NULL), leaf(v), NULL);
+    return fuzz_with(fuzz_with(fuzz_leaf(FNW_MAP), fuzz_leaf(FNW_STRING), NULL), fuzz_leaf(v), NULL);
 }
 
 /* ROW<id INT, name STRING, then the result fields named in names (types
@@ -73,11 +58,11 @@ static fnw_type *out_row(const char *names, fnw_type *extra, const char *extra_n
     static const struct { const char *name; fnw_kind kind; } result[] = {
         { "score", FNW_LONG }, { "ratio", FNW_DOUBLE }, { "ok", FNW_BOOLEAN },
     };
-    fnw_type *t = with(with(leaf(FNW_ROW), leaf(FNW_INT), "id"), leaf(FNW_STRING), "name");
+    fnw_type *t = fuzz_with(fuzz_with(fuzz_leaf(FNW_ROW), fuzz_leaf(FNW_INT), "id"), fuzz_leaf(FNW_STRING), "name");
     for (size_t i = 0; i < sizeof result / sizeof result[0]; i++)
         if (strstr(names, result[i].name))
-            with(t, leaf(result[i].kind), result[i].name);
-    return extra ? with(t, extra, extra_name) : t;
+            fuzz_with(t, fuzz_leaf(result[i].kind), result[i].name);
+    return extra ? fuzz_with(t, extra, extra_name) : t;
 }
 
 static fnw_redisop_plan *plan(fnw_type *out, const char *command, const char *result_field)
@@ -96,20 +81,20 @@ static fnw_redisop_plan *plan(fnw_type *out, const char *command, const char *re
 
 static void setup(void)
 {
-    types[0] = leaf(FNW_STRING);
-    types[1] = leaf(FNW_LONG);
-    types[2] = leaf(FNW_DOUBLE);
-    types[3] = leaf(FNW_BOOLEAN);
-    types[4] = with(leaf(FNW_BASIC_ARRAY), leaf(FNW_STRING), NULL);
+    types[0] = fuzz_leaf(FNW_STRING);
+    types[1] = fuzz_leaf(FNW_LONG);
+    types[2] = fuzz_leaf(FNW_DOUBLE);
+    types[3] = fuzz_leaf(FNW_BOOLEAN);
+    types[4] = fuzz_with(fuzz_leaf(FNW_BASIC_ARRAY), fuzz_leaf(FNW_STRING), NULL);
     types[5] = map_of(FNW_STRING);
-    types[6] = with(with(leaf(FNW_ROW), leaf(FNW_INT), "a"), leaf(FNW_FLOAT), "b");
-    types[7] = with(leaf(FNW_LIST), with(leaf(FNW_PRIMITIVE_ARRAY), leaf(FNW_BYTE), NULL), NULL);
+    types[6] = fuzz_with(fuzz_with(fuzz_leaf(FNW_ROW), fuzz_leaf(FNW_INT), "a"), fuzz_leaf(FNW_FLOAT), "b");
+    types[7] = fuzz_with(fuzz_leaf(FNW_LIST), fuzz_with(fuzz_leaf(FNW_PRIMITIVE_ARRAY), fuzz_leaf(FNW_BYTE), NULL), NULL);
     for (int i = 0; i < NTYPES; i++) {
         fnw_error err;
         if (fnw_conv_check_type(types[i], "f", &err) != 0)
             abort();
     }
-    plan_in = with(with(leaf(FNW_ROW), leaf(FNW_INT), "id"), leaf(FNW_STRING), "name");
+    plan_in = fuzz_with(fuzz_with(fuzz_leaf(FNW_ROW), fuzz_leaf(FNW_INT), "id"), fuzz_leaf(FNW_STRING), "name");
     plan_out[0] = out_row("score", NULL, NULL);
     plans[0] = plan(plan_out[0], "GET user:{id}", "score");
     plan_out[1] = out_row("score ratio ok", NULL, NULL);

@@ -29,10 +29,9 @@
 #include "codecs/type.h"
 #include "runtime/registry.h"
 #include "worker/step.h"
+#include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c) do { if (!(c)) abort(); } while (0)
 
 static void check_caps(const fnw_spec *s)
 {

@@ -26,13 +26,12 @@
 #include "codecs/serializer.h"
 #include "codecs/type.h"
 #include "org/apache/flink/fn_execution/v1/flink-fn-execution.pb-c.h"
+#include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef Org__Apache__Flink__FnExecution__V1__TypeInfo pb_type;
 #define PB(x) org__apache__flink__fn_execution__v1__type_info__##x
-#define CHECK(cond) do { if (!(cond)) abort(); } while (0)
-
 /* Depth of the unpacked TypeInfo tree (1 for a leaf), counted like
  * fnw_type_from_proto counts; stops counting past limit. */
 static int pb_depth(const pb_type *pb, int limit)
