@@ -54,6 +54,27 @@ static int max_children(fnw_kind k)
     }
 }
 
+/* Makes room for at least n children (and names, for a ROW), doubling, so
+ * that a wide row is built in linear time. */
+static int grow_children(fnw_type *t, uint32_t n)
+{
+    size_t cap = t->cap ? (size_t)t->cap * 2 : 4;
+    if (cap < n)
+        cap = n;
+    fnw_type **kids = realloc(t->children, cap * sizeof *kids);
+    if (!kids)
+        return -1;
+    t->children = kids;
+    if (t->kind == FNW_ROW) {
+        char **names = realloc(t->names, cap * sizeof *names);
+        if (!names)
+            return -1;
+        t->names = names;
+    }
+    t->cap = (uint32_t)cap;
+    return 0;
+}
+
 int fnw_type_add_child(fnw_type *t, fnw_type *child, const char *name, fnw_error *err)
 {
     if (!t || !child)
@@ -65,20 +86,14 @@ int fnw_type_add_child(fnw_type *t, fnw_type *child, const char *name, fnw_error
     if (t->nchildren >= INT32_MAX)
         return fnw_error_set(err, "type builder: too many fields");
     uint32_t n = t->nchildren + 1;
-    fnw_type **kids = realloc(t->children, n * sizeof *kids);
-    if (!kids)
+    if (n > t->cap && grow_children(t, n) < 0)
         return fnw_error_set(err, "out of memory building a type");
-    t->children = kids;
     if (t->kind == FNW_ROW) {
-        char **names = realloc(t->names, n * sizeof *names);
-        if (!names)
-            return fnw_error_set(err, "out of memory building a type");
-        t->names = names;
-        names[n - 1] = strdup(name ? name : "");
-        if (!names[n - 1])
+        t->names[n - 1] = strdup(name ? name : "");
+        if (!t->names[n - 1])
             return fnw_error_set(err, "out of memory building a type");
     }
-    kids[n - 1] = child;
+    t->children[n - 1] = child;
     t->nchildren = n;
     return 0;
 }

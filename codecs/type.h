@@ -23,6 +23,7 @@
 struct fnw_type {
     fnw_kind kind;
     uint32_t nchildren;
+    uint32_t cap;             /* slots allocated in children (and names) */
     /* ROW, TUPLE: the fields; BASIC/PRIMITIVE/OBJECT_ARRAY, LIST: [element];
      * MAP: [key, value]; others: none. */
     fnw_type **children;
