@@ -1,6 +1,6 @@
 /* runtime/entry.c — entries (entry.h): their byte storage (the copied input
- * and the staged outputs, grown geometrically and kept across reuse up to
- * FNW_ENTRY_KEEP_BYTES) and the pool they live in, so steady state
+ * and the staged outputs, grown geometrically and kept across reuse within
+ * the limits of entry.h) and the pool they live in, so steady state
  * allocates nothing. */
 #include <stdlib.h>
 #include <string.h>
@@ -77,14 +77,17 @@ static void entry_free_storage(fnw_entry *en)
 void fnw_entry_pool_init(fnw_entry_pool *p)
 {
     p->live = p->free = NULL;
+    p->spare = 0;
 }
 
 fnw_entry *fnw_entry_pool_get(fnw_entry_pool *p)
 {
     fnw_entry *en = p->free;
-    if (en)
+    if (en) {
         p->free = en->live_next;
-    else if (!(en = calloc(1, sizeof *en)))
+        p->spare -= en->spare;
+        en->spare = 0;
+    } else if (!(en = calloc(1, sizeof *en)))
         return NULL;
     en->live_prev = NULL;
     en->live_next = p->live;
@@ -96,11 +99,28 @@ fnw_entry *fnw_entry_pool_get(fnw_entry_pool *p)
     return en;
 }
 
-void fnw_entry_pool_put(fnw_entry_pool *p, fnw_entry *en)
+/* Decides what en keeps on its way to the free list (entry.h). */
+static void entry_trim(fnw_entry_pool *p, fnw_entry *en)
 {
     if (en->in_cap > FNW_ENTRY_KEEP_BYTES || en->out_cap > FNW_ENTRY_KEEP_BYTES ||
-        en->spans_cap > FNW_ENTRY_KEEP_SPANS)
+        en->spans_cap > FNW_ENTRY_KEEP_SPANS) {
         entry_free_storage(en);
+        return;
+    }
+    if (en->in_cap <= FNW_ENTRY_SMALL_BYTES && en->out_cap <= FNW_ENTRY_SMALL_BYTES)
+        return;
+    size_t s = en->in_cap + en->out_cap + (size_t)en->spans_cap * sizeof *en->spans;
+    if (p->spare + s > FNW_ENTRY_POOL_SPARE_BYTES) {
+        entry_free_storage(en);
+        return;
+    }
+    en->spare = s;
+    p->spare += s;
+}
+
+void fnw_entry_pool_put(fnw_entry_pool *p, fnw_entry *en)
+{
+    entry_trim(p, en);
     if (en->live_prev)
         en->live_prev->live_next = en->live_next;
     else

@@ -39,6 +39,7 @@ typedef struct fnw_entry {
     uint32_t nspans, spans_cap;
     uint64_t index;              /* position within the bundle */
     uint8_t held_by_queue, held_by_call;
+    size_t spare;                /* storage counted in the pool's spare while free */
     struct fnw_entry *live_prev, *live_next;  /* live list; live_next links the free list */
 } fnw_entry;
 
@@ -48,18 +49,27 @@ int fnw_entry_set_input(fnw_entry *en, const fnw_record *rec);
 int fnw_entry_add_output(fnw_entry *en, const uint8_t *data, size_t len);
 static inline void fnw_entry_clear_outputs(fnw_entry *en) { en->out_len = 0; en->nspans = 0; }
 
-/* Storage an entry keeps when it returns to the free list: buffers whose
- * capacity is over this (grown by records over about 1 KiB) are given back,
- * so a pool's storage stays within (entries x 2 x this) instead of growing,
- * entry by entry, towards (entries x the largest records ever seen). */
+/* Storage an entry keeps when it returns to the free list, so that a pool
+ * holds what its traffic needs instead of creeping, entry by entry, towards
+ * (entries x the largest records ever seen):
+ *  - buffers whose capacity is over FNW_ENTRY_KEEP_BYTES (grown by records
+ *    over about 1 KiB), or more than FNW_ENTRY_KEEP_SPANS outputs, are
+ *    always given back;
+ *  - an entry whose buffers are all within FNW_ENTRY_SMALL_BYTES (records
+ *    up to about 128 bytes) always keeps them;
+ *  - the ones between are kept while the free list's storage of such
+ *    entries stays within FNW_ENTRY_POOL_SPARE_BYTES, else given back. */
 #define FNW_ENTRY_KEEP_BYTES 2048
 #define FNW_ENTRY_KEEP_SPANS 64
+#define FNW_ENTRY_SMALL_BYTES 256
+#define FNW_ENTRY_POOL_SPARE_BYTES ((size_t)256 << 10)
 
 /* Every entry not on the free list is on the live list, so a failed bundle
  * can drop them all. */
 typedef struct fnw_entry_pool {
     fnw_entry *live;
     fnw_entry *free;
+    size_t spare;                /* storage of free entries over the small size */
 } fnw_entry_pool;
 
 void fnw_entry_pool_init(fnw_entry_pool *p);

@@ -110,6 +110,44 @@ START_TEST(a_burst_of_big_records_leaves_the_pool_small)
 }
 END_TEST
 
+/* Entries of mid-sized records (between the small size and the keep limit)
+ * keep their storage only while the free list's share of it stays within
+ * the pool's spare budget: 1,000 entries of 1 KiB records leave at most
+ * that much behind, and the rest give theirs back. */
+START_TEST(mid_sized_storage_is_kept_within_the_spare_budget)
+{
+    enum { N = 8000 };
+    fnw_entry_pool p;
+    fnw_entry_pool_init(&p);
+    fnw_entry **ens = calloc(N, sizeof *ens);
+    ck_assert_ptr_nonnull(ens);
+    for (int i = 0; i < N; i++) {
+        ens[i] = fnw_entry_pool_get(&p);
+        ck_assert_ptr_nonnull(ens[i]);
+        fill(ens[i], 1024, 1024, 1);
+    }
+    for (int i = 0; i < N; i++)
+        fnw_entry_pool_put(&p, ens[i]);
+    size_t kept = 0;
+    int keeping = 0;
+    for (fnw_entry *en = p.free; en; en = en->live_next) {
+        kept += en->in_cap + en->out_cap;
+        keeping += en->in != NULL;
+    }
+    ck_assert_uint_le(kept, FNW_ENTRY_POOL_SPARE_BYTES);
+    ck_assert_uint_ge(p.spare, kept);   /* the spans are counted too */
+    ck_assert_uint_le(p.spare, FNW_ENTRY_POOL_SPARE_BYTES);
+    ck_assert_int_gt(keeping, 0);
+    ck_assert_int_lt(keeping, N);
+    /* taking entries off the free list takes their storage out of the count */
+    while (p.free)
+        (void)fnw_entry_pool_get(&p);
+    ck_assert_uint_eq(p.spare, 0);
+    free(ens);
+    fnw_entry_pool_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("entry");
@@ -118,6 +156,7 @@ int main(void)
     tcase_add_test(tc, records_of_1_kib_keep_their_storage);
     tcase_add_test(tc, big_storage_is_given_back);
     tcase_add_test(tc, a_burst_of_big_records_leaves_the_pool_small);
+    tcase_add_test(tc, mid_sized_storage_is_kept_within_the_spare_budget);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }
