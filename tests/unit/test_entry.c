@@ -112,7 +112,7 @@ END_TEST
 
 /* Entries of mid-sized records (between the small size and the keep limit)
  * keep their storage only while the free list's share of it stays within
- * the pool's spare budget: 1,000 entries of 1 KiB records leave at most
+ * the pool's spare budget: 8,000 entries of 1 KiB records leave at most
  * that much behind, and the rest give theirs back. */
 START_TEST(mid_sized_storage_is_kept_within_the_spare_budget)
 {
