@@ -36,21 +36,6 @@ typedef struct fixture {
 
 static char *sinks[] = {"write"};
 
-/* varint(21), mask, timestamp, watermark (big-endian LONGs), INT value */
-static size_t record(uint8_t *p, int64_t ts, int32_t v)
-{
-    size_t k = 0;
-    p[k++] = 21;
-    p[k++] = 0;
-    for (int i = 7; i >= 0; i--)
-        p[k++] = (uint8_t)((uint64_t)ts >> (8 * i));
-    for (int i = 7; i >= 0; i--)
-        p[k++] = (uint8_t)((uint64_t)INT64_MIN >> (8 * i));
-    for (int i = 3; i >= 0; i--)
-        p[k++] = (uint8_t)((uint32_t)v >> (8 * i));
-    return k;
-}
-
 static void on_done(void *user, fnw_bundle *b, const char *error, const fnw_metric_set *m)
 {
     fixture *fx = user;
@@ -144,7 +129,7 @@ static int bundle_run(void *p, fnw_error *err)
     uint8_t in[N_RECORDS * 22];
     size_t half = 0, n = 0;
     for (int i = 0; i < N_RECORDS; i++) {
-        n += record(in + n, 1000 + i, i);
+        n += fake_record_int(in + n, 1000 + i, i);
         if (i == N_RECORDS / 2 - 1)
             half = n;
     }

@@ -6,11 +6,29 @@
 #define FNW_TEST_FAKE_DATA_IO_H
 
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "worker/data_conn.h"
 #include "worker/elements.h"
+
+/* One input record as the data plane carries it, for a ROW<INT> input:
+ * varint(21), Flink's row mask, timestamp and watermark (big-endian LONGs,
+ * no watermark), the INT value. Writes 22 bytes at p; returns how many. */
+static inline size_t fake_record_int(uint8_t *p, int64_t ts, int32_t v)
+{
+    size_t k = 0;
+    p[k++] = 21;
+    p[k++] = 0;
+    for (int i = 7; i >= 0; i--)
+        p[k++] = (uint8_t)((uint64_t)ts >> (8 * i));
+    for (int i = 7; i >= 0; i--)
+        p[k++] = (uint8_t)((uint64_t)INT64_MIN >> (8 * i));
+    for (int i = 3; i >= 0; i--)
+        p[k++] = (uint8_t)((uint32_t)v >> (8 * i));
+    return k;
+}
 
 #define FAKE_MAX_SENT 16
 

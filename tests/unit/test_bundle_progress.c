@@ -55,21 +55,6 @@ static void on_done(void *user, fnw_bundle *b, const char *error, const fnw_metr
     ((fixture *)user)->done++;
 }
 
-/* varint(21), mask, ts, watermark (big-endian LONGs), INT value */
-static size_t record(uint8_t *p, int64_t ts, int32_t v)
-{
-    size_t k = 0;
-    p[k++] = 21;
-    p[k++] = 0;
-    for (int i = 7; i >= 0; i--)
-        p[k++] = (uint8_t)((uint64_t)ts >> (8 * i));
-    for (int i = 7; i >= 0; i--)
-        p[k++] = (uint8_t)((uint64_t)INT64_MIN >> (8 * i));
-    for (int i = 3; i >= 0; i--)
-        p[k++] = (uint8_t)((uint32_t)v >> (8 * i));
-    return k;
-}
-
 static void fx_init(fixture *f)
 {
     memset(f, 0, sizeof *f);
@@ -103,7 +88,7 @@ static void fx_init(fixture *f)
     uint8_t in[3 * 22];
     size_t n = 0;
     for (int i = 0; i < 3; i++)
-        n += record(in + n, 7 + i, i);
+        n += fake_record_int(in + n, 7 + i, i);
     fake_deliver(fake_last, "i-1", "read", in, n, 0);
 }
 
