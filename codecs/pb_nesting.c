@@ -152,32 +152,48 @@ int fnw_pb_check_nesting(const ProtobufCMessageDescriptor *desc, const uint8_t *
     return 0;
 }
 
+int fnw_pb_step_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt, const uint8_t **body,
+                      size_t *body_len)
+{
+    const uint8_t *q = *p;
+    uint64_t tag, n = 0;
+    if (read_varint(&q, end, &tag))
+        return -1;
+    switch (tag & 7) {
+    case 0: if (read_varint(&q, end, &n)) return -1; n = 0; break;
+    case 1: n = 8; break;
+    case 2: if (read_varint(&q, end, &n)) return -1; break;
+    case 5: n = 4; break;
+    default: return -1;
+    }
+    if (n > (uint64_t)(end - q))
+        return -1;
+    *num = (uint32_t)(tag >> 3);
+    *wt = (int)(tag & 7);
+    *body = q;
+    *body_len = (size_t)n;
+    *p = q + n;
+    return 0;
+}
+
 /* The fields of one message, stepped over without entering any: finds the
  * first length-delimited field num. */
 int fnw_pb_find_top_string(const uint8_t *data, size_t len, uint32_t num, char *out, size_t cap)
 {
-    const uint8_t *p = data, *end = data + len;
+    const uint8_t *p = data, *end = data + len, *body;
+    uint32_t f;
+    int wt;
+    size_t n;
     while (p < end) {
-        uint64_t tag, n = 0;
-        if (read_varint(&p, end, &tag))
+        if (fnw_pb_step_field(&p, end, &f, &wt, &body, &n) < 0)
             return 0;
-        switch (tag & 7) {
-        case 0: if (read_varint(&p, end, &n)) return 0; n = 0; break;
-        case 1: n = 8; break;
-        case 2: if (read_varint(&p, end, &n)) return 0; break;
-        case 5: n = 4; break;
-        default: return 0;
-        }
-        if (n > (uint64_t)(end - p))
-            return 0;
-        if ((tag >> 3) == num && (tag & 7) == 2) {
-            if (n == 0 || n >= cap || memchr(p, '\0', n))
+        if (f == num && wt == 2) {
+            if (n == 0 || n >= cap || memchr(body, '\0', n))
                 return 0;
-            memcpy(out, p, n);
+            memcpy(out, body, n);
             out[n] = '\0';
             return 1;
         }
-        p += n;
     }
     return 0;
 }

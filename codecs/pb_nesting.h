@@ -42,6 +42,14 @@
 int fnw_pb_check_nesting(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                          fnw_error *err);
 
+/* Steps over the field at *p (before end) without entering it: sets its
+ * number and wire type, body and body_len to what follows the tag (a
+ * length-delimited field's payload, a fixed field's bytes; empty for a
+ * varint), and moves *p past the field. -1 when the field is cut short or
+ * its wire type is a group or unknown. */
+int fnw_pb_step_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt, const uint8_t **body,
+                      size_t *body_len);
+
 /* For bytes the check refused: copies the first length-delimited field num
  * among data's own top-level fields (e.g. an InstructionRequest's
  * instruction_id) into out as a string. 1 when found and shorter than cap

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "codecs/pb_nesting.h"
-#include "codecs/varint.h"
 #include "worker/logging.h"
 
 struct fnw_control {
@@ -171,30 +170,19 @@ void fnw_control_respond_error(fnw_control *c, const char *instruction_id, const
  * top level is malformed. Nothing inside a field is read. */
 static size_t copy_id_and_transforms(const uint8_t *p, size_t n, uint8_t *out)
 {
-    size_t pos = 0, kept = 0;
-    while (pos < n) {
-        uint64_t key = 0, len = 0;
-        int k = fnw_varint_read(p + pos, n - pos, &key);
-        if (k <= 0)
+    const uint8_t *at = p, *end = p + n, *body;
+    size_t kept = 0, len;
+    uint32_t num;
+    int wt;
+    while (at < end) {
+        const uint8_t *field = at;
+        if (fnw_pb_step_field(&at, end, &num, &wt, &body, &len) < 0)
             return SIZE_MAX;
-        size_t at = pos + (size_t)k;
-        int l = 0;
-        switch (key & 7) {
-        case 0: l = fnw_varint_read(p + at, n - at, &len); len = 0; break;
-        case 1: len = 8; break;
-        case 2: l = fnw_varint_read(p + at, n - at, &len); break;
-        case 5: len = 4; break;
-        default: return SIZE_MAX;
-        }
-        if (l < 0 || ((key & 7) != 1 && (key & 7) != 5 && l == 0) || len > n - at - (size_t)l)
-            return SIZE_MAX;
-        size_t whole = (size_t)k + (size_t)l + (size_t)len;
-        if ((key & 7) == 2 && ((key >> 3) == 1 || (key >> 3) == 2)) {
+        if (wt == 2 && (num == 1 || num == 2)) {
             if (out)
-                memcpy(out + kept, p + pos, whole);
-            kept += whole;
+                memcpy(out + kept, field, (size_t)(at - field));
+            kept += (size_t)(at - field);
         }
-        pos += whole;
     }
     return kept;
 }
