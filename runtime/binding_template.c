@@ -229,9 +229,9 @@ static int render_seg(const fnw_tmpl *t, const tmpl_seg *s, const fnw_value *row
                       fnw_error *err)
 {
     const char *why = "does not fit the buffer";
-    if (s->lit_len && fnw_buf_append(out, t->lit + s->lit_off, s->lit_len) != 0)
-        return fnw_error_set(err, "option '%s': the rendered text %s", t->option,
-                             fnw_buf_within_limit(out, s->lit_len) ? "could not be written: out of memory" : why);
+    if (s->lit_len && fnw_vtext_write_bytes((const uint8_t *)t->lit + s->lit_off, s->lit_len, FNW_ESCAPE_RAW,
+                                            out, &why) != 0)
+        return fnw_error_set(err, "option '%s': the rendered text %s", t->option, why);
     if (!s->depth)
         return 0;
     int bad = 0;
