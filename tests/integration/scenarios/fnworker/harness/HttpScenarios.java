@@ -528,12 +528,12 @@ final class HttpScenarios {
     return AsyncScenarios.value(r, name);
   }
 
-  /** The JSON block after the "scenario: http_openai_embeddings_example" marker of README.md. */
-  static String docExample(Ctx c) throws Exception {
+  /** The JSON block after the "scenario: NAME" marker of README.md: an example the README shows, as written. */
+  static String readmeJson(Ctx c, String name) throws Exception {
     File doc = new File(Server.serversDir(c).getParentFile().getParentFile(), "README.md");
     String text = Files.readString(doc.toPath());
-    int at = text.indexOf("<!-- scenario: http_openai_embeddings_example");
-    check(at >= 0, "no example marker in " + doc);
+    int at = text.indexOf("<!-- scenario: " + name);
+    check(at >= 0, "no example marker for " + name + " in " + doc);
     int from = text.indexOf("```json\n", at);
     int to = text.indexOf("```", from + 8);
     check(from >= 0 && to > from, "no json block after the marker in " + doc);
@@ -549,7 +549,7 @@ final class HttpScenarios {
       Worker w = c.worker(o -> o.env.put("OPENAI_API_KEY", "sk-test"));
       TypeInfo in = TypeInfo.parse("ROW<id:LONG,text:STRING>");
       TypeInfo out = TypeInfo.parse("ROW<id:LONG,text:STRING,embedding:PRIMITIVE_ARRAY<FLOAT>>");
-      String json = docExample(c).replace("https://api.openai.com", py.url(""));
+      String json = readmeJson(c, "http_openai_embeddings_example").replace("https://api.openai.com", py.url(""));
       OperationSpec s = RunnerRows.spec(null, null, json);
       FunctionRunner r = c.runner(w, in, out, FunctionType.PROCESS, s.toByteArray(), cfg -> { });
       List<In> rows = List.of(new In(ts(0), Row.of(0L, "hello")), new In(ts(1), Row.of(1L, "Flink")),

@@ -31,9 +31,6 @@ import org.apache.flink.fnexecution.v1.FlinkFnApi.UserDefinedDataStreamFunction.
 final class KServeScenarios {
   private KServeScenarios() {}
 
-  /** The operation's document, relative to the repository (the example is read from it). */
-  static final String DOC = "README.md";
-
   static List<Scenario> scenarios() {
     List<Scenario> s = new ArrayList<>();
     s.add(new Scenario("kserve_linear_per_element", KServeScenarios::linearPerElement));
@@ -323,25 +320,13 @@ final class KServeScenarios {
     }
   }
 
-  /** The OperationSpec JSON block after the "scenario: kserve_doc_batch_example" marker of DOC. */
-  static String docJson(Ctx c) throws Exception {
-    File doc = new File(Server.serversDir(c).getParentFile().getParentFile(), DOC);
-    String text = Files.readString(doc.toPath());
-    int at = text.indexOf("<!-- scenario: kserve_doc_batch_example");
-    check(at >= 0, "no example marker in " + doc);
-    int from = text.indexOf("```json\n", at);
-    int to = text.indexOf("```", from + 8);
-    check(from >= 0 && to > from, "no json block after the marker in " + doc);
-    return text.substring(from + 8, to);
-  }
-
   /** The document's example as written (batches of 64, 50 ms): its three rows and their scores. */
   static void docExample(Ctx c) throws Exception {
     try (Server s = start(c)) {
       if (s == null) {
         return;
       }
-      String json = docJson(c).replace("triton:8001", target(s));
+      String json = HttpScenarios.readmeJson(c, "kserve_doc_batch_example").replace("triton:8001", target(s));
       FunctionRunner r = runner(c, c.worker(), IN, OUT, RunnerRows.spec(null, null, json));
       List<In> in = List.of(new In(ts(1), Row.of(1L, List.of(1.0f, 2.0f, 3.0f, 4.0f))),
           new In(ts(2), Row.of(2L, List.of(-1.0f, 0.5f, 2.0f, 0.0f))),
