@@ -1,7 +1,10 @@
 # fnworker: one entry point.
 #   make            install the build packages if missing, build build/fnworker and the example plugins (build/plugins/)
 #   make demo       install what is missing, build, run a real job through the worker
-#   make check      install what is missing, build, run every unit and integration test
+#   make check      install what is missing, build, run every unit and integration test,
+#                   and the smoke subset of the real-Flink end-to-end suite
+#   make e2e        the whole end-to-end suite (real PyFlink jobs, tests/e2e/README.md)
+#                   on every pinned PyFlink line
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
 #   make allocfail  every allocation of 13 scenarios failed in turn, under ASan (tests/alloc/README.md)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
@@ -54,7 +57,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 all: $(BUILD)/fnworker plugins
 
 # deps-<group>: the packages of that group (see scripts/install-deps.sh).
-DEPS_GROUPS := build test valgrind bench fuzz image
+DEPS_GROUPS := build test valgrind bench fuzz image flink
 deps: deps-build deps-test
 $(addprefix deps-,$(DEPS_GROUPS)): deps-%: $(BUILD)/.deps-%
 $(BUILD)/.deps-%: scripts/install-deps.sh
@@ -137,6 +140,28 @@ $(BUILD)/harness/harness.jar: $(PROTOS) $(shell find scripts/harness tests/integ
                               | $(BUILD)/.deps-test
 	sh scripts/harness/build.sh $(BUILD)/harness
 
+# ---- the end-to-end suite: real PyFlink jobs (tests/e2e/README.md) ------------
+# Each PyFlink line has its pins in tests/e2e/requirements-<line>.txt and a
+# virtualenv in $(BUILD)/flink/<line>/venv (scripts/flink-venv.sh), whose
+# wheels are a complete Flink home. make check runs the smoke subset on
+# FLINK_SMOKE; make e2e runs every case on every line of FLINK_LINES.
+FLINK_LINES ?= 2.3 1.20
+FLINK_SMOKE ?= 2.3
+E2E_ARGS    ?=
+.PHONY: e2e e2e-smoke flink-venvs
+$(BUILD)/flink/%/.stamp: tests/e2e/requirements-%.txt scripts/flink-venv.sh | $(BUILD)/.deps-flink
+	@sh scripts/flink-venv.sh $(BUILD) $*
+flink-venvs: $(patsubst %,$(BUILD)/flink/%/.stamp,$(FLINK_LINES))
+e2e-smoke: all $(BUILD)/flink/$(FLINK_SMOKE)/.stamp | $(BUILD)/.deps-test
+	@echo "== e2e smoke on PyFlink $(FLINK_SMOKE) (MiniCluster)"
+	@cd tests/e2e && FNW_BUILD=$(abspath $(BUILD)) $(abspath $(BUILD))/flink/$(FLINK_SMOKE)/venv/bin/python \
+	  -m pytest -q -m smoke $(E2E_ARGS)
+e2e: deps deps-flink all harness flink-venvs
+	@set -e; for line in $(FLINK_LINES); do echo "== e2e on PyFlink $$line"; \
+	  (cd tests/e2e && FNW_BUILD=$(abspath $(BUILD)) $(abspath $(BUILD))/flink/$$line/venv/bin/python \
+	    -m pytest -q $(E2E_ARGS)); done
+	@echo "make e2e: every case passed on PyFlink $(FLINK_LINES)"
+
 # ---- the two commands ----------------------------------------------------------
 integration: $(BUILD)/fnworker $(BUILD)/harness/harness.jar | $(BUILD)/.deps-test
 	sh tests/integration/run.sh $(BUILD)
@@ -151,9 +176,9 @@ PYTHON ?= /usr/bin/python3
 python-tests: | $(BUILD)/.deps-test
 	cd python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests
 
-check: deps
+check: deps deps-flink
 	@$(MAKE) --no-print-directory all unit alloc-tests integration script-tests python-tests fuzz-replay \
-	  bench-smoke soak-short deploy-tests image-check
+	  bench-smoke soak-short deploy-tests image-check e2e-smoke
 	@echo "make check: all tests passed"
 
 demo: deps

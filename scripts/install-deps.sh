@@ -14,6 +14,8 @@
 #   bench     gnuplot-nox for the plots, redis-server for W12, wrk for W13 (`make bench`)
 #   fuzz      clang with libFuzzer (`make fuzz`)
 #   image     podman, runc, catatonit and debootstrap (`make image`, the image test)
+#   flink     python3-venv and the JDK, for the end-to-end suite's PyFlink
+#             virtualenvs (scripts/flink-venv.sh; `make e2e`, `make demo`)
 # On a machine that is not Debian, or as a user who is not root, it prints
 # the exact apt-get line and stops, so no target half-builds. The services
 # the tests run (redis-server, nginx) are installed without letting their
@@ -31,6 +33,7 @@ group_valgrind="valgrind"
 group_bench="gnuplot-nox wrk redis-server redis-tools"
 group_fuzz="clang"
 group_image="podman runc catatonit debootstrap"
+group_flink="python3-venv default-jdk-headless procps"
 
 [ $# -eq 0 ] && set -- build test
 PKGS=""
@@ -42,7 +45,8 @@ for g in "$@"; do
     bench) PKGS="$PKGS $group_bench" ;;
     fuzz) PKGS="$PKGS $group_fuzz" ;;
     image) PKGS="$PKGS $group_image" ;;
-    *) echo "install-deps.sh: unknown group '$g' (build, test, valgrind, bench, fuzz, image)" >&2; exit 2 ;;
+    flink) PKGS="$PKGS $group_flink" ;;
+    *) echo "install-deps.sh: unknown group '$g' (build, test, valgrind, bench, fuzz, image, flink)" >&2; exit 2 ;;
   esac
 done
 what="$*"

@@ -75,6 +75,20 @@ static const char *output_named(const pb_PTransform *t, const char *name)
     return NULL;
 }
 
+/* A function's main output: the one keyed "output" (Flink's
+ * MAIN_OUTPUT_NAME in older runners), else the one keyed "" (what a real
+ * Flink 1.20 and 2.x runner writes: its transforms map "" to the main
+ * PCollection), else the only output. Every other output is a side output. */
+static const char *main_output(const pb_PTransform *t)
+{
+    const char *p = output_named(t, "output");
+    if (!p)
+        p = output_named(t, "");
+    if (!p && t->n_outputs == 1)
+        p = t->outputs[0]->value;
+    return p;
+}
+
 /* The Flink type a wire coder carries, through param_windowed_value and
  * length_prefix down to flink:coder:v1's CoderInfoDescriptor.raw_type. */
 static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *coder_id, int depth,
@@ -249,10 +263,10 @@ static int add_step(fnw_plan *p, fnw_plan_step **st)
 /* Side outputs of a step: every output other than "output" leads through
  * its own REVISE_OUTPUT transform to a sink that only needs is_last. */
 static int follow_side_outputs(const pb_ProcessBundleDescriptor *d, const pb_PTransform *t,
-                               fnw_plan *p, fnw_error *err)
+                               const char *main_pcoll, fnw_plan *p, fnw_error *err)
 {
     for (size_t i = 0; i < t->n_outputs; i++) {
-        if (!strcmp(t->outputs[i]->key, "output"))
+        if (main_pcoll && !strcmp(t->outputs[i]->value, main_pcoll))
             continue;
         const char *rid = NULL;
         const pb_PTransform *r = consumer_of(d, t->outputs[i]->value, &rid, err);
@@ -321,13 +335,12 @@ static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll,
         PBF(user_defined_data_stream_function__free_unpacked)(f, NULL);
         if (rc < 0)
             return -1;
-        if (follow_side_outputs(d, t, p, err) < 0)
-            return -1;
-        pcoll = output_named(t, "output");
-        if (!pcoll && t->n_outputs == 1)
-            pcoll = t->outputs[0]->value;
+        pcoll = main_output(t);
         if (!pcoll)
-            return fnw_error_set(err, "transform '%s' has no main output", id);
+            return fnw_error_set(err, "transform '%s' has no main output (an output keyed 'output' "
+                                 "or '')", id);
+        if (follow_side_outputs(d, t, pcoll, p, err) < 0)
+            return -1;
     }
     return fnw_error_set(err, "the transform chain is too long");
 }
