@@ -10,6 +10,7 @@ pickle without running Python (see python/README.md).
 from ._datastream import (function, ordered_wait, ordered_wait_batch, ordered_wait_with_retry,
                           process, unordered_wait, unordered_wait_batch, unordered_wait_with_retry)
 from ._payload import FnworkerFunction, run_in_fnworker
+from ._sink import print  # noqa: A004 - fnworker.print, not in __all__ (a star import keeps the builtin)
 from ._spec import NO_RETRY, Operation, RetryStrategy
 from ._types import type_info_bytes
 

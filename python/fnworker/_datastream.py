@@ -26,11 +26,16 @@ def function(operation, output_type=None):
 
 
 def process(data_stream, operation, output_type=None):
-    """``data_stream.process`` running the operation with its own settings."""
+    """``data_stream.process`` running the operation with its own settings;
+    the operator is named ``fnworker:<operation>`` in Flink's UI."""
     if isinstance(output_type, str):
         raise TypeError("output_type here is PyFlink's (a Types.* object), which Flink needs too; "
                         "put a text-form type into Operation.with_settings(output_type=...) instead")
-    return data_stream.process(function(operation, output_type), output_type)
+    result = data_stream.process(function(operation, output_type), output_type)
+    name = getattr(result, "name", None)
+    if callable(name):
+        result = name("fnworker:" + operation.name)
+    return result
 
 
 def _wait(data_stream, operation, output_mode, timeout, retry, capacity, output_type):

@@ -16,3 +16,16 @@ def test_echo_ordered_keeps_rows_and_nulls(env, ran_in_fnworker):
     ds = env.from_collection(rows, type_info=ROW)
     out = fnworker.ordered_wait(ds, Operation("echo"), Time.seconds(5), output_type=ROW)
     assert [tuple(r) for r in collect(out)] == rows
+
+
+@pytest.mark.smoke
+def test_print_adds_no_python_operator(env, runner_dir):
+    """fnworker.print after a fnworker operation runs (PyFlink's print() would
+    fuse a Python map into the fnworker stage); the operator carries its name."""
+    ds = env.from_collection([(7, "x")], type_info=ROW)
+    out = fnworker.ordered_wait(ds, Operation("echo"), Time.seconds(5), output_type=ROW)
+    fnworker.print(out, "e2e")
+    plan = env.get_execution_plan()
+    assert "fnworker:echo" in plan
+    assert "Map" not in plan
+    env.execute("print")
