@@ -1,0 +1,212 @@
+"""The fnworker package against real PyFlink: what the helpers refuse when a
+job is built (python/fnworker/_checks.py), and fnworker.check(env). Building
+a job needs the gateway JVM but does not run it, so most cases are fast; the
+last ones run a job to show that what the checks let through works."""
+
+import cloudpickle
+import pytest
+from pyflink.common import Configuration, Row, Time, Types, WatermarkStrategy
+from pyflink.common.watermark_strategy import TimestampAssigner
+from pyflink.datastream import OutputTag, ProcessFunction, StreamExecutionEnvironment
+
+import fnworker
+from fnworker import Operation
+from fnw_e2e import collect
+
+ROW = Types.ROW_NAMED(["id", "name"], [Types.LONG(), Types.STRING()])
+NAMES = Types.ROW_NAMED(["name"], [Types.STRING()])
+ECHO = Operation("echo")
+PROJECT = Operation("project", fields="name")
+
+
+def rows(env):
+    return env.from_collection([(1, "a"), (2, "b")], type_info=ROW)
+
+
+def operator_names(env):
+    return [t.getName() for t in env._j_stream_execution_environment.getTransformations()]
+
+
+@pytest.mark.smoke
+def test_keyed_stream_is_refused(env):
+    keyed = rows(env).key_by(lambda r: r[0], key_type=Types.LONG())
+    with pytest.raises(TypeError) as e:
+        fnworker.ordered_wait(keyed, ECHO, Time.seconds(5), output_type=ROW)
+    msg = str(e.value)
+    assert msg.startswith("fnworker.ordered_wait: the input is a KeyedStream.")
+    assert "key_by inserts a Python operator" in msg and "later feature" in msg
+    assert "rebalance() or shuffle()" in msg
+    assert not any(n.startswith("fnworker:") for n in operator_names(env))
+
+
+def test_connected_streams_are_refused(env):
+    ds = rows(env)
+    with pytest.raises(TypeError, match="fnworker.process: the input is a ConnectedStreams"):
+        fnworker.process(ds.connect(ds), PROJECT, NAMES)
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("op", [PROJECT, Operation("redis", address="127.0.0.1:1", command="GET k"),
+                                Operation("http", url="http://127.0.0.1:1/")])
+def test_output_type_none_is_refused_for_operations_that_build_values(env, op):
+    with pytest.raises(ValueError) as e:
+        fnworker.unordered_wait(rows(env), op, Time.seconds(5))
+    msg = str(e.value)
+    assert msg.startswith("fnworker.unordered_wait: operation '%s' builds new values, so it needs "
+                          "output_type" % op.name)
+    assert "PICKLED_BYTE_ARRAY" in msg
+    assert operator_names(env) == []       # nothing was added to the job
+
+
+@pytest.mark.smoke
+def test_pass_through_output_type_must_be_the_inputs(env):
+    ds = rows(env)
+    with pytest.raises(ValueError) as e:
+        fnworker.ordered_wait(ds, ECHO, Time.seconds(5))
+    assert str(e.value) == (
+        "fnworker.ordered_wait: operation 'echo' passes its input through, so its output type must "
+        "be the input's: pass output_type=<stream>.get_type() (input Row(id: Long, name: String), "
+        "output PickledByteArrayTypeInfo, as PyFlink declares for output_type=None)")
+    with pytest.raises(ValueError, match="operation 'identity' passes its input through"):
+        fnworker.process(ds, Operation("identity"), NAMES)
+    out = fnworker.process(ds, Operation("identity"), ds.get_type())
+    assert operator_names(env) == ["fnworker:identity"]
+    assert out.get_type() == ROW
+
+
+def test_pickled_input_is_refused_for_operations_that_read_values(env):
+    ds = env.from_collection([(1, "a")])             # no type_info: Python pickles
+    with pytest.raises(ValueError) as e:
+        fnworker.process(ds, PROJECT, NAMES)
+    assert str(e.value).startswith(
+        "fnworker.process: the input's values are Python pickles (its type is "
+        "PickledByteArrayTypeInfo), which operation 'project' cannot read")
+
+
+@pytest.mark.smoke
+def test_thread_mode_is_refused(runner_dir):
+    config = Configuration()
+    config.set_string("python.execution-mode", "thread")
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    with pytest.raises(ValueError) as e:
+        fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
+    msg = str(e.value)
+    assert msg.startswith("fnworker.ordered_wait: python.execution-mode is 'thread'")
+    assert "EmbeddedPythonProcessOperator" in msg and "python.execution-mode: process" in msg
+
+
+@pytest.mark.smoke
+def test_python_operator_before_is_refused_by_name(env):
+    mapped = rows(env).map(lambda r: r, output_type=ROW)
+    with pytest.raises(ValueError) as e:
+        fnworker.ordered_wait(mapped, ECHO, Time.seconds(5), output_type=ROW)
+    msg = str(e.value)
+    assert msg.startswith("fnworker.ordered_wait: the job has Python operators that are not fnworker "
+                          "operations: 'Map' (transformation ")
+    assert "DataStream.map, or the map PyFlink's print()" in msg
+    assert "PythonOperatorChainingOptimizer" in msg and "fnworker.print instead of print()" in msg
+    assert operator_names(env) == ["Map"]
+
+
+class _Ts(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return 0
+
+
+class _Split(ProcessFunction):
+    """Module-level (pickled by reference): yields each row to the side output."""
+
+    def process_element(self, value, ctx):
+        yield _SIDE[0], value
+
+
+_SIDE = []
+
+
+def _split(ds):
+    _SIDE[:] = [OutputTag("side", ROW)]
+    return ds.process(_Split(), ROW).get_side_output(_SIDE[0])
+
+
+# PyFlink calls that add a Python operator (pyflink/datastream/data_stream.py) and the
+# operator name the refusal shows.
+ADDS_PYTHON = {
+    "map": (lambda ds: ds.map(lambda r: r, ROW), "Map"),
+    "flat_map": (lambda ds: ds.flat_map(lambda r: [r], ROW), "FlatMap"),
+    "filter": (lambda ds: ds.filter(lambda r: True), "Filter"),
+    "key_by": (lambda ds: ds.key_by(lambda r: r[0]), "_stream_key_by_map_operator"),
+    "partition_custom": (lambda ds: ds.partition_custom(lambda k, n: 0, lambda r: r[0]),
+                         "_partition_custom_map_operator"),
+    "get_side_output": (_split, "Map"),
+    "assign_timestamps_and_watermarks": (
+        lambda ds: ds.assign_timestamps_and_watermarks(
+            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(_Ts())),
+        "Extract-Timestamp"),
+    "print": (lambda ds: ds.print() and ds, "Map"),
+}
+
+
+@pytest.mark.parametrize("call", sorted(ADDS_PYTHON))
+def test_pyflink_calls_that_add_a_python_operator_are_named(env, call):
+    """Built on a branch of the job, not on the helper's input: the helper
+    walks the whole job built so far."""
+    build, name = ADDS_PYTHON[call]
+    ds = rows(env)
+    build(ds)
+    with pytest.raises(ValueError) as e:
+        fnworker.process(ds, PROJECT, NAMES)
+    msg = str(e.value)
+    assert msg.startswith("fnworker.process: the job has Python operators that are not fnworker "
+                          "operations: ")
+    assert "'%s' (transformation " % name in msg
+
+
+@pytest.mark.smoke
+def test_check_names_a_python_print_after_a_fnworker_operation(env):
+    out = fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
+    out.print()                                       # PyFlink's: inserts a Python map
+    with pytest.raises(ValueError) as e:
+        fnworker.check(env)
+    msg = str(e.value)
+    assert msg.startswith("fnworker.check: the job runs fnworker operations, so the job has Python "
+                          "operators that are not fnworker operations: 'Map' (transformation ")
+    assert "print() (DataStream._align_output_type)" in msg
+    with pytest.raises(ValueError, match="not fnworker operations: 'Map'"):
+        fnworker.print(out)
+
+
+def test_check_without_fnworker_operations_passes(env):
+    rows(env).map(lambda r: r, ROW).print()
+    assert fnworker.check(env) == 0
+
+
+@pytest.mark.smoke
+def test_check_passes_a_fnworker_chain_before_and_after_fusing(env):
+    ds = fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
+    ds = fnworker.process(ds, PROJECT, NAMES)
+    fnworker.print(ds)
+    assert fnworker.check(env) == 2
+    assert fnworker.check(ds) == 2
+    ds._apply_chaining_optimization()                 # what execute_and_collect() does first
+    assert fnworker.check(env) == 1                   # one fused operator, both payloads fnworker's
+    assert "fnworker:echo, fnworker:project" in operator_names(env)
+
+
+def test_pickled_by_value_is_refused(env):
+    cloudpickle.register_pickle_by_value(fnworker)
+    try:
+        with pytest.raises(ValueError) as e:
+            fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
+    finally:
+        cloudpickle.unregister_pickle_by_value(fnworker)
+    assert "pickles the fnworker package by value" in str(e.value)
+    assert operator_names(env) == []
+
+
+def test_echo_passes_python_pickles_through(env, ran_in_fnworker):
+    """output_type=None is right for a pass-through operation on a pickled
+    stream: fnworker hands the pickles back unread."""
+    values = [(1, "a"), {"x": [1.5, None]}, "s", Row(id=3, name="c")]
+    ds = env.from_collection(values)
+    out = fnworker.ordered_wait(ds, ECHO, Time.seconds(5))
+    assert collect(out) == values
