@@ -238,7 +238,10 @@ def _python_operators(j_env, extra):
         op = factory.getOperator()
         if not python_op.isInstance(op) or embedded_op.isInstance(op):
             continue
-        if datastream_op.isInstance(op) and _all_fnworker(op.getPythonFunctionInfo(), operation_spec_of):
+        if not datastream_op.isInstance(op):
+            offenders.append((name, t.getId(), "a Table API Python function, in a table converted "
+                              "with to_data_stream, to_append_stream or to_changelog_stream"))
+        elif _all_fnworker(op.getPythonFunctionInfo(), operation_spec_of):
             ours.append(name)
         else:
             offenders.append((name, t.getId(), inserted.get(name, "a Python function")))

@@ -161,6 +161,19 @@ def test_pyflink_calls_that_add_a_python_operator_are_named(env, call):
     assert "'%s' (transformation " % name in msg
 
 
+def test_table_python_udf_is_refused(env):
+    from pyflink.table import DataTypes, StreamTableEnvironment
+    from pyflink.table.udf import udf
+    t_env = StreamTableEnvironment.create(env)
+    t = t_env.from_elements([(1, "a")], DataTypes.ROW([DataTypes.FIELD("id", DataTypes.BIGINT()),
+                                                       DataTypes.FIELD("name", DataTypes.STRING())]))
+    upper = udf(lambda s: s.upper(), result_type=DataTypes.STRING())
+    ds = t_env.to_data_stream(t.select(upper(t.name).alias("name")))
+    with pytest.raises(ValueError) as e:
+        fnworker.process(ds, PROJECT, NAMES)
+    assert "'PythonCalc" in str(e.value) and "a Table API Python function" in str(e.value)
+
+
 @pytest.mark.smoke
 def test_check_names_a_python_print_after_a_fnworker_operation(env):
     out = fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
