@@ -7,7 +7,11 @@ import cloudpickle
 import pytest
 from pyflink.common import Configuration, Row, Time, Types, WatermarkStrategy
 from pyflink.common.watermark_strategy import TimestampAssigner
+from pyflink.common.typeinfo import Types as T
 from pyflink.datastream import OutputTag, ProcessFunction, StreamExecutionEnvironment
+from pyflink.datastream.functions import BroadcastProcessFunction, CoMapFunction
+from pyflink.datastream.state import MapStateDescriptor
+from pyflink.datastream.window import CountTumblingWindowAssigner
 
 import fnworker
 from fnworker import Operation
@@ -128,6 +132,27 @@ def _split(ds):
     return ds.process(_Split(), ROW).get_side_output(_SIDE[0])
 
 
+class _CoMap(CoMapFunction):
+    def map1(self, value):
+        return value
+
+    def map2(self, value):
+        return value
+
+
+class _Broadcast(BroadcastProcessFunction):
+    def process_element(self, value, ctx):
+        yield value
+
+    def process_broadcast_element(self, value, ctx):
+        pass
+
+
+def _broadcast(ds):
+    desc = MapStateDescriptor("s", T.LONG(), T.STRING())
+    return ds.connect(ds.broadcast(desc)).process(_Broadcast(), ROW)
+
+
 # PyFlink calls that add a Python operator (pyflink/datastream/data_stream.py) and the
 # operator name the refusal shows.
 ADDS_PYTHON = {
@@ -143,6 +168,11 @@ ADDS_PYTHON = {
             WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(_Ts())),
         "Extract-Timestamp"),
     "print": (lambda ds: ds.print() and ds, "Map"),
+    "union_keyed": (lambda ds: ds.union(ds.key_by(lambda r: r[0])), "_keyed_stream_values_operator"),
+    "window_all": (lambda ds: ds.window_all(CountTumblingWindowAssigner.of(2)).reduce(
+        lambda a, b: a, output_type=ROW), "_stream_key_by_map_operator"),
+    "connect_map": (lambda ds: ds.connect(ds).map(_CoMap(), ROW), "Co-Map"),
+    "broadcast_process": (_broadcast, None),
 }
 
 
@@ -158,7 +188,10 @@ def test_pyflink_calls_that_add_a_python_operator_are_named(env, call):
     msg = str(e.value)
     assert msg.startswith("fnworker.process: the job has Python operators that are not fnworker "
                           "operations: ")
-    assert "'%s' (transformation " % name in msg
+    if name is None:
+        assert "a Python broadcast process function" in msg
+    else:
+        assert "'%s' (transformation " % name in msg
 
 
 def test_table_python_udf_is_refused(env):
