@@ -201,15 +201,10 @@ def _python_operators(j_env, extra):
     operators])."""
     from py4j.java_gateway import get_java_class
     from pyflink.java_gateway import get_gateway
-    from ._payload import operation_spec_of
 
     jvm = get_gateway().jvm
     util = jvm.org.apache.flink.python.util.PythonConfigUtil
     ops = jvm.org.apache.flink.streaming.api.operators.python
-    python_op = get_java_class(ops.AbstractPythonFunctionOperator)
-    embedded_op = get_java_class(ops.embedded.AbstractEmbeddedPythonFunctionOperator)
-    datastream_op = get_java_class(ops.DataStreamPythonFunctionOperator)
-    simple_factory = get_java_class(jvm.org.apache.flink.streaming.api.operators.SimpleOperatorFactory)
     inserted = dict(_INSERTED_BY)
     inserted[util.STREAM_KEY_BY_MAP_OPERATOR_NAME] = "the key extractor PyFlink's key_by inserts"
     inserted[util.STREAM_PARTITION_CUSTOM_MAP_OPERATOR_NAME] = "partition_custom's partitioner"
@@ -217,36 +212,60 @@ def _python_operators(j_env, extra):
         "the map PyFlink inserts to take the values out of a KeyedStream (its print, add_sink, "
         "union) or after partition_custom")
 
+    classes = (get_java_class(jvm.org.apache.flink.streaming.api.operators.SimpleOperatorFactory),
+               get_java_class(ops.AbstractPythonFunctionOperator),
+               get_java_class(ops.embedded.AbstractEmbeddedPythonFunctionOperator),
+               get_java_class(ops.DataStreamPythonFunctionOperator))
+    what = {"table": "a Table API Python function, in a table converted with to_data_stream, "
+                     "to_append_stream or to_changelog_stream",
+            "broadcast": "a Python broadcast process function"}
     ours, offenders, seen = [], [], set()
     todo = list(j_env.getTransformations()) + list(extra)
     while todo:
         t = todo.pop()
-        if t.getId() in seen:
+        tid = t.getId()
+        if tid in seen:
             continue
-        seen.add(t.getId())
+        seen.add(tid)
         todo.extend(t.getInputs())
-        name = t.getName()
-        if "Python" in t.getClass().getSimpleName():     # PythonBroadcastStateTransformation & co.
-            offenders.append((name, t.getId(), "a Python broadcast process function"))
-            continue
-        try:
-            factory = util.getOperatorFactory(t)
-        except Exception:                                 # not a physical transformation
-            factory = None
-        if factory is None or not simple_factory.isInstance(factory):
-            continue
-        op = factory.getOperator()
-        if not python_op.isInstance(op) or embedded_op.isInstance(op):
-            continue
-        if not datastream_op.isInstance(op):
-            offenders.append((name, t.getId(), "a Table API Python function, in a table converted "
-                              "with to_data_stream, to_append_stream or to_changelog_stream"))
-        elif _all_fnworker(op.getPythonFunctionInfo(), operation_spec_of):
-            ours.append(name)
-        else:
-            offenders.append((name, t.getId(), inserted.get(name, "a Python function")))
+        kind = _KINDS.get(tid)
+        if kind is None:
+            kind = _kind(t, util, classes)
+            if len(_KINDS) >= 100000:
+                _KINDS.clear()
+            _KINDS[tid] = kind
+        if kind == "fnworker":
+            ours.append(t.getName())
+        elif kind != "other":
+            name = t.getName()
+            offenders.append((name, tid, what.get(kind) or inserted.get(name, "a Python function")))
     offenders.sort(key=lambda o: o[1])
     return ours, offenders
+
+
+# Transformation id (unique in the JVM, never reused) -> what _kind found; an operator and
+# its payload do not change once built, so each is read over the gateway once.
+_KINDS = {}
+
+
+def _kind(t, util, classes):
+    """'fnworker', 'python' (a DataStream Python function), 'table', 'broadcast' or 'other'."""
+    from ._payload import operation_spec_of
+    simple_factory, python_op, embedded_op, datastream_op = classes
+    if "Python" in t.getClass().getSimpleName():     # PythonBroadcastStateTransformation & co.
+        return "broadcast"
+    try:
+        factory = util.getOperatorFactory(t)
+    except Exception:                                 # not a physical transformation
+        return "other"
+    if factory is None or not simple_factory.isInstance(factory):
+        return "other"
+    op = factory.getOperator()
+    if not python_op.isInstance(op) or embedded_op.isInstance(op):
+        return "other"
+    if not datastream_op.isInstance(op):
+        return "table"
+    return "fnworker" if _all_fnworker(op.getPythonFunctionInfo(), operation_spec_of) else "python"
 
 
 def _all_fnworker(info, operation_spec_of):
