@@ -102,7 +102,7 @@ def refuse_in_job(where, data_stream, operation, output_type, function):
             "it) (%s)" % (where, j_input_type.toString(), operation.name, README))
     if operation.name in PASS_THROUGH and "output_type" not in operation.settings:
         j_output_type = _java_type(output_type)
-        if not j_input_type.equals(j_output_type):
+        if not _same_type_for_python(j_input_type, j_output_type):
             raise ValueError(
                 "fnworker.%s: operation '%s' passes its input through, so its output type must be "
                 "the input's: pass output_type=<stream>.get_type() (input %s, output %s%s)"
@@ -187,6 +187,21 @@ def _java_type(output_type):
     elif isinstance(output_type, list):
         output_type = RowTypeInfo(output_type)
     return output_type.get_java_type_info()
+
+
+def _same_type_for_python(j_a, j_b):
+    """Whether Flink describes both types alike to a Python worker: the
+    TypeInfo protos PythonTypeUtils.TypeInfoToProtoConverter makes for the
+    worker's coders (a stream from to_data_stream is NOT NULL, the type
+    get_type() gives back is not; both reach the worker as one ROW)."""
+    from pyflink.java_gateway import get_gateway
+    jvm = get_gateway().jvm
+    convert = jvm.org.apache.flink.streaming.api.utils.PythonTypeUtils.TypeInfoToProtoConverter
+    loader = jvm.Thread.currentThread().getContextClassLoader()
+    try:
+        return convert.toTypeInfoProto(j_a, loader).equals(convert.toTypeInfoProto(j_b, loader))
+    except Exception:       # a type Flink cannot describe to Python: compare the Java types
+        return j_a.equals(j_b)
 
 
 def _is_pickled(j_type):

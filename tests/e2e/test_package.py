@@ -207,6 +207,21 @@ def test_table_python_udf_is_refused(env):
     assert "'PythonCalc" in str(e.value) and "a Table API Python function" in str(e.value)
 
 
+def test_table_stream_runs_with_the_type_get_type_gives(env, ran_in_fnworker):
+    """A stream from to_data_stream is NOT NULL ROW, what get_type() gives
+    back is not; Flink describes both alike to the worker, so the pass-through
+    check accepts output_type=ds.get_type() (found: it compared the Java
+    types and refused the type its own message asked for)."""
+    from pyflink.table import DataTypes, StreamTableEnvironment
+    t_env = StreamTableEnvironment.create(env)
+    t = t_env.from_elements([(1, "a"), (2, None)],
+                            DataTypes.ROW([DataTypes.FIELD("id", DataTypes.BIGINT()),
+                                           DataTypes.FIELD("name", DataTypes.STRING())]))
+    ds = t_env.to_data_stream(t)
+    out = fnworker.ordered_wait(ds, ECHO, Time.seconds(5), output_type=ds.get_type())
+    assert [tuple(r) for r in collect(out)] == [(1, "a"), (2, None)]
+
+
 @pytest.mark.smoke
 def test_check_names_a_python_print_after_a_fnworker_operation(env):
     out = fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
