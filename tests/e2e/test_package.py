@@ -288,3 +288,19 @@ def test_examples_pass_the_checks(env, module, operators):
         sys.path.pop(0)
     assert fnworker.check(env) == operators
     assert all(n.startswith("fnworker:") for n in operator_names(env)[:-1])
+
+
+OUT = Types.ROW_NAMED(["name", "id"], [Types.STRING(), Types.LONG()])
+
+
+def test_fused_chain_of_three_operations_runs(env, ran_in_fnworker):
+    """What the checks let through runs: unordered echo, project, batched
+    echo, fused by Flink into one operator that fnworker runs as a chain."""
+    ds = env.from_collection([(1, "a"), (2, None), (3, "c")], type_info=ROW)
+    ds = fnworker.unordered_wait(ds, Operation("echo", delay_ms=1), Time.seconds(5), output_type=ROW)
+    ds = fnworker.process(ds, Operation("project", fields="name,id"), OUT)
+    ds = fnworker.ordered_wait_batch(ds, ECHO, Time.seconds(5), batch_size=2, batch_timeout=10,
+                                     output_type=OUT)
+    assert fnworker.check(env) == 3
+    out = sorted((tuple(r) for r in collect(ds)), key=lambda r: r[1])
+    assert out == [("a", 1), (None, 2), ("c", 3)]
