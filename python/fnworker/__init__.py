@@ -5,8 +5,11 @@ pickle without running Python (see python/README.md).
 
     from fnworker import Operation, unordered_wait
     ds = unordered_wait(ds, Operation("echo"), Time.seconds(5), 1000, output_type=row_type)
+    fnworker.print(ds)          # not ds.print(): that adds a Python map
+    fnworker.check(env)         # before env.execute(): no other Python operator in the job
 """
 
+from ._checks import check
 from ._datastream import (function, ordered_wait, ordered_wait_batch, ordered_wait_with_retry,
                           process, unordered_wait, unordered_wait_batch, unordered_wait_with_retry)
 from ._payload import FnworkerFunction, run_in_fnworker
@@ -18,4 +21,5 @@ __all__ = [
     "Operation", "RetryStrategy", "NO_RETRY", "FnworkerFunction", "run_in_fnworker", "function",
     "process", "unordered_wait", "ordered_wait", "unordered_wait_with_retry",
     "ordered_wait_with_retry", "unordered_wait_batch", "ordered_wait_batch", "type_info_bytes",
+    "check",
 ]

@@ -8,7 +8,13 @@ fnworker recognises exactly that form and runs the operation natively; it
 never runs Python. Only if the job reaches PyFlink's own Python worker (no
 ``PYFLINK_UDF_RUNNER_DIR`` on the TaskManager) does Python unpickle it, and
 then ``run_in_fnworker`` says what to configure.
+``operation_spec_of`` tells such a pickle from any other (the build-time
+checks read the Java operators' payloads with it).
 """
+
+import codecs
+import io
+import pickle
 
 NOT_IN_FNWORKER = (
     "this PyFlink function was built by the fnworker package: it runs only in fnworker, a native "
@@ -42,3 +48,36 @@ class FnworkerFunction(object):
 
     def __repr__(self):
         return "FnworkerFunction(<OperationSpec of %d bytes>)" % len(self.operation_spec)
+
+
+class _Payload(object):
+    __slots__ = ("spec",)
+
+    def __init__(self, spec):
+        if not isinstance(spec, (bytes, bytearray)):
+            raise pickle.UnpicklingError("not fnworker's payload: run_in_fnworker of %s"
+                                         % type(spec).__name__)
+        self.spec = bytes(spec)
+
+
+class _PayloadUnpickler(pickle.Unpickler):
+    """Resolves only run_in_fnworker (to _Payload) and, for protocol 2's
+    bytes, _codecs.encode; any other global fails the load, so nothing else
+    is imported or called."""
+
+    def find_class(self, module, name):
+        if (module, name) == (__name__, "run_in_fnworker"):
+            return _Payload
+        if (module, name) == ("_codecs", "encode"):
+            return codecs.encode
+        raise pickle.UnpicklingError("not fnworker's payload: %s.%s" % (module, name))
+
+
+def operation_spec_of(payload):
+    """The OperationSpec bytes of a FnworkerFunction's pickle, or None for
+    any other payload (a Python function, a class, not a pickle)."""
+    try:
+        value = _PayloadUnpickler(io.BytesIO(payload)).load()
+    except Exception:
+        return None
+    return value.spec if isinstance(value, _Payload) else None

@@ -6,12 +6,18 @@ whenever the stream's type is a ROW, pickled or external type
 operator before it, and a TaskManager whose Python worker is fnworker cannot
 run it. ``fnworker.print`` calls the Java ``print`` directly: Flink's
 ``PrintSinkFunction`` writes each record's Java ``toString()`` (a Row as
-``+I[1, a]``) to the TaskManager's stdout."""
+``+I[1, a]``) to the TaskManager's stdout. Before adding the sink it runs
+``fnworker.check`` on the job built so far."""
+
+from ._checks import check
 
 
 def print(data_stream, sink_identifier=None):  # noqa: A001 - named as DataStream.print
     """``data_stream.print(sink_identifier)`` without PyFlink's Python map:
-    returns PyFlink's DataStreamSink of the Java print sink."""
+    returns PyFlink's DataStreamSink of the Java print sink. Refuses
+    (ValueError, from fnworker.check) a job that already holds a Python
+    operator next to fnworker operations."""
+    check(data_stream)
     j_stream = data_stream._j_data_stream
     j_sink = j_stream.print() if sink_identifier is None else j_stream.print(sink_identifier)
     from pyflink.datastream.data_stream import DataStreamSink

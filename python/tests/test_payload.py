@@ -2,7 +2,9 @@
 PyFlink calls) at protocols 2 to 5 it is one call of
 fnworker._payload.run_in_fnworker on the OperationSpec bytes, in the opcodes
 fnworker's reader accepts; unpickled by Python it raises the message that
-names PYFLINK_UDF_RUNNER_DIR."""
+names PYFLINK_UDF_RUNNER_DIR. operation_spec_of, which the build-time
+checks use on the Java operators' payloads, reads back exactly that call
+and nothing else."""
 
 import os
 import pickle
@@ -83,6 +85,24 @@ class PayloadTest(unittest.TestCase):
         for bad in (b"", "echo", None):
             with self.assertRaises(TypeError):
                 fnworker.FnworkerFunction(bad)
+
+    def test_operation_spec_of_reads_back_only_fnworker_payloads(self):
+        from fnworker._payload import operation_spec_of
+        fn = fnworker.FnworkerFunction(SPEC)
+        for lib, dumps in dumpers():
+            for proto in (2, 3, 4, 5):
+                self.assertEqual(operation_spec_of(dumps(fn, protocol=proto)), SPEC,
+                                 "%s protocol %d" % (lib, proto))
+        others = [b"", b"\x80", b"not a pickle", pickle.dumps(fnworker.run_in_fnworker),
+                  pickle.dumps((fnworker.run_in_fnworker, SPEC)),
+                  # run_in_fnworker of an int: refused, not bytes(10**12)
+                  b"\x80\x04\x8c\x11fnworker._payload\x8c\x0frun_in_fnworker\x93J\x00\x10\xa5\xd4\x85R.",
+                  # any other global is never imported or called
+                  b"\x80\x04\x8c\x02os\x8c\x06getpid\x93)R."]
+        if cloudpickle is not None:
+            others.append(cloudpickle.dumps(lambda row: row))
+        for data in others:
+            self.assertIsNone(operation_spec_of(data), data)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,306 @@
+"""The fnworker package against real PyFlink: what the helpers refuse when a
+job is built (python/fnworker/_checks.py), and fnworker.check(env). Building
+a job needs the gateway JVM but does not run it, so most cases are fast; the
+last ones run a job to show that what the checks let through works."""
+
+import cloudpickle
+import pytest
+from pyflink.common import Configuration, Row, Time, Types, WatermarkStrategy
+from pyflink.common.watermark_strategy import TimestampAssigner
+from pyflink.common.typeinfo import Types as T
+from pyflink.datastream import OutputTag, ProcessFunction, StreamExecutionEnvironment
+from pyflink.datastream.functions import BroadcastProcessFunction, CoMapFunction
+from pyflink.datastream.state import MapStateDescriptor
+from pyflink.datastream.window import CountTumblingWindowAssigner
+
+import fnworker
+from fnworker import Operation
+from fnw_e2e import collect
+
+ROW = Types.ROW_NAMED(["id", "name"], [Types.LONG(), Types.STRING()])
+NAMES = Types.ROW_NAMED(["name"], [Types.STRING()])
+ECHO = Operation("echo")
+PROJECT = Operation("project", fields="name")
+
+
+def rows(env):
+    return env.from_collection([(1, "a"), (2, "b")], type_info=ROW)
+
+
+def operator_names(env):
+    return [t.getName() for t in env._j_stream_execution_environment.getTransformations()]
+
+
+@pytest.mark.smoke
+def test_keyed_stream_is_refused(env):
+    keyed = rows(env).key_by(lambda r: r[0], key_type=Types.LONG())
+    with pytest.raises(TypeError) as e:
+        fnworker.ordered_wait(keyed, ECHO, Time.seconds(5), output_type=ROW)
+    msg = str(e.value)
+    assert msg.startswith("fnworker.ordered_wait: the input is a KeyedStream.")
+    assert "key_by inserts a Python operator" in msg and "later feature" in msg
+    assert "rebalance() or shuffle()" in msg
+    assert not any(n.startswith("fnworker:") for n in operator_names(env))
+
+
+def test_connected_streams_are_refused(env):
+    ds = rows(env)
+    with pytest.raises(TypeError, match="fnworker.process: the input is a ConnectedStreams"):
+        fnworker.process(ds.connect(ds), PROJECT, NAMES)
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("op", [PROJECT, Operation("redis", address="127.0.0.1:1", command="GET k"),
+                                Operation("http", url="http://127.0.0.1:1/")])
+def test_output_type_none_is_refused_for_operations_that_build_values(env, op):
+    with pytest.raises(ValueError) as e:
+        fnworker.unordered_wait(rows(env), op, Time.seconds(5))
+    msg = str(e.value)
+    assert msg.startswith("fnworker.unordered_wait: operation '%s' builds new values, so it needs "
+                          "output_type" % op.name)
+    assert "PICKLED_BYTE_ARRAY" in msg
+    assert operator_names(env) == []       # nothing was added to the job
+
+
+@pytest.mark.smoke
+def test_pass_through_output_type_must_be_the_inputs(env):
+    ds = rows(env)
+    with pytest.raises(ValueError) as e:
+        fnworker.ordered_wait(ds, ECHO, Time.seconds(5))
+    assert str(e.value) == (
+        "fnworker.ordered_wait: operation 'echo' passes its input through, so its output type must "
+        "be the input's: pass output_type=<stream>.get_type() (input Row(id: Long, name: String), "
+        "output PickledByteArrayTypeInfo, as PyFlink declares for output_type=None)")
+    with pytest.raises(ValueError, match="operation 'identity' passes its input through"):
+        fnworker.process(ds, Operation("identity"), NAMES)
+    out = fnworker.process(ds, Operation("identity"), ds.get_type())
+    assert operator_names(env) == ["fnworker:identity"]
+    assert out.get_type() == ROW
+
+
+def test_pickled_input_is_refused_for_operations_that_read_values(env):
+    ds = env.from_collection([(1, "a")])             # no type_info: Python pickles
+    with pytest.raises(ValueError) as e:
+        fnworker.process(ds, PROJECT, NAMES)
+    assert str(e.value).startswith(
+        "fnworker.process: the input's values are Python pickles (its type is "
+        "PickledByteArrayTypeInfo), which operation 'project' cannot read")
+
+
+@pytest.mark.smoke
+def test_thread_mode_is_refused(runner_dir):
+    config = Configuration()
+    config.set_string("python.execution-mode", "thread")
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    with pytest.raises(ValueError) as e:
+        fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
+    msg = str(e.value)
+    assert msg.startswith("fnworker.ordered_wait: python.execution-mode is 'thread'")
+    assert "EmbeddedPythonProcessOperator" in msg and "python.execution-mode: process" in msg
+
+
+@pytest.mark.smoke
+def test_python_operator_before_is_refused_by_name(env):
+    mapped = rows(env).map(lambda r: r, output_type=ROW)
+    with pytest.raises(ValueError) as e:
+        fnworker.ordered_wait(mapped, ECHO, Time.seconds(5), output_type=ROW)
+    msg = str(e.value)
+    assert msg.startswith("fnworker.ordered_wait: the job has Python operators that are not fnworker "
+                          "operations: 'Map' (transformation ")
+    assert "DataStream.map, or the map PyFlink's print()" in msg
+    assert "PythonOperatorChainingOptimizer" in msg and "fnworker.print instead of print()" in msg
+    assert operator_names(env) == ["Map"]
+
+
+class _Ts(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return 0
+
+
+class _Split(ProcessFunction):
+    """Module-level (pickled by reference): yields each row to the side output."""
+
+    def process_element(self, value, ctx):
+        yield _SIDE[0], value
+
+
+_SIDE = []
+
+
+def _split(ds):
+    _SIDE[:] = [OutputTag("side", ROW)]
+    return ds.process(_Split(), ROW).get_side_output(_SIDE[0])
+
+
+class _CoMap(CoMapFunction):
+    def map1(self, value):
+        return value
+
+    def map2(self, value):
+        return value
+
+
+class _Broadcast(BroadcastProcessFunction):
+    def process_element(self, value, ctx):
+        yield value
+
+    def process_broadcast_element(self, value, ctx):
+        pass
+
+
+def _broadcast(ds):
+    desc = MapStateDescriptor("s", T.LONG(), T.STRING())
+    return ds.connect(ds.broadcast(desc)).process(_Broadcast(), ROW)
+
+
+# PyFlink calls that add a Python operator (pyflink/datastream/data_stream.py) and the
+# operator name the refusal shows.
+ADDS_PYTHON = {
+    "map": (lambda ds: ds.map(lambda r: r, ROW), "Map"),
+    "flat_map": (lambda ds: ds.flat_map(lambda r: [r], ROW), "FlatMap"),
+    "filter": (lambda ds: ds.filter(lambda r: True), "Filter"),
+    "key_by": (lambda ds: ds.key_by(lambda r: r[0]), "_stream_key_by_map_operator"),
+    "partition_custom": (lambda ds: ds.partition_custom(lambda k, n: 0, lambda r: r[0]),
+                         "_partition_custom_map_operator"),
+    "get_side_output": (_split, "Map"),
+    "assign_timestamps_and_watermarks": (
+        lambda ds: ds.assign_timestamps_and_watermarks(
+            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(_Ts())),
+        "Extract-Timestamp"),
+    "print": (lambda ds: ds.print() and ds, "Map"),
+    "union_keyed": (lambda ds: ds.union(ds.key_by(lambda r: r[0])), "_keyed_stream_values_operator"),
+    "window_all": (lambda ds: ds.window_all(CountTumblingWindowAssigner.of(2)).reduce(
+        lambda a, b: a, output_type=ROW), "_stream_key_by_map_operator"),
+    "connect_map": (lambda ds: ds.connect(ds).map(_CoMap(), ROW), "Co-Map"),
+    "broadcast_process": (_broadcast, None),
+}
+
+
+@pytest.mark.parametrize("call", sorted(ADDS_PYTHON))
+def test_pyflink_calls_that_add_a_python_operator_are_named(env, call):
+    """Built on a branch of the job, not on the helper's input: the helper
+    walks the whole job built so far."""
+    build, name = ADDS_PYTHON[call]
+    ds = rows(env)
+    build(ds)
+    with pytest.raises(ValueError) as e:
+        fnworker.process(ds, PROJECT, NAMES)
+    msg = str(e.value)
+    assert msg.startswith("fnworker.process: the job has Python operators that are not fnworker "
+                          "operations: ")
+    if name is None:
+        assert "a Python broadcast process function" in msg
+    else:
+        assert "'%s' (transformation " % name in msg
+
+
+def test_table_python_udf_is_refused(env):
+    from pyflink.table import DataTypes, StreamTableEnvironment
+    from pyflink.table.udf import udf
+    t_env = StreamTableEnvironment.create(env)
+    t = t_env.from_elements([(1, "a")], DataTypes.ROW([DataTypes.FIELD("id", DataTypes.BIGINT()),
+                                                       DataTypes.FIELD("name", DataTypes.STRING())]))
+    upper = udf(lambda s: s.upper(), result_type=DataTypes.STRING())
+    ds = t_env.to_data_stream(t.select(upper(t.name).alias("name")))
+    with pytest.raises(ValueError) as e:
+        fnworker.process(ds, PROJECT, NAMES)
+    assert "'PythonCalc" in str(e.value) and "a Table API Python function" in str(e.value)
+
+
+def test_table_stream_runs_with_the_type_get_type_gives(env, ran_in_fnworker):
+    """A stream from to_data_stream is NOT NULL ROW, what get_type() gives
+    back is not; Flink describes both alike to the worker, so the pass-through
+    check accepts output_type=ds.get_type() (found: it compared the Java
+    types and refused the type its own message asked for)."""
+    from pyflink.table import DataTypes, StreamTableEnvironment
+    t_env = StreamTableEnvironment.create(env)
+    t = t_env.from_elements([(1, "a"), (2, None)],
+                            DataTypes.ROW([DataTypes.FIELD("id", DataTypes.BIGINT()),
+                                           DataTypes.FIELD("name", DataTypes.STRING())]))
+    ds = t_env.to_data_stream(t)
+    out = fnworker.ordered_wait(ds, ECHO, Time.seconds(5), output_type=ds.get_type())
+    assert [tuple(r) for r in collect(out)] == [(1, "a"), (2, None)]
+
+
+@pytest.mark.smoke
+def test_check_names_a_python_print_after_a_fnworker_operation(env):
+    out = fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
+    out.print()                                       # PyFlink's: inserts a Python map
+    with pytest.raises(ValueError) as e:
+        fnworker.check(env)
+    msg = str(e.value)
+    assert msg.startswith("fnworker.check: the job runs fnworker operations, so the job has Python "
+                          "operators that are not fnworker operations: 'Map' (transformation ")
+    assert "print() (DataStream._align_output_type)" in msg
+    with pytest.raises(ValueError, match="not fnworker operations: 'Map'"):
+        fnworker.print(out)
+
+
+def test_check_without_fnworker_operations_passes(env):
+    rows(env).map(lambda r: r, ROW).print()
+    assert fnworker.check(env) == 0
+
+
+@pytest.mark.smoke
+def test_check_passes_a_fnworker_chain_before_and_after_fusing(env):
+    ds = fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
+    ds = fnworker.process(ds, PROJECT, NAMES)
+    fnworker.print(ds)
+    assert fnworker.check(env) == 2
+    assert fnworker.check(ds) == 2
+    ds._apply_chaining_optimization()                 # what execute_and_collect() does first
+    assert fnworker.check(env) == 1                   # one fused operator, both payloads fnworker's
+    assert "fnworker:echo, fnworker:project" in operator_names(env)
+
+
+def test_pickled_by_value_is_refused(env):
+    cloudpickle.register_pickle_by_value(fnworker)
+    try:
+        with pytest.raises(ValueError) as e:
+            fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
+    finally:
+        cloudpickle.unregister_pickle_by_value(fnworker)
+    assert "pickles the fnworker package by value" in str(e.value)
+    assert operator_names(env) == []
+
+
+def test_echo_passes_python_pickles_through(env, ran_in_fnworker):
+    """output_type=None is right for a pass-through operation on a pickled
+    stream: fnworker hands the pickles back unread."""
+    values = [(1, "a"), {"x": [1.5, None]}, "s", Row(id=3, name="c")]
+    ds = env.from_collection(values)
+    out = fnworker.ordered_wait(ds, ECHO, Time.seconds(5))
+    assert collect(out) == values
+
+
+@pytest.mark.parametrize("module, operators", [("enrich_job", 3), ("score_job", 1)])
+def test_examples_pass_the_checks(env, module, operators):
+    """examples/pyflink/*.py build(env) with real PyFlink: every operation is
+    accepted, and the job holds fnworker operators only."""
+    import importlib
+    import os
+    import sys
+    examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "pyflink")
+    sys.path.insert(0, os.path.abspath(examples))
+    try:
+        fnworker.print(importlib.import_module(module).build(env))
+    finally:
+        sys.path.pop(0)
+    assert fnworker.check(env) == operators
+    assert all(n.startswith("fnworker:") for n in operator_names(env)[:-1])
+
+
+OUT = Types.ROW_NAMED(["name", "id"], [Types.STRING(), Types.LONG()])
+
+
+def test_fused_chain_of_three_operations_runs(env, ran_in_fnworker):
+    """What the checks let through runs: unordered echo, project, batched
+    echo, fused by Flink into one operator that fnworker runs as a chain."""
+    ds = env.from_collection([(1, "a"), (2, None), (3, "c")], type_info=ROW)
+    ds = fnworker.unordered_wait(ds, Operation("echo", delay_ms=1), Time.seconds(5), output_type=ROW)
+    ds = fnworker.process(ds, Operation("project", fields="name,id"), OUT)
+    ds = fnworker.ordered_wait_batch(ds, ECHO, Time.seconds(5), batch_size=2, batch_timeout=10,
+                                     output_type=OUT)
+    assert fnworker.check(env) == 3
+    out = sorted((tuple(r) for r in collect(ds)), key=lambda r: r[1])
+    assert out == [("a", 1), (None, 2), ("c", 3)]
