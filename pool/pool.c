@@ -19,10 +19,12 @@
 #include "pool/listen.h"
 #include "pool/pool_flags.h"
 #include "pool/report.h"
+#include "pool/token.h"
 
 typedef struct pool {
     struct ev_loop *loop;
     fnw_pool_flags flags;
+    fnw_pool_token token;
     fnw_children *children;
     fnw_launcher *launcher;
     fnw_extpool *grpc;
@@ -114,9 +116,11 @@ static int open_endpoints(pool *p, fnw_error *err)
     char bound[300];
     if (p->flags.listen) {
         int fd = fnw_listen_tcp(p->flags.listen, bound, sizeof bound, err);
-        if (fd < 0 || !(p->launcher = fnw_launcher_new(p->loop, p->children, fd)))
+        fnw_launcher_policy policy = {&p->token, &p->flags.allow};
+        if (fd < 0 || !(p->launcher = fnw_launcher_new(p->loop, p->children, fd, &policy)))
             return fnw_error_prefix(err, "--listen");
-        fprintf(stderr, "fnworker pool: launcher endpoint on %s\n", bound);
+        fprintf(stderr, "fnworker pool: launcher endpoint on %s (%s)\n", bound,
+                p->token.set ? "requests must carry the token" : "no token asked for");
     }
     if (p->flags.http_listen) {
         fnw_pool_http_source src = {src_metrics, src_state, src_serving, p};
@@ -148,13 +152,14 @@ static void pool_free(pool *p)
     fnw_extpool_free(p->grpc);
     fnw_pool_http_free(p->http);
     fnw_children_free(p->children);
+    fnw_pool_token_clear(&p->token);
 }
 
 static int pool_run(pool *p, const char *exe)
 {
     fnw_error err = {{0}};
     p->loop = ev_default_loop(0);
-    p->children = fnw_children_new(p->loop, exe, p->flags.max_workers);
+    p->children = fnw_children_new(p->loop, exe, p->flags.max_workers, p->flags.start_timeout_s);
     if (!p->children || open_endpoints(p, &err) < 0) {
         fprintf(stderr, "fnworker pool: %s\n", p->children ? err.msg : "out of memory");
         pool_free(p);
@@ -183,6 +188,10 @@ int fnw_pool_main(int argc, char **argv)
     if (p.flags.help) {
         fnw_pool_flags_usage("fnworker");
         return 0;
+    }
+    if (fnw_pool_token_load(&p.token, p.flags.token_file, &err) < 0) {
+        fprintf(stderr, "fnworker pool: %s\n", err.msg);
+        return 2;
     }
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
