@@ -32,7 +32,10 @@ typedef struct pool {
     ev_signal sig_term, sig_int;
     ev_timer grace, poll, last_call;
     int draining, stopping;
+    double last_dump;            /* when /debug/state last signalled the workers */
 } pool;
+
+#define FNW_POOL_DUMP_INTERVAL_S 10.0
 
 static char *src_metrics(void *ctx, size_t *len)
 {
@@ -40,11 +43,25 @@ static char *src_metrics(void *ctx, size_t *len)
     return fnw_report_metrics(p->children, p->draining, ev_now(p->loop), len);
 }
 
-static char *src_state(void *ctx, size_t *len)
+/* At most one dump per FNW_POOL_DUMP_INTERVAL_S: each writes every
+ * worker's state into its log (and the boot log), so a client asking in a
+ * loop would flood them. */
+static char *src_state(void *ctx, size_t *len, unsigned *status)
 {
     pool *p = ctx;
+    double now = ev_now(p->loop);
+    if (p->last_dump > 0 && now - p->last_dump < FNW_POOL_DUMP_INTERVAL_S) {
+        char *msg = NULL;
+        int n = asprintf(&msg, "a state dump was requested %.1f s ago; the next one is "
+                         "possible in %.1f s (at most one per %g s)\n", now - p->last_dump,
+                         FNW_POOL_DUMP_INTERVAL_S - (now - p->last_dump), FNW_POOL_DUMP_INTERVAL_S);
+        *status = 429;
+        *len = n > 0 ? (size_t)n : 0;
+        return n > 0 ? msg : NULL;
+    }
+    p->last_dump = now;
     unsigned n = fnw_children_signal_all(p->children, SIGQUIT);
-    return fnw_report_state(p->children, p->draining, ev_now(p->loop), n, len);
+    return fnw_report_state(p->children, p->draining, now, n, len);
 }
 
 static int src_serving(void *ctx)

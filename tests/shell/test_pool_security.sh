@@ -145,7 +145,7 @@ if start_pool flags --max-workers 2; then
   esac
   stop_pool
 fi
-if "$FNW" pool --listen 127.0.0.1:0 --http-listen off --allow-worker-flag=--plugins-dir \
+if timeout 5 "$FNW" pool --listen 127.0.0.1:0 --http-listen off --allow-worker-flag=--plugins-dir \
      >/dev/null 2>"$T/allow.err"; then
   fail operator_cannot_allow_plugins_dir "the pool started"
 elif ! grep -q "allow-worker-flag: --plugins-dir can never come from a launcher" "$T/allow.err"; then
@@ -212,7 +212,7 @@ if FNW_POOL_TOKEN_FILE="$T/token" start_pool token --worker-bin "$T/bin/env-work
   fi
 fi
 printf 'short\n' >"$T/short"
-if FNW_POOL_TOKEN_FILE="$T/short" "$FNW" pool --listen 127.0.0.1:0 --http-listen off \
+if FNW_POOL_TOKEN_FILE="$T/short" timeout 5 "$FNW" pool --listen 127.0.0.1:0 --http-listen off \
      >/dev/null 2>"$T/short.err"; then
   fail short_token_refused "the pool started with a 5-character token"
 elif ! grep -q "shorter than 16 characters" "$T/short.err"; then
@@ -318,6 +318,119 @@ if start_pool connected --start-timeout 1 --worker-bin "$T/bin/connecting-worker
   else
     pass connected_worker_keeps_running
   fi
+  stop_pool
+fi
+
+# ---- 8: connections still sending their request are capped -------------------------------
+if start_pool cap; then
+  out=$("$PY" "$CLIENTS" hold "$ADDR" 100 1.5 &
+        sleep 0.7; http_get "$HADDR" /healthz | head -1 >"$T/cap.health"; wait)
+  refused=$(printf '%s' "$out" | sed -n 's/.*refused=\([0-9]*\).*/\1/p')
+  if [ "${refused:-0}" -lt 30 ] ||
+     ! printf '%s' "$out" | grep -q "line=ERROR the pool has 64 connections waiting to send their request (at most 64); try again"; then
+    fail pending_connections_capped "$out"
+  elif ! grep -q " 200 " "$T/cap.health"; then
+    fail pending_connections_capped "/healthz meanwhile: $(cat "$T/cap.health")"
+  else
+    pass pending_connections_capped
+  fi
+  n=$(grep -c "refused a launcher connection" "$T/cap.pool.log")
+  if [ "$n" -ne 1 ]; then
+    fail refusals_logged_once "$n log lines for $refused refusals"
+  else
+    pass refusals_logged_once
+  fi
+  stop_pool
+fi
+
+# ---- 8: out of file descriptors -----------------------------------------------------------
+# cpu_ticks PID: user+system clock ticks the process used so far
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+plog="$T/emfile.pool.log"
+sh -c 'ulimit -n 40 && exec "$@"' _ "$FNW" pool --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
+  --worker-bin "$T/bin/connecting-worker" 2>"$plog" &
+POOL_PID=$!
+POOLS="$POOLS $POOL_PID"
+if ! wait_until 200 grep -q ready "$plog"; then
+  fail emfile_no_spin "the pool did not start under ulimit -n 40: $(cat "$plog")"
+else
+  ADDR=$(sed -n 's/.*launcher endpoint on \([0-9.]*:[0-9]*\).*/\1/p' "$plog")
+  before=$(cpu_ticks "$POOL_PID")
+  "$PY" "$CLIENTS" hold "$ADDR" 60 3 >"$T/emfile.out"
+  after=$(cpu_ticks "$POOL_PID")
+  lines=$(grep -c "accept" "$plog")
+  ticks=$((after - before))
+  # 3 s of spinning would be ~300 ticks; a rested listener uses a few
+  if [ "$ticks" -gt 50 ] || [ "$lines" -gt 3 ] || [ "$lines" -lt 1 ]; then
+    fail emfile_no_spin "$ticks ticks of CPU in 3 s, $lines accept lines: $(grep accept "$plog" | head -3)"
+  else
+    pass emfile_no_spin; echo "     ($ticks CPU ticks, $lines accept log line(s) in 3 s with 60 clients over the limit)"
+  fi
+  sleep 1.2
+  env FNW_POOL_ADDRESS="$ADDR" sh "$SCRIPT" --id=e1 --provision_endpoint=$DEAD \
+    >"$T/e1.out" 2>"$T/e1.err"
+  code=$?
+  if [ $code -ne 0 ] || ! grep -q "still running" "$T/e1.out"; then
+    fail emfile_recovers "a launch after the clients left: exit $code, $(cat "$T/e1.err")"
+  else
+    pass emfile_recovers
+  fi
+  stop_pool
+fi
+
+# ---- 7: /healthz under slow clients -------------------------------------------------------
+if start_pool starve; then
+  out=$("$PY" "$CLIENTS" starve "$HADDR" 70 9 127.0.0.2)
+  ok=$(printf '%s' "$out" | sed -n 's/.*probes=\([0-9]*\)\/.*/\1/p')
+  all=$(printf '%s' "$out" | sed -n 's/.*probes=[0-9]*\/\([0-9]*\).*/\1/p')
+  cut=$(printf '%s' "$out" | sed -n 's/.*cut=\([0-9]*\).*/\1/p')
+  longest=$(printf '%s' "$out" | sed -n 's/.*longest=\([0-9]*\).*/\1/p')
+  if [ -z "$ok" ] || [ "$ok" -ne "$all" ] || [ "$all" -lt 5 ]; then
+    fail healthz_not_starved "$out"
+  else
+    pass healthz_not_starved
+  fi
+  # a request that never ends is cut by its deadline (5 s), however often it sends
+  if [ "${cut:-0}" -lt 1 ] || [ "${longest:-99}" -gt 8 ]; then
+    fail slow_request_deadline "$out"
+  else
+    pass slow_request_deadline
+  fi
+  stop_pool
+fi
+
+# ---- 13: /debug/state signals the workers at most once per interval ------------------------
+cat >"$T/bin/dump-worker" <<'FAKE'
+#!/bin/bash
+echo connected >&3
+trap 'echo "state dump"' QUIT
+for i in $(seq 1 100); do sleep 0.1; done
+FAKE
+chmod +x "$T/bin/dump-worker"
+if start_pool dump --worker-bin "$T/bin/dump-worker"; then
+  env FNW_POOL_ADDRESS="$ADDR" sh "$SCRIPT" --id=q1 --provision_endpoint=$DEAD \
+    >"$T/q1.out" 2>"$T/q1.err" &
+  lpid=$!
+  sleep 0.5
+  codes=""
+  for i in $(seq 1 20); do
+    codes="$codes $(curl -s -o /dev/null -w '%{http_code}' "http://$HADDR/debug/state")"
+  done
+  sleep 0.5
+  kill -TERM "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
+  dumps=$(grep -c "state dump" "$T/q1.out")
+  n200=$(printf '%s\n' $codes | grep -c '^200$')
+  n429=$(printf '%s\n' $codes | grep -c '^429$')
+  if [ "$dumps" -ne 1 ] || [ "$n200" -ne 1 ] || [ "$n429" -ne 19 ]; then
+    fail debug_state_rate_limited "$dumps dumps, answers:$codes"
+  else
+    pass debug_state_rate_limited
+  fi
+  body=$(curl -s "http://$HADDR/debug/state")
+  case $body in
+    *"the next one is possible in"*) pass debug_state_says_when ;;
+    *) fail debug_state_says_when "$body" ;;
+  esac
   stop_pool
 fi
 
