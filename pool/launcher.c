@@ -176,6 +176,20 @@ static void on_child_output(void *ctx, fnw_child *child, int stream, const char 
     flush_out(c);
 }
 
+static void on_linger_timeout(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    conn_free(t->data);          /* the launcher does not read its last lines */
+}
+
+/* The connection closes once its last lines are out: a launcher that does
+ * not read them within FNW_LAUNCHER_LINGER_S loses them. */
+static void linger(conn *c)
+{
+    ev_timer_stop(c->l->loop, &c->request_timer);
+    ev_timer_init(&c->request_timer, on_linger_timeout, FNW_LAUNCHER_LINGER_S, 0);
+    ev_timer_start(c->l->loop, &c->request_timer);
+}
+
 static void on_child_exit(void *ctx, fnw_child *child, int code)
 {
     conn *c = ctx;
@@ -186,7 +200,8 @@ static void on_child_exit(void *ctx, fnw_child *child, int code)
     queue(c, line, strlen(line));
     c->child = NULL;
     c->closing = 1;
-    flush_out(c);
+    if (flush_out(c) == 0)
+        linger(c);
 }
 
 static void fail_request(conn *c, const char *msg)
@@ -196,8 +211,8 @@ static void fail_request(conn *c, const char *msg)
     c->closing = 1;
     set_pending(c, 0);
     ev_io_stop(c->l->loop, &c->rd);
-    ev_timer_stop(c->l->loop, &c->request_timer);
-    flush_out(c);
+    if (flush_out(c) == 0)
+        linger(c);
 }
 
 static void start_worker(conn *c)

@@ -17,6 +17,9 @@
 #define FNW_LAUNCHER_REQUEST_TIMEOUT_S 10.0
 /* Output queued for a slow launcher beyond this pauses the worker's pipes. */
 #define FNW_LAUNCHER_OUT_MAX (1u << 20)
+/* A connection whose worker ended (or whose request was refused) is
+ * dropped when its launcher has not read the last lines this much later. */
+#define FNW_LAUNCHER_LINGER_S 10.0
 /* Connections still sending their request, at most; one more is answered
  * with an ERROR line and closed (connections with a worker are bounded by
  * --max-workers). */
