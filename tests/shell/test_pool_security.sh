@@ -69,7 +69,17 @@ start_pool() {
   ADDR=$(sed -n 's/.*launcher endpoint on \([0-9.]*:[0-9]*\).*/\1/p' "$plog")
   HADDR=$(sed -n 's/.*HTTP endpoint on \([0-9.]*:[0-9]*\).*/\1/p' "$plog")
 }
-stop_pool() { kill -TERM "$POOL_PID" 2>/dev/null; wait "$POOL_PID" 2>/dev/null; }
+# stop_pool: SIGTERM; the pool must exit 0 with no sanitizer report (build/asan)
+stop_pool() {
+  kill -TERM "$POOL_PID" 2>/dev/null
+  wait "$POOL_PID" 2>/dev/null
+  prc=$?
+  if grep -q "Sanitizer\|runtime error:" "$plog"; then
+    fail "sanitizer_${plog##*/}" "$(grep -m 5 "Sanitizer\|runtime error:\|^    #[0-9]" "$plog")"
+  elif [ $prc -ne 0 ]; then
+    fail "pool_exit_${plog##*/}" "the pool exited $prc after SIGTERM"
+  fi
+}
 
 # request ADDR LINES...: sends one raw request (the lines, then the empty
 # line) and prints what the pool answers until it closes (at most 5 s).
