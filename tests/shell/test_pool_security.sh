@@ -398,7 +398,7 @@ if start_pool starve; then
   if [ -z "$ok" ] || [ "$ok" -ne "$all" ] || [ "$all" -lt 5 ]; then
     fail healthz_not_starved "$out"
   else
-    pass healthz_not_starved
+    pass healthz_not_starved; echo "     (70 slow clients from 127.0.0.2: $out)"
   fi
   # a request that never ends is cut by its deadline (5 s), however often it sends
   if [ "${cut:-0}" -lt 1 ] || [ "${longest:-99}" -gt 8 ]; then
