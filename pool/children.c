@@ -35,8 +35,9 @@ struct fnw_child {
     ev_timer kill_timer;        /* SIGKILL after a SIGTERM */
     ev_timer drain_timer;       /* stop waiting for the pipes after exit */
     ev_timer start_timer;       /* the start deadline */
+    int connected;              /* it said so: the start deadline is off */
     fnw_child_events ev;
-    int exited, status, paused, term_sent, connected;
+    int exited, status, paused, term_sent;
     double started_at;
 };
 
