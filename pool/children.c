@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pool/token.h"
 
 extern char **environ;
 
@@ -33,6 +34,8 @@ struct fnw_child {
     ev_child exit_w;
     ev_timer kill_timer;        /* SIGKILL after a SIGTERM */
     ev_timer drain_timer;       /* stop waiting for the pipes after exit */
+    ev_timer start_timer;       /* the start deadline */
+    int connected;              /* it said so: the start deadline is off */
     fnw_child_events ev;
     int exited, status, paused, term_sent;
     double started_at;
@@ -42,11 +45,13 @@ struct fnw_children {
     struct ev_loop *loop;
     char *exe;
     unsigned max;
+    double start_timeout_s;
     fnw_children_stats stats;
     fnw_child *slots;
 };
 
-fnw_children *fnw_children_new(struct ev_loop *loop, const char *exe, unsigned max_workers)
+fnw_children *fnw_children_new(struct ev_loop *loop, const char *exe, unsigned max_workers,
+                               double start_timeout_s)
 {
     fnw_children *cs = calloc(1, sizeof *cs);
     if (!cs)
@@ -61,6 +66,7 @@ fnw_children *fnw_children_new(struct ev_loop *loop, const char *exe, unsigned m
     }
     cs->loop = loop;
     cs->max = max_workers;
+    cs->start_timeout_s = start_timeout_s;
     cs->stats.max = max_workers;
     return cs;
 }
@@ -92,6 +98,7 @@ static void release(fnw_child *c)
     ev_child_stop(cs->loop, &c->exit_w);
     ev_timer_stop(cs->loop, &c->kill_timer);
     ev_timer_stop(cs->loop, &c->drain_timer);
+    ev_timer_stop(cs->loop, &c->start_timer);
     c->used = 0;
     cs->stats.running--;
     cs->stats.exited++;
@@ -169,7 +176,12 @@ static void on_stats(struct ev_loop *loop, ev_io *w, int revents)
         }
         if (c->stats_len < sizeof c->stats_line) {
             c->stats_line[c->stats_len] = '\0';
-            fnw_wire_figures_parse(c->stats_line, &c->figures);
+            if (strcmp(c->stats_line, FNW_WIRE_CONNECTED) == 0) {
+                c->connected = 1;
+                ev_timer_stop(loop, &c->start_timer);
+            } else {
+                fnw_wire_figures_parse(c->stats_line, &c->figures);
+            }
         }
         c->stats_len = 0;
     }
@@ -211,6 +223,26 @@ static void on_kill_timeout(struct ev_loop *loop, ev_timer *t, int revents)
     }
 }
 
+/* The start deadline passed without the worker's "connected" line. */
+static void on_start_timeout(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    fnw_child *c = t->data;
+    fnw_children *cs = c->owner;
+    if (c->connected || c->exited || c->term_sent)
+        return;
+    char msg[FNW_CHILDREN_ID_MAX + 200];
+    int n = snprintf(msg, sizeof msg, "fnworker pool: worker %s (pid %d) did not connect to its "
+                     "runner within %g s of starting (--start-timeout); stopping it\n",
+                     c->id, (int)c->pid, cs->start_timeout_s);
+    if (n > (int)sizeof msg - 1)
+        n = (int)sizeof msg - 1;
+    fputs(msg, stderr);
+    if (c->ev.on_output)          /* the launcher shows it in the boot log */
+        c->ev.on_output(c->ev.ctx, c, 2, msg, (size_t)n);
+    cs->stats.start_timeouts++;
+    fnw_children_stop(cs, c);
+}
+
 static fnw_child *free_slot(fnw_children *cs)
 {
     for (unsigned i = 0; i < cs->max; i++)
@@ -219,7 +251,18 @@ static fnw_child *free_slot(fnw_children *cs)
     return NULL;
 }
 
-/* The pool's environment with FNW_POOL_STATS_FD=3 (one allocation). */
+static int inherited(const char *var)
+{
+    static const char *const not_inherited[] = {"FNW_POOL_STATS_FD=", FNW_POOL_TOKEN_ENV "=",
+                                                FNW_POOL_TOKEN_FILE_ENV "="};
+    for (size_t i = 0; i < sizeof not_inherited / sizeof not_inherited[0]; i++)
+        if (strncmp(var, not_inherited[i], strlen(not_inherited[i])) == 0)
+            return 0;
+    return 1;
+}
+
+/* The pool's environment with FNW_POOL_STATS_FD=3, without the launcher
+ * token (one allocation). */
 static char **worker_env(void)
 {
     static char stats_var[] = "FNW_POOL_STATS_FD=3";
@@ -231,7 +274,7 @@ static char **worker_env(void)
         return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "FNW_POOL_STATS_FD=", 18) != 0)
+        if (inherited(environ[i]))
             env[k++] = environ[i];
     env[k++] = stats_var;
     env[k] = NULL;
@@ -313,6 +356,10 @@ static void watch_child(fnw_children *cs, fnw_child *c, const int fds[3])
     c->kill_timer.data = c;
     ev_timer_init(&c->drain_timer, on_drain_timeout, DRAIN_AFTER_EXIT_S, 0);
     c->drain_timer.data = c;
+    ev_timer_init(&c->start_timer, on_start_timeout, cs->start_timeout_s, 0);
+    c->start_timer.data = c;
+    if (cs->start_timeout_s > 0)
+        ev_timer_start(cs->loop, &c->start_timer);
 }
 
 static int check_start(fnw_children *cs, const char *id, fnw_error *err)

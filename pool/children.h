@@ -7,6 +7,15 @@
  * FNW_POOL_STATS_FD) on which it reports its figures once a second; the
  * latest are kept per worker. Runs on the pool's libev loop; the owner of each worker hears about
  * it through the fnw_child_events it gave when starting it.
+ *
+ * Start deadline: a worker writes the line "connected" on its stats pipe
+ * once its control channel to the runner is up (worker/pool_stats.h). One
+ * that has not done so start_timeout_s after it started is stopped like
+ * any other (its owner hears why on the worker's stderr stream), so a
+ * client cannot hold a slot with a worker that never gets anywhere.
+ *
+ * Workers inherit the pool's environment except FNW_POOL_STATS_FD (set to
+ * 3) and the launcher token's variables (pool/token.h).
  */
 #ifndef FNW_POOL_CHILDREN_H
 #define FNW_POOL_CHILDREN_H
@@ -37,13 +46,15 @@ typedef struct fnw_child_events {
 
 typedef struct fnw_children_stats {
     unsigned running, max;
-    uint64_t started, exited, failed_to_start, rejected_full;
+    uint64_t started, exited, failed_to_start, rejected_full, start_timeouts;
 } fnw_children_stats;
 
 typedef struct fnw_children fnw_children;
 
-/* exe is the worker binary (the pool's own); max_workers >= 1. */
-fnw_children *fnw_children_new(struct ev_loop *loop, const char *exe, unsigned max_workers);
+/* exe is the worker binary (the pool's own); max_workers >= 1;
+ * start_timeout_s 0: no start deadline. */
+fnw_children *fnw_children_new(struct ev_loop *loop, const char *exe, unsigned max_workers,
+                               double start_timeout_s);
 /* Kills (SIGKILL) and reaps whatever still runs, without events. */
 void fnw_children_free(fnw_children *cs);
 

@@ -4,7 +4,14 @@
  * relay: each chunk of worker output becomes protocol lines queued for the
  * socket; a queue over FNW_LAUNCHER_OUT_MAX pauses the worker's pipes until
  * the launcher catches up. EOF or an error on the socket means Flink killed
- * the launcher: the worker is stopped and forgotten (it is still reaped). */
+ * the launcher: the worker is stopped and forgotten (it is still reaped).
+ *
+ * Before a worker starts, the request must carry the pool's token (when it
+ * has one) and only allowed worker flags (pool/worker_args.h). At most
+ * FNW_LAUNCHER_PENDING_MAX connections may be reading their request; when
+ * accept runs out of descriptors the listener rests for
+ * FNW_LAUNCHER_ACCEPT_PAUSE_S, and both are logged at most once per
+ * FNW_LAUNCHER_LOG_INTERVAL_S. */
 #include "pool/launcher.h"
 
 #include <errno.h>
@@ -27,16 +34,54 @@ typedef struct conn {
     char *out;
     size_t out_len, out_off, out_cap;
     int closing;                 /* close once the queue is written */
+    int pending;                 /* still reading its request */
 } conn;
+
+/* A problem logged at most once per FNW_LAUNCHER_LOG_INTERVAL_S. */
+typedef struct quiet_log {
+    double last;
+    unsigned long missed;
+} quiet_log;
 
 struct fnw_launcher {
     struct ev_loop *loop;
     fnw_children *children;
+    fnw_launcher_policy policy;
     ev_io accept_w;
+    ev_timer resume;             /* accepting again after running out of descriptors */
     int accepting;
     conn *conns;
-    unsigned n_conns;
+    unsigned n_conns, n_pending;
+    quiet_log accept_log, full_log;
 };
+
+/* Logs "fnworker pool: <msg>" unless one went out within the interval. */
+static void log_quietly(fnw_launcher *l, quiet_log *q, const char *msg)
+{
+    double now = ev_now(l->loop);
+    if (q->last > 0 && now - q->last < FNW_LAUNCHER_LOG_INTERVAL_S) {
+        q->missed++;
+        return;
+    }
+    if (q->missed)
+        fprintf(stderr, "fnworker pool: %s (and %lu more times in the last %.0f s)\n", msg,
+                q->missed, now - q->last);
+    else
+        fprintf(stderr, "fnworker pool: %s\n", msg);
+    q->last = now;
+    q->missed = 0;
+}
+
+static void set_pending(conn *c, int pending)
+{
+    if (c->pending == pending)
+        return;
+    c->pending = pending;
+    if (pending)
+        c->l->n_pending++;
+    else
+        c->l->n_pending--;
+}
 
 static void conn_free(conn *c)
 {
@@ -48,6 +93,7 @@ static void conn_free(conn *c)
     ev_io_stop(l->loop, &c->rd);
     ev_io_stop(l->loop, &c->wr);
     ev_timer_stop(l->loop, &c->request_timer);
+    set_pending(c, 0);
     close(c->rd.fd);
     if (c->prev)
         c->prev->next = c->next;
@@ -130,6 +176,20 @@ static void on_child_output(void *ctx, fnw_child *child, int stream, const char 
     flush_out(c);
 }
 
+static void on_linger_timeout(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    conn_free(t->data);          /* the launcher does not read its last lines */
+}
+
+/* The connection closes once its last lines are out: a launcher that does
+ * not read them within FNW_LAUNCHER_LINGER_S loses them. */
+static void linger(conn *c)
+{
+    ev_timer_stop(c->l->loop, &c->request_timer);
+    ev_timer_init(&c->request_timer, on_linger_timeout, FNW_LAUNCHER_LINGER_S, 0);
+    ev_timer_start(c->l->loop, &c->request_timer);
+}
+
 static void on_child_exit(void *ctx, fnw_child *child, int code)
 {
     conn *c = ctx;
@@ -140,7 +200,8 @@ static void on_child_exit(void *ctx, fnw_child *child, int code)
     queue(c, line, strlen(line));
     c->child = NULL;
     c->closing = 1;
-    flush_out(c);
+    if (flush_out(c) == 0)
+        linger(c);
 }
 
 static void fail_request(conn *c, const char *msg)
@@ -148,16 +209,30 @@ static void fail_request(conn *c, const char *msg)
     fprintf(stderr, "fnworker pool: launcher request refused: %s\n", msg);
     queue_line(c, "ERROR %s\n", msg);
     c->closing = 1;
+    set_pending(c, 0);
     ev_io_stop(c->l->loop, &c->rd);
-    ev_timer_stop(c->l->loop, &c->request_timer);
-    flush_out(c);
+    if (flush_out(c) == 0)
+        linger(c);
 }
 
 static void start_worker(conn *c)
 {
     fnw_error err = {{0}};
     fnw_child_events ev = {on_child_output, on_child_exit, c};
+    const fnw_launcher_policy *p = &c->l->policy;
     ev_timer_stop(c->l->loop, &c->request_timer);
+    if (!fnw_pool_token_accepts(p->token, c->req.token)) {
+        fail_request(c, c->req.token ? "the request's token is wrong (the launcher's "
+                                       "FNW_POOL_TOKEN_FILE or FNW_POOL_TOKEN must hold the pool's)"
+                                     : "the pool asks for a token and the request has none (set "
+                                       "FNW_POOL_TOKEN_FILE or FNW_POOL_TOKEN for the launcher)");
+        return;
+    }
+    if (fnw_worker_args_check(p->allow, c->req.args, c->req.n_args, &err) < 0) {
+        fail_request(c, err.msg);
+        return;
+    }
+    set_pending(c, 0);
     fnw_child *child = fnw_children_start(c->l->children, c->req.id, c->req.provision_endpoint,
                                           c->req.args, c->req.n_args, &ev, &err);
     if (!child) {
@@ -225,6 +300,30 @@ static void add_conn(fnw_launcher *l, int fd)
         l->conns->prev = c;
     l->conns = c;
     l->n_conns++;
+    set_pending(c, 1);
+}
+
+/* Too many connections are reading their request: this one is told so. */
+static void refuse_conn(fnw_launcher *l, int fd)
+{
+    char line[160];
+    int n = snprintf(line, sizeof line, "ERROR the pool has %u connections waiting to send "
+                     "their request (at most %d); try again\n", l->n_pending,
+                     FNW_LAUNCHER_PENDING_MAX);
+    if (send(fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+        /* the line is lost; the connection closes anyway */
+    }
+    close(fd);
+    snprintf(line, sizeof line, "refused a launcher connection: %d connections are waiting "
+             "to send their request", FNW_LAUNCHER_PENDING_MAX);
+    log_quietly(l, &l->full_log, line);
+}
+
+static void on_resume(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    fnw_launcher *l = t->data;
+    if (l->accepting)
+        ev_io_start(loop, &l->accept_w);
 }
 
 static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
@@ -232,16 +331,36 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
     fnw_launcher *l = w->data;
     for (;;) {
         int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno != EAGAIN && errno != EINTR)
-                fprintf(stderr, "fnworker pool: accept: %s\n", strerror(errno));
+        if (fd >= 0) {
+            if (l->n_pending >= FNW_LAUNCHER_PENDING_MAX)
+                refuse_conn(l, fd);
+            else
+                add_conn(l, fd);
+            continue;
+        }
+        int e = errno;
+        if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR)
+            return;
+        char msg[200];
+        if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+            /* the connection stays in the backlog; retrying now would spin */
+            snprintf(msg, sizeof msg, "accept on the launcher endpoint: %s; not accepting for "
+                     "%g s", strerror(e), FNW_LAUNCHER_ACCEPT_PAUSE_S);
+            ev_io_stop(loop, w);
+            ev_timer_set(&l->resume, FNW_LAUNCHER_ACCEPT_PAUSE_S, 0);
+            ev_timer_start(loop, &l->resume);
+            log_quietly(l, &l->accept_log, msg);
             return;
         }
-        add_conn(l, fd);
+        /* a connection that failed before it was accepted (ECONNABORTED, ...) */
+        snprintf(msg, sizeof msg, "accept on the launcher endpoint: %s", strerror(e));
+        log_quietly(l, &l->accept_log, msg);
+        return;
     }
 }
 
-fnw_launcher *fnw_launcher_new(struct ev_loop *loop, fnw_children *children, int fd)
+fnw_launcher *fnw_launcher_new(struct ev_loop *loop, fnw_children *children, int fd,
+                               const fnw_launcher_policy *policy)
 {
     fnw_launcher *l = calloc(1, sizeof *l);
     if (!l) {
@@ -250,6 +369,9 @@ fnw_launcher *fnw_launcher_new(struct ev_loop *loop, fnw_children *children, int
     }
     l->loop = loop;
     l->children = children;
+    l->policy = *policy;
+    ev_timer_init(&l->resume, on_resume, FNW_LAUNCHER_ACCEPT_PAUSE_S, 0);
+    l->resume.data = l;
     ev_io_init(&l->accept_w, on_accept, fd, EV_READ);
     l->accept_w.data = l;
     ev_io_start(loop, &l->accept_w);
@@ -261,6 +383,7 @@ void fnw_launcher_stop(fnw_launcher *l)
 {
     if (l->accepting) {
         ev_io_stop(l->loop, &l->accept_w);
+        ev_timer_stop(l->loop, &l->resume);
         close(l->accept_w.fd);
         l->accepting = 0;
     }

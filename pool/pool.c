@@ -19,10 +19,12 @@
 #include "pool/listen.h"
 #include "pool/pool_flags.h"
 #include "pool/report.h"
+#include "pool/token.h"
 
 typedef struct pool {
     struct ev_loop *loop;
     fnw_pool_flags flags;
+    fnw_pool_token token;
     fnw_children *children;
     fnw_launcher *launcher;
     fnw_extpool *grpc;
@@ -30,7 +32,10 @@ typedef struct pool {
     ev_signal sig_term, sig_int;
     ev_timer grace, poll, last_call;
     int draining, stopping;
+    double last_dump;            /* when /debug/state last signalled the workers */
 } pool;
+
+#define FNW_POOL_DUMP_INTERVAL_S 10.0
 
 static char *src_metrics(void *ctx, size_t *len)
 {
@@ -38,11 +43,25 @@ static char *src_metrics(void *ctx, size_t *len)
     return fnw_report_metrics(p->children, p->draining, ev_now(p->loop), len);
 }
 
-static char *src_state(void *ctx, size_t *len)
+/* At most one dump per FNW_POOL_DUMP_INTERVAL_S: each writes every
+ * worker's state into its log (and the boot log), so a client asking in a
+ * loop would flood them. */
+static char *src_state(void *ctx, size_t *len, unsigned *status)
 {
     pool *p = ctx;
+    double now = ev_now(p->loop);
+    if (p->last_dump > 0 && now - p->last_dump < FNW_POOL_DUMP_INTERVAL_S) {
+        char *msg = NULL;
+        int n = asprintf(&msg, "a state dump was requested %.1f s ago; the next one is "
+                         "possible in %.1f s (at most one per %g s)\n", now - p->last_dump,
+                         FNW_POOL_DUMP_INTERVAL_S - (now - p->last_dump), FNW_POOL_DUMP_INTERVAL_S);
+        *status = 429;
+        *len = n > 0 ? (size_t)n : 0;
+        return n > 0 ? msg : NULL;
+    }
+    p->last_dump = now;
     unsigned n = fnw_children_signal_all(p->children, SIGQUIT);
-    return fnw_report_state(p->children, p->draining, ev_now(p->loop), n, len);
+    return fnw_report_state(p->children, p->draining, now, n, len);
 }
 
 static int src_serving(void *ctx)
@@ -114,9 +133,11 @@ static int open_endpoints(pool *p, fnw_error *err)
     char bound[300];
     if (p->flags.listen) {
         int fd = fnw_listen_tcp(p->flags.listen, bound, sizeof bound, err);
-        if (fd < 0 || !(p->launcher = fnw_launcher_new(p->loop, p->children, fd)))
+        fnw_launcher_policy policy = {&p->token, &p->flags.allow};
+        if (fd < 0 || !(p->launcher = fnw_launcher_new(p->loop, p->children, fd, &policy)))
             return fnw_error_prefix(err, "--listen");
-        fprintf(stderr, "fnworker pool: launcher endpoint on %s\n", bound);
+        fprintf(stderr, "fnworker pool: launcher endpoint on %s (%s)\n", bound,
+                p->token.set ? "requests must carry the token" : "no token asked for");
     }
     if (p->flags.http_listen) {
         fnw_pool_http_source src = {src_metrics, src_state, src_serving, p};
@@ -148,13 +169,14 @@ static void pool_free(pool *p)
     fnw_extpool_free(p->grpc);
     fnw_pool_http_free(p->http);
     fnw_children_free(p->children);
+    fnw_pool_token_clear(&p->token);
 }
 
 static int pool_run(pool *p, const char *exe)
 {
     fnw_error err = {{0}};
     p->loop = ev_default_loop(0);
-    p->children = fnw_children_new(p->loop, exe, p->flags.max_workers);
+    p->children = fnw_children_new(p->loop, exe, p->flags.max_workers, p->flags.start_timeout_s);
     if (!p->children || open_endpoints(p, &err) < 0) {
         fprintf(stderr, "fnworker pool: %s\n", p->children ? err.msg : "out of memory");
         pool_free(p);
@@ -183,6 +205,10 @@ int fnw_pool_main(int argc, char **argv)
     if (p.flags.help) {
         fnw_pool_flags_usage("fnworker");
         return 0;
+    }
+    if (fnw_pool_token_load(&p.token, p.flags.token_file, &err) < 0) {
+        fprintf(stderr, "fnworker pool: %s\n", err.msg);
+        return 2;
     }
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

@@ -17,6 +17,13 @@ void fnw_pool_flags_usage(const char *prog)
            "  --http-listen HOST:PORT  /metrics, /healthz, /debug/state (default %s; off)\n"
            "  --max-workers N          workers at once (default 16)\n"
            "  --grace-period S         on SIGTERM, seconds running workers may finish (default 25)\n"
+           "  --start-timeout S        stop a worker not connected to its runner S seconds\n"
+           "                           after it started (default 30; 0: never)\n"
+           "  --token-file PATH        launchers must send the token in PATH (default:\n"
+           "                           $FNW_POOL_TOKEN_FILE, else $FNW_POOL_TOKEN; none: no token)\n"
+           "  --allow-worker-flag NAME a further worker flag launchers may pass, e.g.\n"
+           "                           --flush-ms (repeatable; --semi_persist_dir and\n"
+           "                           --log-level always pass)\n"
            "  --worker-bin PATH        the worker binary (default: this fnworker)\n",
            prog, DEFAULT_HTTP);
 }
@@ -60,7 +67,8 @@ static int flag_is(const char *arg, const char *name)
 static int parse_one(fnw_pool_flags *f, int argc, char **argv, int *i, fnw_error *err)
 {
     static const char *const names[] = {"--listen", "--grpc-listen", "--http-listen",
-                                        "--max-workers", "--grace-period", "--worker-bin"};
+                                        "--max-workers", "--grace-period", "--worker-bin",
+                                        "--start-timeout", "--token-file", "--allow-worker-flag"};
     const char *a = argv[*i], *v = NULL;
     double d;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -82,7 +90,10 @@ static int parse_one(fnw_pool_flags *f, int argc, char **argv, int *i, fnw_error
             f->max_workers = (unsigned)d;
             return 0;
         case 4: return parse_number(names[k], v, 0, 3600, &f->grace_period_s, err);
-        default: f->worker_bin = v; return 0;
+        case 5: f->worker_bin = v; return 0;
+        case 6: return parse_number(names[k], v, 0, 86400, &f->start_timeout_s, err);
+        case 7: f->token_file = v; return 0;
+        default: return fnw_worker_args_allow_add(&f->allow, v, err);
         }
     }
     return fnw_error_set(err, "unknown flag '%s' (see fnworker pool --help)", a);
@@ -94,6 +105,7 @@ int fnw_pool_flags_parse(fnw_pool_flags *f, int argc, char **argv, fnw_error *er
     f->http_listen = DEFAULT_HTTP;
     f->max_workers = 16;
     f->grace_period_s = 25;
+    f->start_timeout_s = 30;
     for (int i = 1; i < argc; i++)
         if (parse_one(f, argc, argv, &i, err) < 0)
             return -1;

@@ -110,6 +110,9 @@ char *fnw_report_metrics(fnw_children *cs, int draining, double now, size_t *len
            "Workers that could not be started.", s.failed_to_start);
     metric(f, "fnworker_pool_requests_rejected_full_total", "counter",
            "Start requests refused because the pool was full.", s.rejected_full);
+    metric(f, "fnworker_pool_workers_start_timeouts_total", "counter",
+           "Workers stopped because they did not connect within --start-timeout.",
+           s.start_timeouts);
     metric(f, "fnworker_pool_draining", "gauge", "1 after SIGTERM, while workers finish.",
            (uint64_t)draining);
     per_worker(f, cs, now);

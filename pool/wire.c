@@ -78,6 +78,8 @@ static int parse_field(fnw_wire_request *r, char *line, size_t lineno, fnw_error
         return set_once(&r->id, "id", value, err);
     if (strcmp(line, "provision_endpoint") == 0)
         return set_once(&r->provision_endpoint, "provision_endpoint", value, err);
+    if (strcmp(line, "token") == 0)
+        return set_once(&r->token, "token", value, err);
     if (strcmp(line, "arg") == 0) {
         if (r->n_args == FNW_WIRE_MAX_ARGS)
             return fnw_error_set(err, "more than %d arg fields", FNW_WIRE_MAX_ARGS);

@@ -7,7 +7,9 @@
  *   FNWPOOL 1 START
  *   id=<worker id>
  *   provision_endpoint=<host:port>
- *   arg=<--flag=value>        (zero or more, passed to the worker in order)
+ *   token=<shared secret>     (optional; required when the pool has one, pool/token.h)
+ *   arg=<--flag=value>        (zero or more; the pool passes only those
+ *                             pool/worker_args.h allows, in order)
  *   <empty line>
  * Reply (pool -> launcher), one line each:
  *   OK <pid>                  the worker runs
@@ -38,6 +40,7 @@ typedef struct fnw_wire_request {
     size_t len;
     const char *id;
     const char *provision_endpoint;
+    const char *token;                  /* NULL when not given */
     const char *args[FNW_WIRE_MAX_ARGS];
     size_t n_args;
 } fnw_wire_request;
@@ -73,6 +76,10 @@ typedef struct fnw_wire_figures {
     uint64_t bundles, bundle_errors, records_in, records_out, calls, call_failures,
         active_bundles;
 } fnw_wire_figures;
+
+/* The line a worker writes once on the stats pipe when its control channel
+ * to the runner is up: the pool's start deadline ends (pool/children.h). */
+#define FNW_WIRE_CONNECTED "connected"
 
 /* Parses one stats line (without its newline); -1 when it is not one. */
 int fnw_wire_figures_parse(const char *line, fnw_wire_figures *f);

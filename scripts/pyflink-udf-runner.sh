@@ -19,6 +19,13 @@
 # log) and exits with the worker's exit code. When Flink kills this script,
 # the connection closes and the pool stops the worker. In pool mode the
 # worker uses the sidecar's plugins (it inherits the pool's environment).
+# When the pool asks for a token, the script sends the one in the file
+# named by FNW_POOL_TOKEN_FILE, else FNW_POOL_TOKEN. Beam's older endpoint
+# flags (--logging_endpoint, --artifact_endpoint, --control_endpoint) are
+# not sent: the pool refuses them, and the worker reads those endpoints from
+# the provision endpoint. Other flags go to the pool, which passes only
+# those it allows (--semi_persist_dir, --log-level, and what the operator
+# added) and refuses the request for any other.
 set -eu
 if [ -n "${FNW_POOL_ADDRESS:-}" ] && [ -z "${BASH_VERSION:-}" ] && command -v bash >/dev/null 2>&1; then
   exec bash "$0" "$@"    # /dev/tcp is bash's
@@ -70,6 +77,8 @@ pool_launch() {
       --id) id=${2:-}; shift ;;
       --provision_endpoint=*) ep=${1#--provision_endpoint=} ;;
       --provision_endpoint) ep=${2:-}; shift ;;
+      --logging_endpoint=*|--artifact_endpoint=*|--control_endpoint=*) ;;
+      --logging_endpoint|--artifact_endpoint|--control_endpoint) shift ;;
       --*) args="${args}arg=$1
 " ;;
       *) pool_fail "unexpected argument '$1' (the pool passes --flags only)" ;;
@@ -77,9 +86,20 @@ pool_launch() {
     shift
   done
   [ -n "$id" ] || id=${WORKER_ID:-}
+  token=
+  if [ -n "${FNW_POOL_TOKEN_FILE:-}" ]; then
+    token=$(cat -- "$FNW_POOL_TOKEN_FILE" 2>/dev/null) ||
+      pool_fail "cannot read the fnworker pool token from $FNW_POOL_TOKEN_FILE (FNW_POOL_TOKEN_FILE)"
+  elif [ -n "${FNW_POOL_TOKEN:-}" ]; then
+    token=$FNW_POOL_TOKEN
+  fi
+  case $token in *"
+"*) pool_fail "the fnworker pool token holds a line break (FNW_POOL_TOKEN_FILE or FNW_POOL_TOKEN)" ;; esac
+  [ -z "$token" ] || token="token=$token
+"
   { exec 3<>"/dev/tcp/$host/$port"; } 2>/dev/null ||
     pool_fail "cannot reach the fnworker pool at $addr (FNW_POOL_ADDRESS): is the fnworker sidecar running \`fnworker pool --listen $addr\`?"
-  printf 'FNWPOOL 1 START\nid=%s\nprovision_endpoint=%s\n%s\n' "$id" "$ep" "$args" >&3 ||
+  printf 'FNWPOOL 1 START\nid=%s\nprovision_endpoint=%s\n%s%s\n' "$id" "$ep" "$token" "$args" >&3 ||
     pool_fail "the fnworker pool at $addr closed the connection"
   IFS= read -r line <&3 || line=
   case $line in

@@ -40,6 +40,25 @@ const char *fnw_plugins_dir(const char *flag_dir, char *buf, size_t n, int *name
     return buf;
 }
 
+/* ---- who may have written it ------------------------------------------------------------ */
+
+/* A plugin runs as the worker: only the worker's own user (or root) may
+ * have been able to write it or the directory it lies in. st is of the
+ * file itself (a symlink's target). */
+static int check_owner(const char *what, const char *path, const struct stat *st, fnw_error *err)
+{
+    uid_t me = geteuid();
+    if (st->st_uid != me && st->st_uid != 0)
+        return fnw_error_set(err, "%s %s is owned by uid %u, not by this worker's user (uid %u) "
+                             "or root: refused (a plugin runs as the worker; chown it)",
+                             what, path, (unsigned)st->st_uid, (unsigned)me);
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return fnw_error_set(err, "%s %s is writable by %s: refused (a plugin runs as the "
+                             "worker; chmod go-w it)", what, path,
+                             (st->st_mode & S_IWOTH) ? "every user" : "its group");
+    return 0;
+}
+
 /* ---- one plugin ----------------------------------------------------------------------- */
 
 static void log_loaded(const char *path, const fnw_plugin *pl, const fnw_registry *ops, fnw_level level)
@@ -93,6 +112,13 @@ static int merge(fnw_registry *r, const fnw_registry *ops, const char *path, fnw
 
 int fnw_plugins_load_file(fnw_registry *r, const char *path, fnw_level level, fnw_error *err)
 {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return fnw_error_set(err, "cannot load plugin %s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return fnw_error_set(err, "plugin %s is not a regular file", path);
+    if (check_owner("plugin", path, &st, err) != 0)
+        return -1;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h)
         return fnw_error_set(err, "cannot load plugin %s: %s", path, dlerror());
@@ -141,6 +167,8 @@ int fnw_plugins_load_dir(fnw_registry *r, const char *dir, int named, fnw_level 
     }
     if (!S_ISDIR(st.st_mode))
         return fnw_error_set(err, "plugins directory %s is not a directory", dir);
+    if (check_owner("plugins directory", dir, &st, err) != 0)
+        return -1;
     struct dirent **names;
     int n = scandir(dir, &names, is_plugin_name, by_name);
     if (n < 0)

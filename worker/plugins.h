@@ -8,7 +8,10 @@
  * exist; the default one may be missing (no plugins). Anything wrong with a
  * plugin (not loadable, no entry point, another ABI version, a failing init,
  * an operation name already taken) fails the load with a message naming the
- * file; the worker then exits as on a bad flag. Each plugin loaded and its
+ * file; the worker then exits as on a bad flag. A plugin runs as the worker,
+ * so the directory and every plugin file must be owned by the worker's user
+ * or root and writable by neither group nor others, or they are refused
+ * before anything of them is loaded. Each plugin loaded and its
  * operations are logged at INFO.
  */
 #ifndef FNW_PLUGINS_H

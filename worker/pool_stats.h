@@ -3,6 +3,9 @@
  * fd named by FNW_POOL_STATS_FD; once a second the worker writes one line
  * of totals to it:
  *   bundles=N bundle_errors=N records_in=N records_out=N calls=N call_failures=N active_bundles=N
+ * and, once, the line "connected" when the control channel to the runner
+ * is up (the pool stops a worker that does not say so within its
+ * --start-timeout).
  * Without the variable (a worker Flink started itself) nothing is written.
  * The totals are added once per finished bundle, never per record. */
 #ifndef FNW_POOL_STATS_H
@@ -28,6 +31,8 @@ typedef struct fnw_pool_stats {
 /* Reads FNW_POOL_STATS_FD; starts the once-a-second report when it is set. */
 void fnw_pool_stats_init(fnw_pool_stats *s, struct ev_loop *loop);
 void fnw_pool_stats_free(fnw_pool_stats *s);
+/* The control channel is up: tells the pool (once). */
+void fnw_pool_stats_connected(fnw_pool_stats *s);
 /* A bundle ended (failed: error) on proc, whose engines still hold its figures. */
 void fnw_pool_stats_add_bundle(fnw_pool_stats *s, const fnw_processor *proc, int failed);
 static inline void fnw_pool_stats_set_active(fnw_pool_stats *s, size_t active)

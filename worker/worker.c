@@ -335,6 +335,7 @@ static void boot_control_ready(void *user, grpc_channel *ch)
     fnw_worker *w = user;
     fnw_control_handler h = {w, control_request, control_closed};
     w->control = fnw_control_start(&w->rpc, ch, &w->log, &h);
+    fnw_pool_stats_connected(&w->stats);
     fnw_info(&w->log, "fnworker %s (worker %s) connected to control %s", FNW_VERSION,
              w->flags->id, fnw_boot_control_url(&w->boot));
 }

@@ -1,7 +1,10 @@
 """The Kubernetes pod template (deploy/kubernetes/flink-deployment.yaml) agrees
 with itself and with the sidecar image: the launcher lands where the
 TaskManager looks for it, the TaskManager reaches the pool where it listens,
-and the probes ask the pool's HTTP endpoint.  Run: python3 -m unittest
+and the probes ask the pool's HTTP endpoint; the pool asks for a token that
+both containers read from one Secret, and a NetworkPolicy admits to the
+TaskManager pods only Flink's pods and, on the HTTP port, monitoring
+(docs/security.md).  Run: python3 -m unittest
 discover -s tests/deploy (Debian's python3 and python3-yaml)."""
 import json
 import os
@@ -67,6 +70,8 @@ class PodTemplate(unittest.TestCase):
             docs = [d for d in yaml.safe_load_all(f) if d]
         deployments = [d for d in docs if d.get("kind") == "FlinkDeployment"]
         assert len(deployments) == 1, "one FlinkDeployment in %s" % TEMPLATE
+        cls.deployment = deployments[0]
+        cls.policies = [d for d in docs if d.get("kind") == "NetworkPolicy"]
         cls.pod = deployments[0]["spec"]["taskManager"]["podTemplate"]["spec"]
         cls.containers = {c["name"]: c for c in cls.pod["containers"]}
         cls.inits = cls.pod.get("initContainers", [])
@@ -142,6 +147,50 @@ class PodTemplate(unittest.TestCase):
         exposed = re.search(r"^EXPOSE\s+(.*)$", read("Dockerfile"), re.M).group(1).split()
         for a in ("--listen", "--http-listen"):
             self.assertIn(str(host_port(flag(self.sidecar["args"], a))[1]), exposed, a + " port exposed")
+
+
+    def test_launcher_token_from_one_secret_in_both_containers(self):
+        token_file = flag(self.sidecar["args"], "--token-file")
+        self.assertIsNotNone(token_file, "the pool asks for a token (--token-file)")
+        self.assertEqual(env(self.tm).get("FNW_POOL_TOKEN_FILE"), token_file,
+                         "the launcher reads the same file")
+        tdir = os.path.dirname(token_file)
+        secret_of = {}
+        for c, what in ((self.sidecar, "sidecar"), (self.tm, "TaskManager")):
+            m = [m for m in c.get("volumeMounts", []) if m["mountPath"] == tdir]
+            self.assertEqual(len(m), 1, "the %s mounts %s" % (what, tdir))
+            self.assertTrue(m[0].get("readOnly"), "the %s only reads the token" % what)
+            vol = self.volumes.get(m[0]["name"], {})
+            self.assertIn("secret", vol, "%s is a Secret volume" % m[0]["name"])
+            secret_of[what] = vol["secret"]["secretName"]
+        self.assertEqual(secret_of["sidecar"], secret_of["TaskManager"], "one Secret")
+        self.assertNotIn("FNW_POOL_TOKEN", env(self.tm), "the token is not in the pod spec")
+        self.assertNotIn("FNW_POOL_TOKEN", env(self.sidecar), "the token is not in the pod spec")
+
+    def test_no_unauthenticated_worker_endpoint(self):
+        self.assertIsNone(flag(self.sidecar["args"], "--grpc-listen"),
+                          "BeamFnExternalWorkerPool has no token: off")
+        for f in self.sidecar["args"]:
+            self.assertFalse(f.startswith("--allow-worker-flag"), "launchers pass only the default flags")
+
+    def test_network_policy_admits_only_flink_and_monitoring(self):
+        self.assertEqual(len(self.policies), 1, "one NetworkPolicy")
+        spec = self.policies[0]["spec"]
+        name = self.deployment["metadata"]["name"]
+        # the labels the Flink Kubernetes operator sets on a deployment's TaskManager pods
+        self.assertEqual(spec["podSelector"]["matchLabels"], {"app": name, "component": "taskmanager"})
+        self.assertIn("Ingress", spec["policyTypes"])
+        http_port = host_port(flag(self.sidecar["args"], "--http-listen"))[1]
+        launcher_port = host_port(flag(self.sidecar["args"], "--listen"))[1]
+        for rule in spec["ingress"]:
+            ports = [p["port"] for p in rule.get("ports", [])]
+            self.assertNotIn(launcher_port, ports, "the launcher port is never admitted")
+            for src in rule["from"]:
+                if "podSelector" in src and "namespaceSelector" not in src:
+                    self.assertEqual(src["podSelector"]["matchLabels"], {"app": name},
+                                     "only this deployment's Flink pods on any port")
+                else:
+                    self.assertEqual(ports, [http_port], "others reach only the HTTP port")
 
 
 class Helpers(unittest.TestCase):

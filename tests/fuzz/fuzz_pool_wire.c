@@ -12,7 +12,7 @@
  *   bytes taken; it never takes more bytes than it is given;
  * - an accepted request has an id and a provision endpoint, at most
  *   FNW_WIRE_MAX_ARGS arguments each starting with "--", and no control
- *   character in any field; a refused one has a non-empty message;
+ *   character in any field (the optional token too); a refused one has a non-empty message;
  * - the framer's lines are "<tag> <text>\n" with no newline or NUL inside
  *   and at most FNW_WIRE_LINE_MAX bytes of text, and their texts put
  *   together are the input without its newlines, NULs shown as '?';
@@ -88,6 +88,8 @@ static void check_request(const uint8_t *data, size_t size, size_t chunk)
     if (!same(r->id, r2->id) || !same(r->provision_endpoint, r2->provision_endpoint) || r->n_args != r2->n_args)
         abort();
     if (r->n_args > FNW_WIRE_MAX_ARGS || !field_ok(r->id) || !field_ok(r->provision_endpoint))
+        abort();
+    if (!same(r->token, r2->token) || (r->token && !field_ok(r->token)))
         abort();
     for (size_t i = 0; i < r->n_args; i++)
         if (!same(r->args[i], r2->args[i]) || strncmp(r->args[i], "--", 2) != 0 || !field_ok(r->args[i]))

@@ -68,7 +68,9 @@ wait_until() {
 start_pool() {
   name=$1; shift
   plog="$T/$name.pool.log"
-  "$FNW" pool --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --worker-bin "$T/bin/fake-worker" "$@" \
+  "$FNW" pool --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --worker-bin "$T/bin/fake-worker" \
+    --start-timeout 0 --allow-worker-flag=--fake_sleep --allow-worker-flag=--fake_exit \
+    --allow-worker-flag=--fake_mark "$@" \
     2>"$plog" &
   POOL_PID=$!
   POOLS="$POOLS $POOL_PID"

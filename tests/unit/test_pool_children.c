@@ -77,7 +77,7 @@ static void run_until_exits(int n)
 
 START_TEST(output_then_exit_code)
 {
-    fnw_children *cs = fnw_children_new(loop, exe, 4);
+    fnw_children *cs = fnw_children_new(loop, exe, 4, 0);
     fnw_error err = {{0}};
     const char *args[] = {"--log-level=debug"};
     fnw_child *c = fnw_children_start(cs, "w1", "localhost:9", args, 1, &events, &err);
@@ -100,7 +100,7 @@ END_TEST
 
 START_TEST(full_pool_and_duplicate_id)
 {
-    fnw_children *cs = fnw_children_new(loop, exe, 2);
+    fnw_children *cs = fnw_children_new(loop, exe, 2, 0);
     fnw_error err = {{0}};
     const char *sleep_arg[] = {"--sleep"};
     fnw_child *a = fnw_children_start(cs, "a", "h:1", sleep_arg, 1, &events, &err);
@@ -127,7 +127,7 @@ END_TEST
 
 START_TEST(sigkill_after_ignored_sigterm)
 {
-    fnw_children *cs = fnw_children_new(loop, exe, 1);
+    fnw_children *cs = fnw_children_new(loop, exe, 1, 0);
     fnw_error err = {{0}};
     const char *args[] = {"--stubborn"};
     fnw_child *c = fnw_children_start(cs, "s", "h:1", args, 1, &events, &err);
@@ -143,7 +143,7 @@ END_TEST
 
 START_TEST(detached_worker_still_reaped)
 {
-    fnw_children *cs = fnw_children_new(loop, exe, 1);
+    fnw_children *cs = fnw_children_new(loop, exe, 1, 0);
     fnw_error err = {{0}};
     const char *args[] = {"--sleep"};
     fnw_child *c = fnw_children_start(cs, "d", "h:1", args, 1, &events, &err);
@@ -159,7 +159,7 @@ END_TEST
 
 START_TEST(metrics_name_running_workers)
 {
-    fnw_children *cs = fnw_children_new(loop, exe, 2);
+    fnw_children *cs = fnw_children_new(loop, exe, 2, 0);
     fnw_error err = {{0}};
     const char *args[] = {"--sleep"};
     fnw_child *c = fnw_children_start(cs, "q\"x", "h:1", args, 1, &events, &err);
@@ -180,7 +180,7 @@ END_TEST
 
 START_TEST(figures_from_the_stats_pipe)
 {
-    fnw_children *cs = fnw_children_new(loop, exe, 1);
+    fnw_children *cs = fnw_children_new(loop, exe, 1, 0);
     fnw_error err = {{0}};
     const char *args[] = {"--stats"};
     fnw_child *c = fnw_children_start(cs, "f", "h:1", args, 1, &events, &err);

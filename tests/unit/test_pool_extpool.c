@@ -96,7 +96,7 @@ static void setup(void)
     chmod(exe, 0755);
     grpc_init();
     loop = ev_default_loop(0);
-    cs = fnw_children_new(loop, exe, 4);
+    cs = fnw_children_new(loop, exe, 4, 0);
     fnw_error err = {{0}};
     char bound[300];
     x = fnw_extpool_new(loop, cs, "127.0.0.1:0", bound, sizeof bound, &err);

@@ -4,7 +4,9 @@
 // a runner directory that holds only the script. A job runs end to end, the
 // worker's output reaches the boot log through the launcher, the pool's
 // /metrics shows the worker's bundles and records, the launcher exits with
-// the worker's code, and the pool exits 0 on SIGTERM.
+// the worker's code, and the pool exits 0 on SIGTERM. The pool runs with a
+// 1 s start deadline (--start-timeout) and the job pauses past it: a real
+// worker that connected tells the pool so and is not stopped.
 // Listed in IntegrationTests.scenarios() through scenarios().
 package fnworker.harness;
 
@@ -94,7 +96,8 @@ final class PoolScenarios {
     check(c.settings.runnerScript != null && new File(c.settings.runnerScript).isFile(),
         "no runner script (--runner-script scripts/pyflink-udf-runner.sh)");
     String bin = Path.of(c.settings.worker).toAbsolutePath().toString();
-    Process pool = new ProcessBuilder(bin, "pool", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0").start();
+    Process pool = new ProcessBuilder(bin, "pool", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
+        "--start-timeout", "1").start();
     StringBuilder poolLog = new StringBuilder();
     Path dir = Files.createTempDirectory("fnw-pool-runner-dir-");
     try {
@@ -114,6 +117,9 @@ final class PoolScenarios {
       for (int b = 0; b < 3; b++) {
         List<In> in = values(ty, 200, 10 + b);
         Ctx.expectSame(ty, in, Ctx.bundle(r, ty, in));
+        if (b == 0) {
+          Thread.sleep(1500);   // past the start deadline: the worker said it connected
+        }
       }
       // the worker's own figures, through its stats pipe, and its memory
       String m = awaitMetrics(c, addrs[1], Pattern.compile(
