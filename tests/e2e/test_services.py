@@ -155,3 +155,77 @@ def test_kserve_batch_scoring_exact(env, ran_in_fnworker, kserve_server):
                                            batch_timeout=Time.milliseconds(50), capacity=512,
                                            output_type=scores))
     assert [(i, list(s)) for i, s in got] == [(i, linear(x)) for i, x in data]
+
+
+# ---- failures and timeouts, as Flink reports them --------------------------------
+
+def failure(ds):
+    """The text of the exception that running ds's job raises (its whole cause chain)."""
+    with pytest.raises(Exception) as e:
+        rows(ds)
+    return str(e.value)
+
+
+def test_http_401_fails_the_job_with_status_and_path(env, http_server):
+    """/v1/score without a bearer token answers 401: not retried, the job fails
+    naming the method, the path and the status."""
+    src = Types.ROW_NAMED(["id", "amount"], [Types.LONG(), Types.DOUBLE()])
+    out_type = Types.ROW_NAMED(["id", "score"], [Types.LONG(), Types.DOUBLE()])
+    ds = env.from_collection([(1, 2.0)], type_info=src)
+    op = Operation("http", method="POST", url=http_server.url("/v1/score?secret=q"),
+                   body='{{"amount": {amount}}}', batch_body='{"inputs": {items}}',
+                   **{"result.score": "/outputs/{i}/score"})
+    msg = failure(fnworker.ordered_wait_batch(
+        ds, op.with_settings(timeout_ms=5000, retry=RetryStrategy.fixed_delay(3, 10, retry_on_error=True)),
+        Time.seconds(5),
+        batch_size=8, batch_timeout=Time.milliseconds(10), output_type=out_type))
+    assert "401" in msg and "/v1/score" in msg and "POST" in msg, msg[-2000:]
+    assert "secret=q" not in msg
+
+
+def test_http_unset_secret_variable_fails_at_open(env, http_server):
+    src = Types.ROW_NAMED(["id", "amount"], [Types.LONG(), Types.DOUBLE()])
+    ds = env.from_collection([(1, 2.0)], type_info=src)
+    op = Operation("http", url=http_server.url("/json/a"), **{
+        "header.Authorization": "Bearer {env:FNW_E2E_SURELY_UNSET}", "result.n": "/n"})
+    out_type = Types.ROW_NAMED(["id", "n"], [Types.LONG(), Types.INT()])
+    msg = failure(fnworker.ordered_wait(ds, op, Time.seconds(5), output_type=out_type))
+    assert "FNW_E2E_SURELY_UNSET" in msg, msg[-2000:]
+
+
+def test_redis_down_fails_after_retries_naming_the_server(env):
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()   # nothing listens there now
+    ds = env.from_collection([(1, "a")], type_info=ITEM)
+    op = Operation("redis", address="127.0.0.1:%d" % port, command="GET price:{id}", result_field="price")
+    out_type = Types.ROW_NAMED(["id", "price"], [Types.LONG(), Types.STRING()])
+    msg = failure(fnworker.ordered_wait_with_retry(
+        ds, op, Time.seconds(3), RetryStrategy.fixed_delay(3, 100, retry_on_error=True), output_type=out_type))
+    assert "127.0.0.1:%d" % port in msg and "Connection refused" in msg, msg[-2000:]
+
+
+def test_kserve_unknown_model_fails_at_open(env, kserve_server):
+    feats = Types.ROW_NAMED(["id", "features"], [Types.LONG(), Types.PRIMITIVE_ARRAY(Types.FLOAT())])
+    ds = env.from_collection([(1, [1.0, 2.0, 3.0, 4.0])], type_info=feats)
+    model = Operation("kserve", target=kserve_server.address, model_name="no_such_model",
+                      inputs="x:FP32[4]=features", outputs="y:FP32[2]=scores", connect_timeout_ms=3000)
+    scores = Types.ROW_NAMED(["id", "scores"], [Types.LONG(), Types.PRIMITIVE_ARRAY(Types.FLOAT())])
+    msg = failure(fnworker.ordered_wait(ds, model, Time.seconds(5), output_type=scores))
+    assert "no_such_model" in msg, msg[-2000:]
+
+
+def test_http_timeouts_with_on_timeout_empty_drop_only_the_slow_calls(env, ran_in_fnworker, http_server):
+    """Per element, 1 s per call: the calls the server answers after 3 s are
+    given up (no output for them), the others come out with their result."""
+    src = Types.ROW_NAMED(["id", "ms"], [Types.LONG(), Types.INT()])
+    out_type = Types.ROW_NAMED(["id", "delayed_ms"], [Types.LONG(), Types.INT()])
+    data = [(i, 3000 if i % 4 == 0 else 0) for i in range(12)]
+    ds = env.from_collection(data, type_info=src)
+    op = Operation("http", url=http_server.url("/delay?ms={ms}"), request_timeout_ms=1000,
+                   **{"result.delayed_ms": "/delayed_ms"})
+    op = op.with_settings(on_timeout="EMPTY")
+    got = rows(fnworker.ordered_wait(ds, op, Time.seconds(1), 100, output_type=out_type))
+    assert got == [(i, 0) for i, ms in data if ms == 0]
