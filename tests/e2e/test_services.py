@@ -229,3 +229,34 @@ def test_http_timeouts_with_on_timeout_empty_drop_only_the_slow_calls(env, ran_i
     op = op.with_settings(on_timeout="EMPTY")
     got = rows(fnworker.ordered_wait(ds, op, Time.seconds(1), 100, output_type=out_type))
     assert got == [(i, 0) for i, ms in data if ms == 0]
+
+
+def test_http_large_responses_into_strings(env, ran_in_fnworker, http_server):
+    """A 300 KB JSON response per row, whole (pointer "") into a STRING: 30
+    rows, about 9 MB of output going back to Flink, each row exact."""
+    import os
+    with open(os.path.join(http_server.dir, "www", "json", "big.json")) as f:
+        big = f.read()
+    src = Types.ROW_NAMED(["id", "key"], [Types.LONG(), Types.STRING()])
+    out_type = Types.ROW_NAMED(["id", "doc"], [Types.LONG(), Types.STRING()])
+    data = [(i, "big" if i % 3 else "a") for i in range(30)]
+    ds = env.from_collection(data, type_info=src)
+    op = Operation("http", url=http_server.url("/json/{key}"), **{"result.doc": ""})
+    got = rows(fnworker.ordered_wait(ds, op, Time.seconds(20), 8, output_type=out_type))
+    assert len(got) == 30
+    for (i, doc), (_, key) in zip(got, data):
+        assert doc == (big if key == "big" else '{"key":"a","n":1}'), (i, len(doc))
+
+
+def test_redis_binary_safe_unicode_values(env, ran_in_fnworker, redis_server):
+    """Keys rendered from fields holding spaces and non-ASCII text stay one
+    argument; values come back byte for byte."""
+    r = redis_client(redis_server)
+    names = ["plain", "with space", "é\u4e2d\U0001F600", "tab\there", ""]
+    for k in names:
+        r.set("v:" + k, "<" + k + ">")
+    out_type = Types.ROW_NAMED(["id", "name", "v"], [Types.LONG(), Types.STRING(), Types.STRING()])
+    ds = env.from_collection([(i, k) for i, k in enumerate(names + ["absent"])], type_info=ITEM)
+    op = Operation("redis", address=redis_server.address, command="GET v:{name}", result_field="v")
+    got = rows(fnworker.ordered_wait(ds, op, Time.seconds(5), 10, output_type=out_type))
+    assert got == [(i, k, "<" + k + ">") for i, k in enumerate(names)] + [(5, "absent", None)]
