@@ -260,3 +260,23 @@ def test_redis_binary_safe_unicode_values(env, ran_in_fnworker, redis_server):
     op = Operation("redis", address=redis_server.address, command="GET v:{name}", result_field="v")
     got = rows(fnworker.ordered_wait(ds, op, Time.seconds(5), 10, output_type=out_type))
     assert got == [(i, k, "<" + k + ">") for i, k in enumerate(names)] + [(5, "absent", None)]
+
+
+def test_kserve_bytes_tensor_per_element_and_batched(env, ran_in_fnworker, kserve_server):
+    """The model `strlen` (BYTES in, INT64 out): STRING fields as BYTES
+    tensors, per element (a batch of one per call) and in batches of 16,
+    at parallelism 2; each row's length exact."""
+    env.set_parallelism(2)
+    src = Types.ROW_NAMED(["id", "text"], [Types.LONG(), Types.STRING()])
+    out_type = Types.ROW_NAMED(["id", "len"], [Types.LONG(), Types.LONG()])
+    data = [(i, "é" * (i % 7) + "x" * (i % 5)) for i in range(100)]
+    model = Operation("kserve", target=kserve_server.address, model_name="strlen",
+                      inputs="text:BYTES=text", outputs="len:INT64=len")
+    want = sorted((i, len(t.encode())) for i, t in data)
+    per_element = fnworker.unordered_wait(env.from_collection(data, type_info=src), model, Time.seconds(10),
+                                          50, output_type=out_type)
+    assert sorted(rows(per_element)) == want
+    batched = fnworker.ordered_wait_batch(env.from_collection(data, type_info=src), model, Time.seconds(10),
+                                          batch_size=16, batch_timeout=Time.milliseconds(20), capacity=64,
+                                          output_type=out_type)
+    assert sorted(rows(batched)) == want
