@@ -185,15 +185,17 @@ check: deps deps-flink
 
 # The demo: examples/pyflink/enrich_job.py on PyFlink's MiniCluster with
 # 100,000 orders, a local redis-server and the test HTTP server's scoring
-# model (scripts/demo-flink.py); every output row checked.
+# model (scripts/demo-flink.py); every output row checked. DEMO_FLINK=1.20
+# runs it on the LTS line, DEMO_ROWS sets the number of orders.
 DEMO_FLINK ?= 2.3
+DEMO_ROWS  ?= 100000
 demo: deps deps-flink
 	@echo "== demo: building fnworker"
 	@$(MAKE) --no-print-directory all
 	@echo "== demo: the PyFlink $(DEMO_FLINK) virtualenv ($(BUILD)/flink/$(DEMO_FLINK)/venv; pip's progress shows on its first run)"
 	@$(MAKE) --no-print-directory $(BUILD)/flink/$(DEMO_FLINK)/.stamp
 	@echo "== demo: the enrichment job on a local Flink"
-	@$(BUILD)/flink/$(DEMO_FLINK)/venv/bin/python scripts/demo-flink.py $(BUILD)
+	@$(BUILD)/flink/$(DEMO_FLINK)/venv/bin/python scripts/demo-flink.py $(BUILD) $(DEMO_ROWS)
 
 demo-harness: deps
 	@$(MAKE) --no-print-directory all harness

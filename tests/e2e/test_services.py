@@ -280,3 +280,29 @@ def test_kserve_bytes_tensor_per_element_and_batched(env, ran_in_fnworker, kserv
                                           batch_size=16, batch_timeout=Time.milliseconds(20), capacity=64,
                                           output_type=out_type)
     assert sorted(rows(batched)) == want
+
+
+def test_redis_batch_hgetall_on_missing_empty_and_null_keys(env, ran_in_fnworker, users):
+    """Batch mode with HGETALL (pipelined): ordered outputs with the misses
+    (no hash, or a null id rendering an empty key) dropped."""
+    src = Types.ROW_NAMED(["id", "note"], [Types.LONG(), Types.STRING()])
+    out_type = Types.ROW_NAMED(["id", "note", "name"], [Types.LONG(), Types.STRING(), Types.STRING()])
+    data = [(i if i % 5 else None, "n%d" % i) for i in range(1, 41)]
+    ds = env.from_collection(data, type_info=src)
+    op = Operation("redis", address=users.address, command="HGETALL user:{id}", result_fields="name",
+                   on_missing="empty")
+    got = rows(fnworker.ordered_wait_batch(ds, op, Time.seconds(5), batch_size=8,
+                                           batch_timeout=Time.milliseconds(20), capacity=32,
+                                           output_type=out_type))
+    assert got == [(i, n, "user-%d" % i) for i, n in data if i is not None and i % 7]
+
+
+def test_http_batch_404_with_on_missing_empty_drops_the_batch(env, ran_in_fnworker, http_server):
+    src = Types.ROW_NAMED(["id", "text"], [Types.LONG(), Types.STRING()])
+    out_type = Types.ROW_NAMED(["id", "r"], [Types.LONG(), Types.STRING()])
+    ds = env.from_collection([(i, "t%d" % i) for i in range(20)], type_info=src)
+    op = Operation("http", method="POST", url=http_server.url("/status/404"), body="{text}",
+                   on_missing="empty", **{"result.r": "/outputs/{i}"})
+    got = rows(fnworker.unordered_wait_batch(ds, op, Time.seconds(5), batch_size=8,
+                                             batch_timeout=Time.milliseconds(20), output_type=out_type))
+    assert got == []
