@@ -306,3 +306,14 @@ def test_http_batch_404_with_on_missing_empty_drops_the_batch(env, ran_in_fnwork
     got = rows(fnworker.unordered_wait_batch(ds, op, Time.seconds(5), batch_size=8,
                                              batch_timeout=Time.milliseconds(20), output_type=out_type))
     assert got == []
+
+
+def test_partial_batch_without_batch_timeout_leaves_at_end_of_input(env, ran_in_fnworker, users):
+    """No batch_timeout: 10 rows, batches of 64; the partial batch still goes
+    out when the input ends (the bundle's end), so the job finishes."""
+    out_type = Types.ROW_NAMED(["id", "price"], [Types.LONG(), Types.DOUBLE()])
+    ds = env.from_collection([(i, "n") for i in range(1, 11)], type_info=ITEM)
+    op = Operation("redis", address=users.address, command="GET price:{id}", result_field="price")
+    got = rows(fnworker.unordered_wait_batch(ds, op, Time.seconds(30), batch_size=64, capacity=64,
+                                             output_type=out_type))
+    assert sorted(got) == [(i, i + 0.25 if i % 7 else None) for i in range(1, 11)]
