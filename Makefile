@@ -1,6 +1,8 @@
 # fnworker: one entry point.
 #   make            install the build packages if missing, build build/fnworker and the example plugins (build/plugins/)
-#   make demo       install what is missing, build, run a real job through the worker
+#   make demo       install what is missing (Debian packages, the PyFlink 2.3 virtualenv), build,
+#                   run the README's enrichment job on a local Flink through the worker
+#   make demo-harness  the older demo: 100,000 rows through the worker from the JVM runner harness
 #   make check      install what is missing, build, run every unit and integration test,
 #                   and the smoke subset of the real-Flink end-to-end suite
 #   make e2e        the whole end-to-end suite (real PyFlink jobs, tests/e2e/README.md)
@@ -53,7 +55,7 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo check unit integration script-tests python-tests fuzz fuzz-replay sanitize allocfail alloc-tests valgrind bench bench-tools bench-smoke soak soak-short clean harness plugins
+.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo demo-harness check unit integration script-tests python-tests fuzz fuzz-replay sanitize allocfail alloc-tests valgrind bench bench-tools bench-smoke soak soak-short clean harness plugins
 all: $(BUILD)/fnworker plugins
 
 # deps-<group>: the packages of that group (see scripts/install-deps.sh).
@@ -181,7 +183,21 @@ check: deps deps-flink
 	  bench-smoke soak-short deploy-tests image-check e2e-smoke
 	@echo "make check: all tests passed"
 
-demo: deps
+# The demo: examples/pyflink/enrich_job.py on PyFlink's MiniCluster with
+# 100,000 orders, a local redis-server and the test HTTP server's scoring
+# model (scripts/demo-flink.py); every output row checked. DEMO_FLINK=1.20
+# runs it on the LTS line, DEMO_ROWS sets the number of orders.
+DEMO_FLINK ?= 2.3
+DEMO_ROWS  ?= 100000
+demo: deps deps-flink
+	@echo "== demo: building fnworker"
+	@$(MAKE) --no-print-directory all
+	@echo "== demo: the PyFlink $(DEMO_FLINK) virtualenv ($(BUILD)/flink/$(DEMO_FLINK)/venv; pip's progress shows on its first run)"
+	@$(MAKE) --no-print-directory $(BUILD)/flink/$(DEMO_FLINK)/.stamp
+	@echo "== demo: the enrichment job on a local Flink"
+	@$(BUILD)/flink/$(DEMO_FLINK)/venv/bin/python scripts/demo-flink.py $(BUILD) $(DEMO_ROWS)
+
+demo-harness: deps
 	@$(MAKE) --no-print-directory all harness
 	sh scripts/demo.sh $(BUILD)
 

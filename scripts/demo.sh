@@ -3,7 +3,7 @@
 # operation in bundles of 25,000, launched the way Flink launches it; every
 # row must come back unchanged with its timestamp. The rate it prints is the
 # Java harness's, not the worker's: `make bench` measures the worker.
-#   sh scripts/demo.sh BUILD
+#   sh scripts/demo.sh BUILD          (make demo-harness; make demo is scripts/demo-flink.py)
 set -eu
 BUILD=${1:-build}
 ROOT=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)

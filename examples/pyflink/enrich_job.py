@@ -5,20 +5,29 @@ TaskManagers, every function below is a native fnworker operation.
    (`HGETALL user:{user_id}` fills the order's `name` and `tier` fields).
 2. The enriched orders are scored by an HTTP/JSON model service in batches of
    64 (one POST per batch; a partial batch leaves after 50 ms).
-3. Only (name, id, score) are kept.
+3. Only (name, id, score) are kept, and printed by Flink's own print sink.
 
 Steps 1-3 are fused by Flink into one Python operator, so fnworker runs them
-as one chain. Run it with a Flink whose TaskManagers have
-PYFLINK_UDF_RUNNER_DIR pointing at fnworker (flink-conf.yaml here), a Redis
-at 10.0.0.5:6379 holding hashes user:<id> with fields name and tier, and a
-scoring service answering POST /v1/score {"inputs": [...]} with
-{"outputs": [{"score": ...}, ...]} in input order:
+as one chain. The services' addresses come from the environment of the
+script (they go into the job): REDIS_ADDRESS (default 127.0.0.1:6379), a
+Redis holding hashes user:<id> with fields name and tier, and SCORER_URL
+(default http://127.0.0.1:8080/v1/score), a scoring service answering
+POST {"inputs": [...]} with {"outputs": [{"score": ...}, ...]} in input
+order. The secrets come from the TaskManagers' environment, read by
+fnworker: REDIS_PASSWORD and SCORER_TOKEN.
+
+Run it on a Flink whose TaskManagers have PYFLINK_UDF_RUNNER_DIR pointing at
+fnworker (flink-conf.yaml here):
 
     PYTHONPATH=/path/to/fnworker/python flink run -py enrich_job.py
 
-For a KServe v2 / Triton model server, see score_job.py: the `kserve`
-operation sends the rows' tensors over gRPC in batches.
+`make demo` runs this job on a local Flink with 100,000 orders, a local
+Redis and a local scoring server (scripts/demo-flink.py). For a KServe v2 /
+Triton model server, see score_job.py: the `kserve` operation sends the
+rows' tensors over gRPC in batches.
 """
+
+import os
 
 from pyflink.common import Time, Types
 from pyflink.datastream import StreamExecutionEnvironment
@@ -36,22 +45,21 @@ RESULT = Types.ROW_NAMED(["name", "id", "score"], [Types.STRING(), Types.LONG(),
 
 # Redis: an IP address (the worker never blocks on a DNS lookup), the
 # password from the TaskManager's environment, never from the job.
-USERS = Operation("redis", address="10.0.0.5:6379", command="HGETALL user:{user_id}",
-                  password_env="REDIS_PASSWORD", on_missing="null")
+USERS = Operation("redis", address=os.environ.get("REDIS_ADDRESS", "127.0.0.1:6379"),
+                  command="HGETALL user:{user_id}", password_env="REDIS_PASSWORD", on_missing="null")
 
 # The model service: one JSON object per order, the batch wrapped in
 # {"inputs": [...]}, each order's score read from the response by index.
-SCORER = Operation("http", method="POST", url="http://10.0.0.6:8080/v1/score",
+SCORER = Operation("http", method="POST",
+                   url=os.environ.get("SCORER_URL", "http://127.0.0.1:8080/v1/score"),
                    body='{{"amount": {amount}, "tier": {tier}}}',
                    batch_body='{"inputs": {items}}',
                    **{"result.score": "/outputs/{i}/score",
                       "header.Authorization": "Bearer {env:SCORER_TOKEN}"})
 
 
-def build(env):
-    orders = env.from_collection(
-        [(1, 7, 12.5), (2, 8, 99.0), (3, 7, 3.25), (4, 9, 42.0)], type_info=ORDER)
-
+def build(orders):
+    """orders: a DataStream of ORDER; returns the DataStream of RESULT."""
     # Up to 1000 lookups in flight, 1 s each, retried twice after 100 ms.
     enriched = fnworker.unordered_wait_with_retry(
         orders, USERS, Time.seconds(1),
@@ -67,7 +75,11 @@ def build(env):
 
 def main():
     env = StreamExecutionEnvironment.get_execution_environment()
-    build(env).print()
+    orders = env.from_collection(
+        [(1, 7, 12.5), (2, 8, 99.0), (3, 7, 3.25), (4, 9, 42.0)], type_info=ORDER)
+    # Flink's print sink (each row's toString on the TaskManager's stdout);
+    # PyFlink's own .print() would add a Python map, which fnworker cannot run.
+    fnworker.print(build(orders))
     env.execute("fnworker enrichment and scoring")
 
 

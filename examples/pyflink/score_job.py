@@ -2,12 +2,14 @@
 a KServe v2 / Triton model over gRPC, 64 rows per request (a partial batch
 leaves after 50 ms), as a native fnworker operation; no Python runs on the
 TaskManagers. The model `linear` takes `x` FP32 [-1, 4] and answers `y` FP32
-[-1, 2] (README, "kserve"). Run it with a Flink whose TaskManagers have
-PYFLINK_UDF_RUNNER_DIR pointing at fnworker (flink-conf.yaml here) and a
-model server at 10.0.0.7:8001:
+[-1, 2] (README, "kserve"). The model server's gRPC address comes from
+KSERVE_TARGET (default 127.0.0.1:8001). Run it on a Flink whose TaskManagers
+have PYFLINK_UDF_RUNNER_DIR pointing at fnworker (flink-conf.yaml here):
 
     PYTHONPATH=/path/to/fnworker/python flink run -py score_job.py
 """
+
+import os
 
 from pyflink.common import Time, Types
 from pyflink.datastream import StreamExecutionEnvironment
@@ -18,13 +20,12 @@ from fnworker import Operation, RetryStrategy
 FEATURES = Types.ROW_NAMED(["id", "features"], [Types.LONG(), Types.PRIMITIVE_ARRAY(Types.FLOAT())])
 SCORES = Types.ROW_NAMED(["id", "scores"], [Types.LONG(), Types.PRIMITIVE_ARRAY(Types.FLOAT())])
 
-MODEL = Operation("kserve", target="10.0.0.7:8001", model_name="linear",
+MODEL = Operation("kserve", target=os.environ.get("KSERVE_TARGET", "127.0.0.1:8001"), model_name="linear",
                   inputs="x:FP32[4]=features", outputs="y:FP32[2]=scores")
 
 
-def build(env):
-    rows = env.from_collection(
-        [(1, [1.0, 2.0, 3.0, 4.0]), (2, [-1.0, 0.5, 2.0, 0.0])], type_info=FEATURES)
+def build(rows):
+    """rows: a DataStream of FEATURES; returns the DataStream of SCORES."""
     # Up to 8 batches of 64 in flight, 10 s per batch, UNAVAILABLE retried
     # with exponential backoff; outputs in input order.
     return fnworker.ordered_wait_batch(
@@ -36,7 +37,10 @@ def build(env):
 
 def main():
     env = StreamExecutionEnvironment.get_execution_environment()
-    build(env).print()
+    rows = env.from_collection(
+        [(1, [1.0, 2.0, 3.0, 4.0]), (2, [-1.0, 0.5, 2.0, 0.0])], type_info=FEATURES)
+    # Flink's print sink: each row's toString on the TaskManager's stdout.
+    fnworker.print(build(rows))
     env.execute("fnworker batch inference")
 
 

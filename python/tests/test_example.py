@@ -1,8 +1,12 @@
-"""examples/pyflink/enrich_job.py against stand-ins for the few PyFlink names
-it uses (PyFlink cannot be installed here): the job builds, and the two
-functions it hands to DataStream.process carry the specs it describes."""
+"""examples/pyflink/enrich_job.py and score_job.py against stand-ins for the
+few PyFlink names they use (PyFlink is not installed here): the jobs build,
+and the functions they hand to DataStream.process carry the specs they
+describe; README's "A complete job" block is enrich_job.py. (tests/e2e/
+test_examples.py runs both on a real Flink.)"""
 
+import ast
 import os
+import re
 import sys
 import types
 import unittest
@@ -62,7 +66,7 @@ def _build(module_name):
     try:
         module = __import__(module_name)
         env = StandInEnv()
-        module.build(env)
+        module.build(env.from_collection([]))
     finally:
         for k, v in saved.items():
             if v is None:
@@ -108,6 +112,38 @@ class ExampleTest(unittest.TestCase):
         self.assertEqual(out_type._field_names, ["name", "id", "score"])
         self.assertIn('operation: "project" options { key: "fields" value: "name,id,score" }',
                       flat(decode(project.operation_spec)))
+
+    def test_readme_complete_job_is_enrich_job(self):
+        """The README shows enrich_job.py as it is, without its docstring."""
+        with open(os.path.join(HERE, "..", "..", "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        m = re.search(r"\*\*A complete job\*\*.*?```python\n(.*?)```", readme, re.S)
+        self.assertIsNotNone(m, "README has no python block after **A complete job**")
+        with open(os.path.join(HERE, "..", "..", "examples", "pyflink", "enrich_job.py"),
+                  encoding="utf-8") as f:
+            source = f.read()
+        doc = ast.get_docstring(ast.parse(source), clean=False)
+        body = source.split('"""' + doc + '"""\n', 1)[1].lstrip("\n")
+        self.assertEqual(m.group(1), body)
+
+    def test_examples_take_addresses_from_the_environment(self):
+        saved = dict(os.environ)
+        os.environ.update(REDIS_ADDRESS="127.0.0.1:16379", SCORER_URL="http://127.0.0.1:18080/s",
+                          KSERVE_TARGET="127.0.0.1:18001")
+        try:
+            for name in ("enrich_job", "score_job"):
+                sys.modules.pop(name, None)
+            (users, _), (scorer, _), _ = _build("enrich_job").stream.calls
+            ((model, _),) = _build("score_job").stream.calls
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+            for name in ("enrich_job", "score_job"):
+                sys.modules.pop(name, None)
+        self.assertIn('key: "address" value: "127.0.0.1:16379"', flat(decode(users.operation_spec)))
+        self.assertIn('key: "url" value: "http://127.0.0.1:18080/s"', flat(decode(scorer.operation_spec)))
+        self.assertIn('key: "target" value: "127.0.0.1:18001"', flat(decode(model.operation_spec)))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -23,6 +23,10 @@ Routes:
                           code point of its first character (0 if empty),
                           0.5]}],"usage":{...}}; 401 without an
                           "Authorization: Bearer ..." header
+  POST /v1/score          a scoring model, batch of orders: {"inputs":[{"amount":A,
+                          "tier":T}, ...]} -> {"outputs":[{"score":A * w(T)}, ...]}
+                          in input order, w = SCORE_WEIGHTS[T] (1.0 for another
+                          tier or null); 401 without "Authorization: Bearer ..."
   ANY  /status/<code>     answers that status with {"status":<code>}
   ANY  /429?after=S&key=K the first call for key K answers 429 with
                           Retry-After: S, the next one 200 (and so on)
@@ -40,6 +44,8 @@ import urllib.parse
 LOCK = threading.Lock()
 STATE = {"requests": 0, "connections": 0, "limited": set(), "flaky": {}}
 ROOT = ""
+# /v1/score's weight per tier (examples/pyflink/enrich_job.py, the demo).
+SCORE_WEIGHTS = {"gold": 1.5, "silver": 1.25, "bronze": 0.5}
 
 
 class Server(http.server.ThreadingHTTPServer):
@@ -129,6 +135,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(200, h)
         if path == "/v1/embeddings":
             return self.embeddings(data)
+        if path == "/v1/score":
+            return self.score(data)
         if path.startswith("/status/"):
             code = int(path[len("/status/"):])
             return self.reply(code, {"status": code})
@@ -160,6 +168,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         n = sum(len(t) for t in texts)
         return self.reply(200, {"object": "list", "model": doc.get("model"), "data": out,
                                 "usage": {"prompt_tokens": n, "total_tokens": n}})
+
+    def score(self, data):
+        if not (self.headers.get("Authorization") or "").startswith("Bearer "):
+            return self.reply(401, {"error": "missing bearer token"})
+        try:
+            items = json.loads(data)["inputs"]
+            out = [{"score": float(it["amount"]) * SCORE_WEIGHTS.get(it.get("tier"), 1.0)} for it in items]
+        except (ValueError, KeyError, TypeError):
+            return self.reply(400, {"error": "expected {\"inputs\":[{\"amount\":number,\"tier\":...}]}"})
+        return self.reply(200, {"outputs": out})
 
     def fixture(self, key):
         if "/" in key or key.startswith("."):
