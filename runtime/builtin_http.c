@@ -16,6 +16,7 @@
 #include "runtime/binding_convert.h"
 #include "runtime/builtin_http_internal.h"
 #include "runtime/builtins.h"
+#include "runtime/secret_env.h"
 
 #define OP "http"
 #define MIB ((int64_t)1 << 20)
@@ -116,10 +117,9 @@ static int secret_header(httpop_state *st, httpop_header *h, const char *opt, co
         return fnw_error_set(err, "option '%s': no environment variable name after 'env:'", opt);
     memcpy(name, var, vlen);
     name[vlen] = '\0';
-    const char *secret = getenv(name);
+    const char *secret = fnw_secret_env_get(name, opt, "http", err);
     if (!secret)
-        return fnw_error_set(err, "option '%s': environment variable '%s' is not set (the header's value is "
-                             "read from it when the operation opens)", opt, name);
+        return -1;
     if (strpbrk(secret, "\r\n") || strpbrk(before, "\r\n") || strpbrk(after, "\r\n"))
         return fnw_error_set(err, "option '%s': the value (or environment variable '%s') holds CR or LF", opt,
                              name);

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "runtime/binding_convert.h"
+#include "runtime/secret_env.h"
 
 #define OP "operation 'redis'"
 #define MAX_RESULTS 1024
@@ -64,8 +65,8 @@ static int parse_connection(fnw_redisop_plan *p, const fnw_options *o, fnw_error
     const char *pw = fnw_options_get(o, "password_env"), *user = fnw_options_get(o, "username");
     if (pw && !pw[0])
         return fnw_error_set(err, "option 'password_env' must name an environment variable");
-    if (pw && !getenv(pw))
-        return fnw_error_set(err, "option 'password_env': the environment variable $%s is not set", pw);
+    if (pw && !fnw_secret_env_get(pw, "password_env", "redis", err))
+        return -1;
     if (user && !pw)
         return fnw_error_set(err, "option 'username' needs option 'password_env' (ACL AUTH takes both)");
     if ((pw && !(p->password_env = strdup(pw))) || (user && !(p->username = strdup(user))))

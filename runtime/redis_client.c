@@ -11,6 +11,7 @@
  * their error.
  */
 #include "runtime/redis_client.h"
+#include "runtime/secret_env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,10 +218,9 @@ static int copy_config(fnw_redis *r, const fnw_redis_config *cfg, fnw_error *err
         (cfg->username && !(r->username = strdup(cfg->username))))
         return fnw_error_set(err, "redis: out of memory");
     if (cfg->password_env) {
-        const char *pw = getenv(cfg->password_env);
+        const char *pw = fnw_secret_env_get(cfg->password_env, "password_env", "redis", err);
         if (!pw)
-            return fnw_error_set(err, "redis %s:%d: the password variable $%s is not set",
-                                 r->host, r->cfg.port, cfg->password_env);
+            return -1;
         if (!(r->password = strdup(pw)) || !(r->password_env = strdup(cfg->password_env)))
             return fnw_error_set(err, "redis: out of memory");
     }

@@ -37,7 +37,7 @@ RESULT = Types.ROW_NAMED(["name", "id", "score"], [Types.STRING(), Types.LONG(),
 # Redis: an IP address (the worker never blocks on a DNS lookup), the
 # password from the TaskManager's environment, never from the job.
 USERS = Operation("redis", address="10.0.0.5:6379", command="HGETALL user:{user_id}",
-                  password_env="REDIS_PASSWORD", on_missing="null")
+                  password_env="FNW_SECRET_REDIS_PASSWORD", on_missing="null")
 
 # The model service: one JSON object per order, the batch wrapped in
 # {"inputs": [...]}, each order's score read from the response by index.
@@ -45,7 +45,7 @@ SCORER = Operation("http", method="POST", url="http://10.0.0.6:8080/v1/score",
                    body='{{"amount": {amount}, "tier": {tier}}}',
                    batch_body='{"inputs": {items}}',
                    **{"result.score": "/outputs/{i}/score",
-                      "header.Authorization": "Bearer {env:SCORER_TOKEN}"})
+                      "header.Authorization": "Bearer {env:FNW_SECRET_SCORER_TOKEN}"})
 
 
 def build(env):

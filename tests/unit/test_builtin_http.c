@@ -152,10 +152,10 @@ static void expect_open_error(int batched, const char *const *kv, const char *wa
 
 START_TEST(test_open_valid)
 {
-    setenv("FNW_TEST_HTTP_KEY", "k-123", 1);
+    setenv("FNW_SECRET_TEST_HTTP_KEY", "k-123", 1);
     const char *kv[] = { "url", "http://127.0.0.1:9/v1/embeddings", "body", "{text}",
                          "batch_body", "{\"model\": \"m\", \"input\": {items}}",
-                         "header.Authorization", "Bearer {env:FNW_TEST_HTTP_KEY}",
+                         "header.Authorization", "Bearer {env:FNW_SECRET_TEST_HTTP_KEY}",
                          "result.vec", "/data/{i}/embedding", "on_missing", "fail", NULL };
     void *st = NULL;
     fnw_error err = { "" };
@@ -204,8 +204,17 @@ START_TEST(test_open_errors)
                       "tls_ca_file", NULL);
     expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.A B", "x", NULL }, "header.A B",
                       NULL);
-    expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.K", "env:FNW_SURELY_UNSET", NULL },
-                      "header.K", "FNW_SURELY_UNSET");
+    expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.K", "env:FNW_SECRET_SURELY_UNSET", NULL },
+                      "header.K", "'FNW_SECRET_SURELY_UNSET' is not set");
+    /* a job may name only the variables the operator allows (FNW_SECRETS_PREFIX / FNW_SECRETS_ALLOW) */
+    setenv("FNW_TEST_HTTP_NOT_ALLOWED", "db-password", 1);
+    expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.K", "Bearer {env:FNW_TEST_HTTP_NOT_ALLOWED}",
+                                           NULL }, "'FNW_TEST_HTTP_NOT_ALLOWED' is not one the operator allows",
+                      "starting with 'FNW_SECRET_'");
+    setenv("FNW_SECRETS_ALLOW", "OTHER, FNW_TEST_HTTP_NOT_ALLOWED", 1);
+    expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.K", "env:HOME", NULL },
+                      "'HOME' is not one the operator allows", "FNW_SECRETS_ALLOW (none matches)");
+    unsetenv("FNW_SECRETS_ALLOW");
     expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.K", "{env:X} {id}", NULL },
                       "header.K", NULL);
     expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "batch_body", "{items}", NULL },
