@@ -72,8 +72,17 @@ static int parse_url(httpop_state *st, const fnw_options *o, fnw_error *err)
         return fnw_error_set(err, "option 'url' is required (e.g. http://host:port/items/{id})");
     if (!has_prefix(url, "http://") && !has_prefix(url, "https://"))
         return fnw_error_set(err, "option 'url' must start with http:// or https://; got '%.200s'", url);
-    size_t q = fnw_httpop_query_start(url);
+    size_t q = fnw_httpop_query_start(url), auth = fnw_httpop_authority_end(url), dots;
+    for (size_t i = 0; i < auth; i++)
+        if (url[i] == '{' && url[i + 1] != '{')
+            return fnw_error_set(err, "option 'url': a placeholder before the path ('%.200s'): a row's value may "
+                                 "not choose the scheme, host or port; write them out", url);
     char *path = strndup(url, q);
+    if (path && fnw_httpop_dot_segment(path, &dots)) {
+        free(path);
+        return fnw_error_set(err, "option 'url': the path has a '.' or '..' segment ('%.200s'); write the path "
+                             "it stands for", url);
+    }
     if (!path)
         return fnw_error_set(err, "option 'url': out of memory");
     st->url_path = fnw_tmpl_new(path, st->input_type, FNW_ESCAPE_URL_PATH, "url", err);
@@ -86,6 +95,15 @@ static int parse_url(httpop_state *st, const fnw_options *o, fnw_error *err)
     if (st->batched && fields)
         return fnw_error_set(err, "option 'url' names input fields, but in batch mode one request carries "
                              "many rows: use a constant URL and put the fields in 'body'");
+    return 0;
+}
+
+/* 1 when s holds a byte a header value may not: a control character but TAB, or DEL. */
+static int header_ctl(const char *s)
+{
+    for (; *s; s++)
+        if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
+            return 1;
     return 0;
 }
 
@@ -120,9 +138,9 @@ static int secret_header(httpop_state *st, httpop_header *h, const char *opt, co
     const char *secret = fnw_secret_env_get(name, opt, "http", err);
     if (!secret)
         return -1;
-    if (strpbrk(secret, "\r\n") || strpbrk(before, "\r\n") || strpbrk(after, "\r\n"))
-        return fnw_error_set(err, "option '%s': the value (or environment variable '%s') holds CR or LF", opt,
-                             name);
+    if (header_ctl(secret) || header_ctl(before) || header_ctl(after))
+        return fnw_error_set(err, "option '%s': the value (or environment variable '%s') holds a control "
+                             "character (only TAB may be in a header value)", opt, name);
     size_t n = strlen(h->name) + blen + strlen(secret) + strlen(after) + 3;
     if (!(h->line = malloc(n)))
         return fnw_error_set(err, "out of memory");

@@ -77,6 +77,13 @@ static int build_and_send(httpop_state *st, httpop_ctx *x, size_t n, fnw_error *
     }
     if (url < 0)
         return -1;
+    size_t dots;
+    const char *dot = fnw_httpop_dot_segment((const char *)st->buf.p + url, &dots);
+    if (dot)
+        return fnw_error_set(err, "option 'url': the row's values make the path segment '%.*s' in '%s %.*s', which "
+                             "would walk up the path: a value may not be '.' or '..' in a URL path", (int)dots, dot,
+                             st->method, (int)strcspn((const char *)st->buf.p + url, "?"),
+                             (const char *)st->buf.p + url);
     long hdr[HTTPOP_MAX_HEADERS + 1];
     size_t nh = 0;
     for (size_t i = 0; i < st->n_headers; i++) {

@@ -75,6 +75,15 @@ typedef struct httpop_state {
  * of the query), or strlen(url) when there is none. */
 size_t fnw_httpop_query_start(const char *url);
 
+/* Offset of the end of the authority of URL template url ("scheme://host:port"):
+ * the first '/', '?' or '#' after "://", or strlen(url). */
+size_t fnw_httpop_authority_end(const char *url);
+
+/* The first path segment of the rendered URL path `path` (up to its '?' or
+ * end) that is "." or "..", which a client or server would resolve by
+ * removing path segments; NULL when there is none. *len gets its length. */
+const char *fnw_httpop_dot_segment(const char *path, size_t *len);
+
 /* Splits batch_body at its one HTTPOP_ITEMS into malloc'd prefix and suffix;
  * fails (naming the option) unless it occurs exactly once and the text with
  * an empty array in its place is JSON. */
