@@ -17,6 +17,7 @@
 #include "runtime/builtin_http_internal.h"
 #include "runtime/builtins.h"
 #include "runtime/secret_env.h"
+#include "runtime/secret_mask.h"
 
 #define OP "http"
 #define MIB ((int64_t)1 << 20)
@@ -146,9 +147,14 @@ static int secret_header(httpop_state *st, httpop_header *h, const char *opt, co
         return fnw_error_set(err, "out of memory");
     int at = snprintf(h->line, n, "%s: %.*s", h->name, (int)blen, before);
     snprintf(h->line + at, n - (size_t)at, "%s%s", secret, after);
-    if (*secret && st->n_secrets < HTTPOP_MAX_SECRETS) {
+    /* the value, and its credential alone ("Bearer tok" -> "tok"), which a server may quote */
+    const char *cred = fnw_secret_credential(secret);
+    const char *mask[2] = { secret, cred };
+    for (size_t k = 0; k < 2; k++) {
+        if (!mask[k] || !*mask[k])
+            continue;
         /* unmasked, the secret could reach the log in an excerpt: fail instead */
-        if (!(st->secrets[st->n_secrets] = strdup(secret)))
+        if (st->n_secrets >= HTTPOP_MAX_SECRETS || !(st->secrets[st->n_secrets] = strdup(mask[k])))
             return fnw_error_set(err, "option '%s': out of memory", opt);
         st->n_secrets++;
     }

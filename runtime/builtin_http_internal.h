@@ -23,7 +23,7 @@
 #include "runtime/operation.h"
 
 #define HTTPOP_MAX_HEADERS 32
-#define HTTPOP_MAX_SECRETS HTTPOP_MAX_HEADERS
+#define HTTPOP_MAX_SECRETS (2 * HTTPOP_MAX_HEADERS)
 #define HTTPOP_EXCERPT 200          /* bytes of a response body quoted in errors */
 #define HTTPOP_ITEMS "{items}"      /* batch_body's placeholder */
 #define HTTPOP_INDEX "{i}"          /* a result pointer's batch index token */

@@ -70,8 +70,9 @@ typedef struct kserve_op {
  * message. */
 static inline void fnw_kserve_mask(const kserve_op *op, char *text)
 {
-    const char *secret[1] = { op->cfg.auth_header };
-    fnw_secret_mask_str(text, secret, 1);
+    const char *secret[2] = { op->cfg.auth_header,
+                              op->cfg.auth_header ? fnw_secret_credential(op->cfg.auth_header) : NULL };
+    fnw_secret_mask_str(text, secret, 2);
 }
 
 /* builtin_kserve_grpc.c */

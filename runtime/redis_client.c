@@ -12,6 +12,7 @@
  */
 #include "runtime/redis_client.h"
 #include "runtime/secret_env.h"
+#include "runtime/secret_mask.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +111,8 @@ static void setup_failed(conn *c, const redisAsyncContext *ac, const char *what,
     snprintf(c->last_error, sizeof c->last_error, "%s failed: %.*s%s%s%s", what,
              (int)(rep->len > 160 ? 160 : rep->len), rep->str ? rep->str : "",
              auth ? " (the password comes from $" : "", auth ? r->password_env : "", auth ? ")" : "");
+    const char *secrets[] = { r->password };
+    fnw_secret_mask_str(c->last_error, secrets, 1);   /* WRONGPASS may quote what it was sent */
     c->dying = 1;
     redisAsyncFree((redisAsyncContext *)ac);
 }
@@ -377,4 +380,9 @@ void fnw_redis_cancel(fnw_redis_cmd *c)
 {
     if (c)
         c->fn = NULL;
+}
+
+const char *fnw_redis_secret(const fnw_redis *r)
+{
+    return r ? r->password : NULL;
 }

@@ -100,6 +100,10 @@ typedef struct fnw_redis_stats {
 
 void fnw_redis_stats_get(const fnw_redis *r, fnw_redis_stats *out);
 
+/* The password the pool authenticates with (NULL without one): text quoted
+ * from Redis is masked with it before it leaves the operation. */
+const char *fnw_redis_secret(const fnw_redis *r);
+
 /* The delay before reconnect attempt number `failures` (1 after the first
  * failure): min doubled failures-1 times, capped at max (the config's
  * defaults apply for zeros). */

@@ -26,9 +26,16 @@ Routes:
   ANY  /status/<code>     answers that status with {"status":<code>}
   ANY  /429?after=S&key=K the first call for key K answers 429 with
                           Retry-After: S, the next one 200 (and so on)
+  ANY  /reject?as=F       401 with a body quoting the Authorization header's
+                          credential (after "Bearer ") in form F: json
+                          (every "/" as "\\/"), u (every character as
+                          \\uXXXX), pct (percent-encoded), b64 (base64 of
+                          "user:" + credential) -- a server showing the
+                          rejected token escaped
   GET  /count             {"requests":N,"connections":M}: requests (other
                           than /count) and connections seen so far
 """
+import base64
 import http.server
 import json
 import os
@@ -127,6 +134,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             h = {k.lower(): v for k, v in self.headers.items()}
             h["_path"] = self.path
             return self.reply(200, h)
+        if path == "/reject":
+            return self.reject(q.get("as", "json"))
         if path == "/v1/embeddings":
             return self.embeddings(data)
         if path.startswith("/status/"):
@@ -144,6 +153,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.reply(429, {"status": 429}, [("Retry-After", q.get("after", "1"))])
             return self.reply(200, {"status": 200})
         return self.reply(404, {"error": "no route " + path})
+
+    def reject(self, form):
+        cred = (self.headers.get("Authorization") or "").split(" ", 1)[-1]
+        if form == "u":
+            shown = "".join("\\u%04x" % ord(ch) for ch in cred)
+        elif form == "pct":
+            shown = urllib.parse.quote(cred, safe="")
+        elif form == "b64":
+            shown = base64.b64encode(("user:" + cred).encode()).decode()
+        else:
+            shown = cred.replace("/", "\\/")
+        body = '{"error": "invalid token: %s"}' % shown
+        return self.reply(401, body.encode())
 
     def embeddings(self, data):
         if not (self.headers.get("Authorization") or "").startswith("Bearer "):

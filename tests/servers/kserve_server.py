@@ -31,12 +31,13 @@ control file asks.
 
 Fault injection: DIR/control.json, read on each request, maps a model name
 (or "*") to {"unavailable": N, "delay_ms": MS, "typed": true,
-"echo_auth": true}: the next N requests answer UNAVAILABLE, each request
+"echo_auth": true | "json" | "u" | "b64"}: the next N requests answer UNAVAILABLE, each request
 waits MS first, outputs come as typed contents, every ModelInfer answers
 UNAUTHENTICATED quoting its authorization metadata (a server that shows
 the rejected token, for the secret-masking scenario). DIR/stats.json (rewritten within 100 ms of a change) holds,
 per model, {"requests", "rows", "max_batch", "max_concurrent"}.
 """
+import base64
 import json
 import os
 import struct
@@ -157,6 +158,14 @@ class Server:
             opts = self.control.get(model, self.control.get("*", {}))
         if opts.get("echo_auth"):
             auth = [v for k, v in ctx.invocation_metadata() if k == "authorization"]
+            form = opts.get("echo_auth")
+            cred = auth[0].split(" ", 1)[-1] if auth else ""
+            if form == "json":
+                auth = '{"token": "%s"}' % cred.replace("/", "\\/")
+            elif form == "u":
+                auth = "".join("\\u%04x" % ord(ch) for ch in cred)
+            elif form == "b64":
+                auth = base64.b64encode(("user:" + cred).encode()).decode()
             raise Abort(grpc.StatusCode.UNAUTHENTICATED, f"token rejected: {auth}")
 
     def count(self, model, rows, delta):

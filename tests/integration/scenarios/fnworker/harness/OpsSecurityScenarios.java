@@ -25,6 +25,7 @@ final class OpsSecurityScenarios {
   static List<Scenario> scenarios() {
     List<Scenario> s = new ArrayList<>();
     s.add(new Scenario("http_row_cannot_change_url_or_headers", OpsSecurityScenarios::urlAndHeaders));
+    s.add(new Scenario("secrets_masked_when_quoted_escaped", OpsSecurityScenarios::maskedEscaped));
     return s;
   }
 
@@ -87,5 +88,124 @@ final class OpsSecurityScenarios {
         contains(Ctx.expectBundleError(r), "header.X-Tag", "control character");
       }
     }
+  }
+
+  static final String TOKEN = "tok/AbC+9xyz-5521";
+
+  /** What a server shows of the credential in form f (as tests/servers/http_server.py /reject does). */
+  static String shown(String f, String cred) {
+    switch (f) {
+      case "u": {
+        StringBuilder b = new StringBuilder();
+        for (char ch : cred.toCharArray()) {
+          b.append(String.format("\\u%04x", (int) ch));
+        }
+        return b.toString();
+      }
+      case "pct":
+        return java.net.URLEncoder.encode(cred, java.nio.charset.StandardCharsets.UTF_8);
+      case "b64":
+        return java.util.Base64.getEncoder().encodeToString(("user:" + cred)
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      default:
+        return cred.replace("/", "\\/");
+    }
+  }
+
+  static void noneShown(String where, String text, String f) {
+    String s = shown(f, TOKEN);
+    String middle = f.equals("b64") ? s.substring(8, s.length() - 4) : s.substring(3, s.length() - 3);
+    check(!text.contains(middle) && !text.contains("AbC+9xyz"), where + " (" + f + ") shows the token: " + text);
+  }
+
+  /**
+   * Findings 4 and 5: text quoted from a service is masked in every spelling of the secret: http 401
+   * bodies echoing the token JSON-escaped (\/, \\uXXXX), percent-encoded or inside base64 of user:token;
+   * kserve status details the same; Redis error replies (a server answering AUTH with WRONGPASS and the
+   * password) and Redis values quoted in conversion errors.
+   */
+  static void maskedEscaped(Ctx c) throws Exception {
+    String pw = "rEdIs/pw+4411x";
+    Worker w = c.worker(o -> {
+      o.env.put("FNW_SECRET_T_TOKEN", TOKEN);
+      o.env.put("FNW_SECRET_T_BEARER", "Bearer " + TOKEN);
+      o.env.put("FNW_SECRET_T_REDIS_PW", pw);
+    });
+    List<String> errors = new ArrayList<>();
+    String[] forms = {"json", "u", "pct", "b64"};
+    try (Server py = Server.start(c, "pyhttp.sh")) {
+      if (py != null) {
+        for (String f : forms) {
+          FunctionRunner r = HttpScenarios.runner(c, w, KEYS, KEYS, HttpScenarios.spec(opts("url",
+              py.url("/reject?as=" + f), "header.Authorization", "Bearer {env:FNW_SECRET_T_TOKEN}"),
+              "{\"timeoutMs\":10000}"));
+          Ctx.send(r, KEYS, HttpScenarios.rows(1, "a"));
+          String e = Ctx.expectBundleError(r);
+          contains(e, "HTTP status 401", "invalid token");
+          noneShown("an http 401 error", e, f);
+          errors.add(e);
+        }
+      }
+    }
+    try (Server ks = KServeScenarios.start(c)) {
+      if (ks != null) {
+        for (String f : new String[] {"json", "u", "b64"}) {
+          Server.run(c, "kserve.sh", "inject", ks.dir.getPath(), "{\"linear\": {\"echo_auth\": \"" + f + "\"}}");
+          FunctionRunner r = KServeScenarios.runner(c, w, KServeScenarios.IN, KServeScenarios.OUT,
+              KServeScenarios.spec(KServeScenarios.linear(ks, "auth_header_env", "FNW_SECRET_T_BEARER"),
+                  "{\"timeoutMs\":30000}"));
+          Ctx.send(r, KServeScenarios.IN, KServeScenarios.rows(1));
+          String e = Ctx.expectBundleError(r);
+          contains(e, "UNAUTHENTICATED", "token rejected");
+          noneShown("a kserve status", e, f);
+          errors.add(e);
+        }
+      }
+    }
+    // a hostile Redis answering AUTH with the password it was sent, raw and JSON-escaped
+    try (java.net.ServerSocket fake = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      Thread t = new Thread(() -> {
+        try {
+          while (true) {
+            java.net.Socket s = fake.accept();
+            s.getInputStream().read(new byte[4096]);
+            s.getOutputStream().write(("-WRONGPASS invalid password " + pw + " (" + pw.replace("/", "\\/")
+                + ")\r\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            s.getOutputStream().flush();
+          }
+        } catch (java.io.IOException e) {
+          // closed
+        }
+      });
+      t.setDaemon(true);
+      t.start();
+      TypeInfo out = TypeInfo.parse("ROW<id:INT,name:STRING,city:STRING>");
+      FunctionRunner r = RedisScenarios.runner(c, w, out, RedisScenarios.redis(null, opts("address",
+          "127.0.0.1:" + fake.getLocalPort(), "command", "GET city:{id}", "result_field", "city",
+          "password_env", "FNW_SECRET_T_REDIS_PW"), "{\"timeoutMs\":2000}"));
+      Ctx.send(r, RedisScenarios.USER, RedisScenarios.users(1));
+      String e = Ctx.expectBundleError(r);
+      contains(e, "AUTH failed: WRONGPASS invalid password");
+      check(!e.contains("pw+4411"), "a Redis error shows the password: " + e);
+      errors.add(e);
+    }
+    // a real redis-server: a value quoted in a conversion error is masked too
+    RedisScenarios.Server rs = RedisScenarios.start(c, pw);
+    if (rs != null) {
+      try (rs) {
+        rs.cli("SET", "n:1", pw);
+        TypeInfo out = TypeInfo.parse("ROW<id:INT,name:STRING,n:INT>");
+        FunctionRunner r = RedisScenarios.runner(c, w, out, RedisScenarios.redis(rs, opts("command", "GET n:{id}",
+            "result_field", "n", "password_env", "FNW_SECRET_T_REDIS_PW"), "{\"timeoutMs\":5000}"));
+        Ctx.send(r, RedisScenarios.USER, RedisScenarios.users(1));
+        String e = Ctx.expectBundleError(r);
+        contains(e, "cannot convert", "INT");
+        check(!e.contains("pw+4411"), "a Redis value quoted in an error shows the password: " + e);
+        errors.add(e);
+      }
+    }
+    String all = w.process().output();
+    check(!all.contains("AbC+9xyz") && !all.contains("pw+4411"), "the worker's output shows a secret");
+    c.note(errors.size() + " errors searched");
   }
 }
