@@ -26,6 +26,7 @@ final class OpsSecurityScenarios {
     List<Scenario> s = new ArrayList<>();
     s.add(new Scenario("http_row_cannot_change_url_or_headers", OpsSecurityScenarios::urlAndHeaders));
     s.add(new Scenario("secrets_masked_when_quoted_escaped", OpsSecurityScenarios::maskedEscaped));
+    s.add(new Scenario("redis_reply_size_bounded", OpsSecurityScenarios::redisBounded));
     return s;
   }
 
@@ -207,5 +208,108 @@ final class OpsSecurityScenarios {
     String all = w.process().output();
     check(!all.contains("AbC+9xyz") && !all.contains("pw+4411"), "the worker's output shows a secret");
     c.note(errors.size() + " errors searched");
+  }
+
+  /** VmHWM (the peak resident set, KiB) of the worker, or -1. */
+  static long hwmKb(Worker w) {
+    try {
+      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/" + w.process().pid()
+          + "/status"))) {
+        if (line.startsWith("VmHWM:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", ""));
+        }
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      // gone
+    }
+    return -1;
+  }
+
+  /** A hostile "Redis" that answers every read with `answer` (after AUTH-less connects). */
+  static java.net.ServerSocket fakeRedis(String answer) throws Exception {
+    java.net.ServerSocket fake = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+    Thread t = new Thread(() -> {
+      try {
+        while (true) {
+          java.net.Socket s = fake.accept();
+          Thread h = new Thread(() -> {
+            try (s) {
+              byte[] buf = new byte[65536];
+              while (s.getInputStream().read(buf) > 0) {
+                s.getOutputStream().write(answer.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+                s.getOutputStream().flush();
+              }
+            } catch (java.io.IOException e) {
+              // the worker hung up
+            }
+          });
+          h.setDaemon(true);
+          h.start();
+        }
+      } catch (java.io.IOException e) {
+        // closed
+      }
+    });
+    t.setDaemon(true);
+    t.start();
+    return fake;
+  }
+
+  /**
+   * Finding 3: a Redis reply larger than max_reply_bytes (default 4 MiB) fails the call, checked on the
+   * bulk/array header before the value is buffered: a 64 MB value leaves the worker's peak RSS near its
+   * level (it was +378 MB), an LRANGE of 200000 elements and a hostile `*2147483647` header fail the same
+   * way, and the connection then serves the next bundle.
+   */
+  static void redisBounded(Ctx c) throws Exception {
+    Worker w = c.worker(o -> { });
+    TypeInfo out = TypeInfo.parse("ROW<id:INT,name:STRING,city:STRING>");
+    RedisScenarios.Server rs = RedisScenarios.start(c, null);
+    if (rs != null) {
+      try (rs) {
+        rs.cli("SET", "city:1", "Oslo");
+        rs.cli("SETRANGE", "city:2", String.valueOf(64 * 1024 * 1024 - 1), "x");
+        rs.cli("EVAL", "for i=1,200000 do redis.call('RPUSH', KEYS[1], i) end", "1", "many");
+        // warm up: the operation, its connection and the allocator's arenas
+        List<FunctionRunner.Result> warm = Ctx.bundle(RedisScenarios.runner(c, w, out, RedisScenarios.redis(rs,
+            opts("command", "GET city:{id}", "result_field", "city"), "{\"timeoutMs\":10000}")),
+            RedisScenarios.USER, RedisScenarios.users(1));
+        check(warm.size() == 1, "the small value: " + warm.size() + " rows");
+        long before = w.rssKb(), hwm0 = hwmKb(w);
+        FunctionRunner big = RedisScenarios.runner(c, w, out, RedisScenarios.redis(rs, opts("command",
+            "GET city:{id}", "result_field", "city"), "{\"timeoutMs\":20000}"));
+        Ctx.send(big, RedisScenarios.USER, RedisScenarios.users(2));
+        contains(Ctx.expectBundleError(big), "max_reply_bytes (4194304 bytes)", "a bulk string announcing 67108864");
+        long hwm = hwmKb(w), after = w.rssKb();
+        c.note("64 MB value: VmRSS " + before / 1024 + " -> " + after / 1024 + " MB, VmHWM " + hwm0 / 1024 + " -> "
+            + hwm / 1024 + " MB");
+        String why = w.rssUnreliable();
+        if (why == null && before > 0 && hwm > 0) {
+          check(hwm - Math.max(before, 0) < 24 * 1024, "the worker's peak RSS rose to " + hwm / 1024
+              + " MB (from " + before / 1024 + " MB) for a reply over the limit");
+          check(after - before < 12 * 1024, "the worker kept " + (after - before) / 1024 + " MB after the bundle");
+        }
+        // many small values add up
+        TypeInfo list = TypeInfo.parse("ROW<id:INT,name:STRING,l:LIST<STRING>>");
+        FunctionRunner many = RedisScenarios.runner(c, w, list, RedisScenarios.redis(rs, opts("command",
+            "LRANGE many 0 -1", "result_field", "l"), "{\"timeoutMs\":20000}"));
+        Ctx.send(many, RedisScenarios.USER, RedisScenarios.users(1));
+        contains(Ctx.expectBundleError(many), "max_reply_bytes", "its values reach");
+        // a higher limit lets it through; the connection serves again after the failures
+        List<FunctionRunner.Result> ok = Ctx.bundle(RedisScenarios.runner(c, w, list, RedisScenarios.redis(rs,
+            opts("command", "LRANGE many 0 -1", "result_field", "l", "max_reply_bytes", "67108864"),
+            "{\"timeoutMs\":20000}")), RedisScenarios.USER, RedisScenarios.users(1));
+        check(ok.size() == 1, "LRANGE with max_reply_bytes 64 MiB: " + ok.size() + " rows");
+      }
+    }
+    // a hostile server announcing 2^31-1 elements: refused at the header
+    try (java.net.ServerSocket fake = fakeRedis("*2147483647\r\n")) {
+      FunctionRunner r = RedisScenarios.runner(c, w, out, RedisScenarios.redis(null, opts("address",
+          "127.0.0.1:" + fake.getLocalPort(), "command", "GET city:{id}", "result_field", "city"),
+          "{\"timeoutMs\":5000}"));
+      Ctx.send(r, RedisScenarios.USER, RedisScenarios.users(1));
+      contains(Ctx.expectBundleError(r), "max_reply_bytes", "an array announcing 2147483647 elements");
+    }
+    AsyncScenarios.stillServes(c, w);
   }
 }
