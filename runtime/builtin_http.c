@@ -24,7 +24,7 @@
 #define DAY_MS 86400000LL
 
 static const char *const http_known[] = {
-    "method", "url", "body", "batch_body", "on_missing", "max_response_bytes", "max_connections",
+    "method", "url", "body", "batch_body", "on_missing", "on_short_batch", "max_response_bytes", "max_connections",
     "tls_ca_file", "connect_timeout_ms", "request_timeout_ms", "header.<Name>", "result.<field>", NULL,
 };
 
@@ -42,7 +42,7 @@ static int check_known(const fnw_options *o, fnw_error *err)
             ok = strcmp(k, http_known[j]) == 0 && !strchr(k, '<');
         if (!ok)
             return fnw_error_set(err, "unknown option '%s'; known options: method, url, body, batch_body, "
-                                 "on_missing, max_response_bytes, max_connections, tls_ca_file, "
+                                 "on_missing, on_short_batch, max_response_bytes, max_connections, tls_ca_file, "
                                  "connect_timeout_ms, request_timeout_ms, header.<Name>, result.<field>", k);
     }
     return 0;
@@ -290,8 +290,12 @@ static int make_client(httpop_state *st, const fnw_options *o, fnw_error *err)
         fnw_options_int(o, "max_response_bytes", 8 * MIB, 1, 1024 * MIB, &max_body, err) ||
         fnw_options_int(o, "connect_timeout_ms", 10000, 0, DAY_MS, &connect_ms, err) ||
         fnw_options_int(o, "request_timeout_ms", 30000, 0, DAY_MS, &request_ms, err) ||
-        fnw_missing_option(o, "on_missing", FNW_MISSING_NULL, &st->on_missing, err))
+        fnw_missing_option(o, "on_missing", FNW_MISSING_NULL, &st->on_missing, err) ||
+        fnw_options_choice(o, "on_short_batch", (const char *const[]){ "fail", "missing", NULL }, 0,
+                           &st->short_batch_missing, err))
         return -1;
+    if (fnw_options_get(o, "on_short_batch") && !st->batched)
+        return fnw_error_set(err, "option 'on_short_batch' is a batch-mode option (OperationSpec mode BATCH)");
     const char *ca = fnw_options_get(o, "tls_ca_file");
     if (ca && access(ca, R_OK) != 0)
         return fnw_error_set(err, "option 'tls_ca_file': cannot read '%.200s'", ca);

@@ -204,6 +204,18 @@ static void on_ok(httpop_ctx *x, const fnw_http_response *resp)
             return;
         }
     }
+    size_t n = fnw_call_size(x->call), have;
+    for (size_t k = 0; doc && x->st->batched && !x->st->short_batch_missing && k < fnw_outrow_results(x->st->out);
+         k++) {
+        if (fnw_httpop_items_count(&x->st->results[k], doc, &have) && have < n) {
+            json_decref(doc);
+            fnw_call_fail(x->call, "%s: the response has %zu items at '%.200s' (result.%s) for a batch of %zu rows: "
+                          "a short answer (retryable; option on_short_batch 'missing' gives the rows without an item "
+                          "the on_missing policy instead)", x->what, have, x->st->results[k].pointer,
+                          fnw_outrow_result_name(x->st->out, k), n);
+            return;
+        }
+    }
     int rc = emit_all(x, doc, 0, &err);
     json_decref(doc);
     if (rc != 0)

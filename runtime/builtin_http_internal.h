@@ -60,6 +60,7 @@ typedef struct httpop_state {
     fnw_outrow *out;
     httpop_result *results;         /* fnw_outrow_results(out) entries */
     fnw_missing on_missing;
+    int short_batch_missing;        /* on_short_batch: 0 fail (retryable), 1 missing rows follow on_missing */
     long request_timeout_ms;
     size_t max_response_bytes;
     char *secrets[HTTPOP_MAX_SECRETS];      /* values from the environment, to mask */
@@ -114,6 +115,10 @@ httpop_status fnw_httpop_classify(long status);
  * replaced by '*'. */
 void fnw_httpop_excerpt(const char *body, size_t len, const char *const *secrets, size_t n_secrets,
                         char *out, size_t cap);
+
+/* With a {i} pointer whose array is in doc: 1 and its element count in
+ * *count; otherwise 0. */
+int fnw_httpop_items_count(const httpop_result *r, const json_t *doc, size_t *count);
 
 /* The value of result r for batch element i (0 when not batched) in the
  * parsed response doc: FNW_JPTR_FOUND with *out borrowed from doc,

@@ -177,6 +177,16 @@ void fnw_httpop_excerpt(const char *body, size_t len, const char *const *secrets
         memcpy(out + o, "...", 4);
 }
 
+int fnw_httpop_items_count(const httpop_result *r, const json_t *doc, size_t *count)
+{
+    json_t *arr;
+    fnw_error ignored;
+    if (r->whole || fnw_jptr_get(r->items, doc, &arr, &ignored) != FNW_JPTR_FOUND || !json_is_array(arr))
+        return 0;
+    *count = json_array_size(arr);
+    return 1;
+}
+
 int fnw_httpop_pick(const httpop_result *r, const json_t *doc, size_t i, json_t **out, fnw_error *err)
 {
     if (r->whole)

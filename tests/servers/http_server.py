@@ -10,7 +10,8 @@ Routes:
   GET  /json/<k>          the fixture DIR/www/json/<k>.json (404 if none)
   POST /echo              the request body back (400 unless it is JSON)
   POST /batch             {"inputs":[...]} -> {"outputs":[...]}: a number
-                          doubled, a string upper-cased, anything else as is
+                          doubled, a string upper-cased, anything else as
+                          is; ?drop=N leaves the last N outputs out
   ANY  /delay?ms=N        answers {"delayed_ms":N,"body":<the request body
                           as JSON, or null>} after N ms
   ANY  /flaky?fails=N&key=K  the first N calls for key K answer 503, the
@@ -113,7 +114,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.reply(200, data)
             if not isinstance(doc, dict) or not isinstance(doc.get("inputs"), list):
                 return self.reply(400, {"error": "expected {\"inputs\":[...]}"})
-            return self.reply(200, {"outputs": [transform(v) for v in doc["inputs"]]})
+            outputs = [transform(v) for v in doc["inputs"]]
+            drop = int(q.get("drop", "0"))      # a service that answers short
+            return self.reply(200, {"outputs": outputs[:max(0, len(outputs) - drop)]})
         if path == "/delay":
             ms = int(q.get("ms", "0"))
             time.sleep(ms / 1000.0)

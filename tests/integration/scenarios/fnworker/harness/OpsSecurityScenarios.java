@@ -27,6 +27,7 @@ final class OpsSecurityScenarios {
     s.add(new Scenario("http_row_cannot_change_url_or_headers", OpsSecurityScenarios::urlAndHeaders));
     s.add(new Scenario("secrets_masked_when_quoted_escaped", OpsSecurityScenarios::maskedEscaped));
     s.add(new Scenario("redis_reply_size_bounded", OpsSecurityScenarios::redisBounded));
+    s.add(new Scenario("http_batch_short_answer_fails", OpsSecurityScenarios::shortBatch));
     return s;
   }
 
@@ -311,5 +312,36 @@ final class OpsSecurityScenarios {
       contains(Ctx.expectBundleError(r), "max_reply_bytes", "an array announcing 2147483647 elements");
     }
     AsyncScenarios.stillServes(c, w);
+  }
+
+  /**
+   * A batch answered with fewer items than rows fails the call (retryable), naming the counts; it used to
+   * give the last rows null results silently. on_short_batch=missing keeps the old behaviour.
+   */
+  static void shortBatch(Ctx c) throws Exception {
+    try (Server py = Server.start(c, "pyhttp.sh")) {
+      if (py == null) {
+        return;
+      }
+      Worker w = c.worker(o -> { });
+      TypeInfo out = TypeInfo.parse("ROW<k:STRING,id:LONG,up:STRING>");
+      String before = get(py, "/count");
+      FunctionRunner r = HttpScenarios.runner(c, w, KEYS, out, RunnerRows.batchMode(HttpScenarios.spec(opts("url",
+          py.url("/batch?drop=1"), "body", "{k}", "batch_body", "{\"inputs\": {items}}", "result.up",
+          "/outputs/{i}"), "{\"batchSize\":4,\"timeoutMs\":10000,\"retry\":{\"kind\":\"FIXED_DELAY\","
+          + "\"maxAttempts\":3,\"delayMs\":10,\"retryOnError\":true}}")));
+      Ctx.send(r, KEYS, HttpScenarios.rows(4, "ab"));
+      contains(Ctx.expectBundleError(r), "3 items at '/outputs/{i}' (result.up) for a batch of 4 rows",
+          "on_short_batch");
+      int sent = Integer.parseInt(get(py, "/count").replaceAll(".*\"requests\": *([0-9]+).*", "$1"))
+          - Integer.parseInt(before.replaceAll(".*\"requests\": *([0-9]+).*", "$1"));
+      check(sent >= 3, "the short answer was not retried: " + sent + " requests");
+      Map<Long, Row> got = HttpScenarios.byId(out, Ctx.bundle(HttpScenarios.runner(c, w, KEYS, out,
+          RunnerRows.batchMode(HttpScenarios.spec(opts("url", py.url("/batch?drop=1"), "body", "{k}", "batch_body",
+              "{\"inputs\": {items}}", "result.up", "/outputs/{i}", "on_short_batch", "missing"),
+              "{\"batchSize\":4,\"timeoutMs\":10000}"))), KEYS, HttpScenarios.rows(4, "ab")));
+      check(got.size() == 4 && "AB".equals(got.get(0L).get(2)) && got.get(3L).get(2) == null,
+          "on_short_batch missing: " + got);
+    }
   }
 }
