@@ -28,6 +28,7 @@ final class OpsSecurityScenarios {
     s.add(new Scenario("secrets_masked_when_quoted_escaped", OpsSecurityScenarios::maskedEscaped));
     s.add(new Scenario("redis_reply_size_bounded", OpsSecurityScenarios::redisBounded));
     s.add(new Scenario("http_batch_short_answer_fails", OpsSecurityScenarios::shortBatch));
+    s.add(new Scenario("kserve_open_checks_do_not_block_the_worker", OpsSecurityScenarios::kserveOpenOffLoop));
     return s;
   }
 
@@ -342,6 +343,36 @@ final class OpsSecurityScenarios {
               "{\"batchSize\":4,\"timeoutMs\":10000}"))), KEYS, HttpScenarios.rows(4, "ab")));
       check(got.size() == 4 && "AB".equals(got.get(0L).get(2)) && got.get(3L).get(2) == null,
           "on_short_batch missing: " + got);
+    }
+  }
+
+  /**
+   * Finding 9: a model server that hangs at ServerReady (3 s here) while another bundle runs on the same
+   * worker: the other bundle finishes at its own pace (it waited for the whole hang before), and the kserve
+   * bundle's rows come out once the server answers.
+   */
+  static void kserveOpenOffLoop(Ctx c) throws Exception {
+    try (Server ks = KServeScenarios.start(c)) {
+      if (ks == null) {
+        return;
+      }
+      Server.run(c, "kserve.sh", "inject", ks.dir.getPath(), "{\"*\": {\"ready_delay_ms\": 3000}}");
+      Worker w = c.worker(o -> { });
+      FunctionRunner k = KServeScenarios.runner(c, w, KServeScenarios.IN, KServeScenarios.OUT,
+          KServeScenarios.spec(KServeScenarios.linear(ks, "connect_timeout_ms", "8000"), "{\"timeoutMs\":20000}"));
+      java.util.concurrent.CompletableFuture<List<FunctionRunner.Result>> scored =
+          java.util.concurrent.CompletableFuture.supplyAsync(() -> Ctx.bundle(k, KServeScenarios.IN,
+              KServeScenarios.rows(3)));
+      Thread.sleep(c.ms(500));   // the kserve bundle is opening: ServerReady hangs
+      check(!scored.isDone(), "the kserve bundle finished before ServerReady answered");
+      long t0 = System.nanoTime();
+      AsyncScenarios.stillServes(c, w);
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      c.note("another bundle took " + ms + " ms while ServerReady hung");
+      check(ms < c.ms(1500), "another bundle on the worker took " + ms + " ms while a kserve open waited for "
+          + "ServerReady");
+      List<FunctionRunner.Result> rows = scored.get(c.ms(15000), java.util.concurrent.TimeUnit.MILLISECONDS);
+      check(rows.size() == 3, "the kserve bundle gave " + rows.size() + " rows");
     }
   }
 }
