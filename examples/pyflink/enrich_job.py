@@ -35,7 +35,8 @@ SCORED = Types.ROW_NAMED(["id", "user_id", "amount", "name", "tier", "score"],
 RESULT = Types.ROW_NAMED(["name", "id", "score"], [Types.STRING(), Types.LONG(), Types.DOUBLE()])
 
 # Redis: an IP address (the worker never blocks on a DNS lookup), the
-# password from the TaskManager's environment, never from the job.
+# password from the TaskManager's environment, never from the job (only
+# FNW_SECRET_* variables by default: README, "Security").
 USERS = Operation("redis", address="10.0.0.5:6379", command="HGETALL user:{user_id}",
                   password_env="FNW_SECRET_REDIS_PASSWORD", on_missing="null")
 
