@@ -373,6 +373,16 @@ final class OpsSecurityScenarios {
           + "ServerReady");
       List<FunctionRunner.Result> rows = scored.get(c.ms(15000), java.util.concurrent.TimeUnit.MILLISECONDS);
       check(rows.size() == 3, "the kserve bundle gave " + rows.size() + " rows");
+      // a bundle that gives up while ServerReady still hangs: close cancels the check at once
+      FunctionRunner quick = KServeScenarios.runner(c, w, KServeScenarios.IN, KServeScenarios.OUT,
+          KServeScenarios.spec(KServeScenarios.linear(ks, "connect_timeout_ms", "8000"), "{\"timeoutMs\":300}"));
+      long t1 = System.nanoTime();
+      Ctx.send(quick, KServeScenarios.IN, KServeScenarios.rows(2));
+      String e = Ctx.expectBundleError(quick);
+      long closeMs = (System.nanoTime() - t1) / 1_000_000;
+      c.note("a bundle timing out during the checks failed after " + closeMs + " ms");
+      check(closeMs < c.ms(2500), "a bundle timing out during the open checks took " + closeMs + " ms: " + e);
+      AsyncScenarios.stillServes(c, w);
     }
   }
 }
