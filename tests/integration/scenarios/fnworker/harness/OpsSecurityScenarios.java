@@ -356,26 +356,37 @@ final class OpsSecurityScenarios {
       if (ks == null) {
         return;
       }
-      Server.run(c, "kserve.sh", "inject", ks.dir.getPath(), "{\"*\": {\"ready_delay_ms\": 3000}}");
+      long hang = c.ms(3000);   // scaled like every wait of the scenario (slower under valgrind)
+      Server.run(c, "kserve.sh", "inject", ks.dir.getPath(), "{\"*\": {\"ready_delay_ms\": " + hang + "}}");
       Worker w = c.worker(o -> { });
       FunctionRunner k = KServeScenarios.runner(c, w, KServeScenarios.IN, KServeScenarios.OUT,
-          KServeScenarios.spec(KServeScenarios.linear(ks, "connect_timeout_ms", "8000"), "{\"timeoutMs\":20000}"));
+          KServeScenarios.spec(KServeScenarios.linear(ks, "connect_timeout_ms", String.valueOf(hang + 5000)),
+              "{\"timeoutMs\":" + (hang + 20000) + "}"));
       java.util.concurrent.CompletableFuture<List<FunctionRunner.Result>> scored =
           java.util.concurrent.CompletableFuture.supplyAsync(() -> Ctx.bundle(k, KServeScenarios.IN,
               KServeScenarios.rows(3)));
       Thread.sleep(c.ms(500));   // the kserve bundle is opening: ServerReady hangs
-      check(!scored.isDone(), "the kserve bundle finished before ServerReady answered");
+      if (scored.isDone()) {
+        String how;
+        try {
+          how = scored.get().size() + " rows";
+        } catch (java.util.concurrent.ExecutionException e) {
+          how = String.valueOf(e.getCause());
+        }
+        check(false, "the kserve bundle finished before ServerReady answered: " + how);
+      }
       long t0 = System.nanoTime();
       AsyncScenarios.stillServes(c, w);
       long ms = (System.nanoTime() - t0) / 1_000_000;
       c.note("another bundle took " + ms + " ms while ServerReady hung");
       check(ms < c.ms(1500), "another bundle on the worker took " + ms + " ms while a kserve open waited for "
           + "ServerReady");
-      List<FunctionRunner.Result> rows = scored.get(c.ms(15000), java.util.concurrent.TimeUnit.MILLISECONDS);
+      List<FunctionRunner.Result> rows = scored.get(hang + c.ms(15000), java.util.concurrent.TimeUnit.MILLISECONDS);
       check(rows.size() == 3, "the kserve bundle gave " + rows.size() + " rows");
       // a bundle that gives up while ServerReady still hangs: close cancels the check at once
       FunctionRunner quick = KServeScenarios.runner(c, w, KServeScenarios.IN, KServeScenarios.OUT,
-          KServeScenarios.spec(KServeScenarios.linear(ks, "connect_timeout_ms", "8000"), "{\"timeoutMs\":300}"));
+          KServeScenarios.spec(KServeScenarios.linear(ks, "connect_timeout_ms", String.valueOf(hang + 5000)),
+              "{\"timeoutMs\":300}"));
       long t1 = System.nanoTime();
       Ctx.send(quick, KServeScenarios.IN, KServeScenarios.rows(2));
       String e = Ctx.expectBundleError(quick);
