@@ -87,6 +87,16 @@ START_TEST(base64_of_a_credential)
 }
 END_TEST
 
+START_TEST(credential_of_an_authorization_value)
+{
+    ck_assert_str_eq(fnw_secret_credential("Bearer tok-123"), "tok-123");
+    ck_assert_str_eq(fnw_secret_credential("Basic  dXNlcjpwdw=="), "dXNlcjpwdw==");
+    ck_assert_ptr_null(fnw_secret_credential("tok-123"));
+    ck_assert_ptr_null(fnw_secret_credential("Bearer x"));
+    ck_assert_ptr_null(fnw_secret_credential("Bearer "));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("secret_mask");
@@ -96,6 +106,7 @@ static Suite *suite(void)
     tcase_add_test(tc, nothing_to_mask);
     tcase_add_test(tc, escaped_forms);
     tcase_add_test(tc, base64_of_a_credential);
+    tcase_add_test(tc, credential_of_an_authorization_value);
     suite_add_tcase(s, tc);
     return s;
 }
