@@ -96,15 +96,18 @@ $(BUILD)/fnworker: $(BUILD)/obj/worker/main.o $(BUILD)/libfnw.a include/fnworker
 PLUGIN_CFLAGS := -Iinclude -std=c11 $(OPT) $(WARN) -fPIC -shared $(filter -fsanitize%,$(CFLAGS))
 EXAMPLE_PLUGINS := $(BUILD)/plugins/dns.so $(BUILD)/plugins/sha256.so
 plugins: $(EXAMPLE_PLUGINS)
-$(BUILD)/plugins/dns.so: examples/plugins/dns.c include/fnworker.h
+# Every rule that runs the compiler or a tool of a package depends on its
+# group's stamp (order-only), so `make -j2` on a fresh machine installs
+# first: c-ares and libcrypto (build group) before these plugins.
+$(BUILD)/plugins/dns.so: examples/plugins/dns.c include/fnworker.h | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) -o $@ $< -lcares -lev
-$(BUILD)/plugins/sha256.so: examples/plugins/sha256.c include/fnworker.h
+$(BUILD)/plugins/sha256.so: examples/plugins/sha256.c include/fnworker.h | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) -o $@ $< -lcrypto -lpthread
 # The loader's test plugins (tests/unit/plugin_so/), one .so each.
 TEST_PLUGINS := $(patsubst tests/unit/plugin_so/%.c,$(BUILD)/tests/plugins/%.so,$(wildcard tests/unit/plugin_so/*.c))
-$(BUILD)/tests/plugins/%.so: tests/unit/plugin_so/%.c include/fnworker.h
+$(BUILD)/tests/plugins/%.so: tests/unit/plugin_so/%.c include/fnworker.h | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) -o $@ $<
 
@@ -115,7 +118,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a | 
 	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
 
 # The loader's test loads real plugins, so it exports the API as the worker does.
-$(BUILD)/tests/test_plugins: tests/unit/test_plugins.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a $(TEST_PLUGINS)
+$(BUILD)/tests/test_plugins: tests/unit/test_plugins.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a $(TEST_PLUGINS) \
+                             | $(BUILD)/.deps-test
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -DFNW_TEST_PLUGINS='"$(BUILD)/tests/plugins"' $(shell pkg-config --cflags check) \
 	  -o $@ $< $(LDFLAGS) $(EXPORT_LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
@@ -123,7 +127,8 @@ $(BUILD)/tests/test_plugins: tests/unit/test_plugins.c $(wildcard tests/unit/*.h
 # The operation API test runs an operation (tests/unit/plugin/) compiled with
 # include/ alone on the include path, as an operation built outside the tree is.
 PLUGIN_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/unit/plugin/*.c))
-$(BUILD)/obj/tests/unit/plugin/%.o: tests/unit/plugin/%.c $(wildcard tests/unit/plugin/*.h) include/fnworker.h
+$(BUILD)/obj/tests/unit/plugin/%.o: tests/unit/plugin/%.c $(wildcard tests/unit/plugin/*.h) include/fnworker.h \
+                                    | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(CFLAGS) -c $< -o $@
 $(BUILD)/tests/test_operation_api: tests/unit/test_operation_api.c $(PLUGIN_OBJ) $(TEST_SUPPORT) \
@@ -306,7 +311,7 @@ FUZZ_S       ?= 60
 FUZZ_TARGETS ?=
 FUZZ_RUN     := $(if $(FUZZ_TARGETS),$(subst $(comma), ,$(FUZZ_TARGETS)),$(FUZZ_NAMES))
 
-$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libfnw.a
+$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libfnw.a | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/replay.c $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS)
 
@@ -347,7 +352,7 @@ clean:
 # prints one line saying why not otherwise (image-check).
 IMAGE ?= localhost/fnworker:latest
 .PHONY: image image-test image-check deploy-tests
-image:
+image: | $(BUILD)/.deps-image
 	sh scripts/image/build.sh $(BUILD) $(IMAGE)
 image-test: harness
 	@sh scripts/install-deps.sh image
@@ -356,5 +361,5 @@ image-check: harness
 	@FNW_IMAGE_TEST_OPTIONAL=1 sh tests/image/run.sh $(BUILD) $(IMAGE)
 
 # The Kubernetes pod template (deploy/kubernetes/) against itself and the image.
-deploy-tests:
+deploy-tests: | $(BUILD)/.deps-test
 	PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests/deploy

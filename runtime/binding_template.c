@@ -172,8 +172,9 @@ static int parse(fnw_tmpl *t, const char *text, const fnw_type *in, fnw_error *e
         if (c == '}' && text[i + 1] != '}')
             return fnw_error_set(err, "option '%s': a lone '}' at byte %zu (write '}}' for a literal brace)",
                                  t->option, i);
-        if (t->esc == FNW_ESCAPE_HEADER && (c == '\r' || c == '\n'))
-            return fnw_error_set(err, "option '%s': a header template cannot contain CR or LF", t->option);
+        if (t->esc == FNW_ESCAPE_HEADER && (((unsigned char)c < 0x20 && c != '\t') || c == 0x7f))
+            return fnw_error_set(err, "option '%s': a header template cannot contain a control character (byte "
+                                 "0x%02x at %zu; only TAB is allowed)", t->option, (unsigned)(unsigned char)c, i);
         t->lit[t->nlit++] = c;
         i += (c == '{' || c == '}') ? 2 : 1;
     }

@@ -166,8 +166,8 @@ static int put_json_string(const uint8_t *p, size_t n, fnw_buf *out, const char 
 static int put_header(const uint8_t *p, size_t n, fnw_buf *out, const char **why)
 {
     for (size_t i = 0; i < n; i++) {
-        if (p[i] == '\r' || p[i] == '\n' || p[i] == '\0') {
-            *why = "contains CR, LF or NUL, which cannot be in a header value";
+        if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7f) {
+            *why = "contains a control character (CR, LF, NUL, DEL, ...; only TAB may be in a header value)";
             return -1;
         }
     }

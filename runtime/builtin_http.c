@@ -16,13 +16,15 @@
 #include "runtime/binding_convert.h"
 #include "runtime/builtin_http_internal.h"
 #include "runtime/builtins.h"
+#include "runtime/secret_env.h"
+#include "runtime/secret_mask.h"
 
 #define OP "http"
 #define MIB ((int64_t)1 << 20)
 #define DAY_MS 86400000LL
 
 static const char *const http_known[] = {
-    "method", "url", "body", "batch_body", "on_missing", "max_response_bytes", "max_connections",
+    "method", "url", "body", "batch_body", "on_missing", "on_short_batch", "max_response_bytes", "max_connections",
     "tls_ca_file", "connect_timeout_ms", "request_timeout_ms", "header.<Name>", "result.<field>", NULL,
 };
 
@@ -40,7 +42,7 @@ static int check_known(const fnw_options *o, fnw_error *err)
             ok = strcmp(k, http_known[j]) == 0 && !strchr(k, '<');
         if (!ok)
             return fnw_error_set(err, "unknown option '%s'; known options: method, url, body, batch_body, "
-                                 "on_missing, max_response_bytes, max_connections, tls_ca_file, "
+                                 "on_missing, on_short_batch, max_response_bytes, max_connections, tls_ca_file, "
                                  "connect_timeout_ms, request_timeout_ms, header.<Name>, result.<field>", k);
     }
     return 0;
@@ -71,8 +73,17 @@ static int parse_url(httpop_state *st, const fnw_options *o, fnw_error *err)
         return fnw_error_set(err, "option 'url' is required (e.g. http://host:port/items/{id})");
     if (!has_prefix(url, "http://") && !has_prefix(url, "https://"))
         return fnw_error_set(err, "option 'url' must start with http:// or https://; got '%.200s'", url);
-    size_t q = fnw_httpop_query_start(url);
+    size_t q = fnw_httpop_query_start(url), auth = fnw_httpop_authority_end(url), dots;
+    for (size_t i = 0; i < auth; i++)
+        if (url[i] == '{' && url[i + 1] != '{')
+            return fnw_error_set(err, "option 'url': a placeholder before the path ('%.200s'): a row's value may "
+                                 "not choose the scheme, host or port; write them out", url);
     char *path = strndup(url, q);
+    if (path && fnw_httpop_dot_segment(path, &dots)) {
+        free(path);
+        return fnw_error_set(err, "option 'url': the path has a '.' or '..' segment ('%.200s'); write the path "
+                             "it stands for", url);
+    }
     if (!path)
         return fnw_error_set(err, "option 'url': out of memory");
     st->url_path = fnw_tmpl_new(path, st->input_type, FNW_ESCAPE_URL_PATH, "url", err);
@@ -85,6 +96,15 @@ static int parse_url(httpop_state *st, const fnw_options *o, fnw_error *err)
     if (st->batched && fields)
         return fnw_error_set(err, "option 'url' names input fields, but in batch mode one request carries "
                              "many rows: use a constant URL and put the fields in 'body'");
+    return 0;
+}
+
+/* 1 when s holds a byte a header value may not: a control character but TAB, or DEL. */
+static int header_ctl(const char *s)
+{
+    for (; *s; s++)
+        if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
+            return 1;
     return 0;
 }
 
@@ -116,21 +136,25 @@ static int secret_header(httpop_state *st, httpop_header *h, const char *opt, co
         return fnw_error_set(err, "option '%s': no environment variable name after 'env:'", opt);
     memcpy(name, var, vlen);
     name[vlen] = '\0';
-    const char *secret = getenv(name);
+    const char *secret = fnw_secret_env_get(name, opt, "http", err);
     if (!secret)
-        return fnw_error_set(err, "option '%s': environment variable '%s' is not set (the header's value is "
-                             "read from it when the operation opens)", opt, name);
-    if (strpbrk(secret, "\r\n") || strpbrk(before, "\r\n") || strpbrk(after, "\r\n"))
-        return fnw_error_set(err, "option '%s': the value (or environment variable '%s') holds CR or LF", opt,
-                             name);
+        return -1;
+    if (header_ctl(secret) || header_ctl(before) || header_ctl(after))
+        return fnw_error_set(err, "option '%s': the value (or environment variable '%s') holds a control "
+                             "character (only TAB may be in a header value)", opt, name);
     size_t n = strlen(h->name) + blen + strlen(secret) + strlen(after) + 3;
     if (!(h->line = malloc(n)))
         return fnw_error_set(err, "out of memory");
     int at = snprintf(h->line, n, "%s: %.*s", h->name, (int)blen, before);
     snprintf(h->line + at, n - (size_t)at, "%s%s", secret, after);
-    if (*secret && st->n_secrets < HTTPOP_MAX_SECRETS) {
+    /* the value, and its credential alone ("Bearer tok" -> "tok"), which a server may quote */
+    const char *cred = fnw_secret_credential(secret);
+    const char *mask[2] = { secret, cred };
+    for (size_t k = 0; k < 2; k++) {
+        if (!mask[k] || !*mask[k])
+            continue;
         /* unmasked, the secret could reach the log in an excerpt: fail instead */
-        if (!(st->secrets[st->n_secrets] = strdup(secret)))
+        if (st->n_secrets >= HTTPOP_MAX_SECRETS || !(st->secrets[st->n_secrets] = strdup(mask[k])))
             return fnw_error_set(err, "option '%s': out of memory", opt);
         st->n_secrets++;
     }
@@ -266,8 +290,12 @@ static int make_client(httpop_state *st, const fnw_options *o, fnw_error *err)
         fnw_options_int(o, "max_response_bytes", 8 * MIB, 1, 1024 * MIB, &max_body, err) ||
         fnw_options_int(o, "connect_timeout_ms", 10000, 0, DAY_MS, &connect_ms, err) ||
         fnw_options_int(o, "request_timeout_ms", 30000, 0, DAY_MS, &request_ms, err) ||
-        fnw_missing_option(o, "on_missing", FNW_MISSING_NULL, &st->on_missing, err))
+        fnw_missing_option(o, "on_missing", FNW_MISSING_NULL, &st->on_missing, err) ||
+        fnw_options_choice(o, "on_short_batch", (const char *const[]){ "fail", "missing", NULL }, 0,
+                           &st->short_batch_missing, err))
         return -1;
+    if (fnw_options_get(o, "on_short_batch") && !st->batched)
+        return fnw_error_set(err, "option 'on_short_batch' is a batch-mode option (OperationSpec mode BATCH)");
     const char *ca = fnw_options_get(o, "tls_ca_file");
     if (ca && access(ca, R_OK) != 0)
         return fnw_error_set(err, "option 'tls_ca_file': cannot read '%.200s'", ca);

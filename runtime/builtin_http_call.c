@@ -77,6 +77,13 @@ static int build_and_send(httpop_state *st, httpop_ctx *x, size_t n, fnw_error *
     }
     if (url < 0)
         return -1;
+    size_t dots;
+    const char *dot = fnw_httpop_dot_segment((const char *)st->buf.p + url, &dots);
+    if (dot)
+        return fnw_error_set(err, "option 'url': the row's values make the path segment '%.*s' in '%s %.*s', which "
+                             "would walk up the path: a value may not be '.' or '..' in a URL path", (int)dots, dot,
+                             st->method, (int)strcspn((const char *)st->buf.p + url, "?"),
+                             (const char *)st->buf.p + url);
     long hdr[HTTPOP_MAX_HEADERS + 1];
     size_t nh = 0;
     for (size_t i = 0; i < st->n_headers; i++) {
@@ -194,6 +201,18 @@ static void on_ok(httpop_ctx *x, const fnw_http_response *resp)
                                sizeof excerpt);
             fnw_call_fail_after(x->call, FNW_CALL_NO_RETRY, "%s: the response (status %ld) is not JSON: %s; "
                                 "body %s", x->what, resp->status, jerr.text, excerpt);
+            return;
+        }
+    }
+    size_t n = fnw_call_size(x->call), have;
+    for (size_t k = 0; doc && x->st->batched && !x->st->short_batch_missing && k < fnw_outrow_results(x->st->out);
+         k++) {
+        if (fnw_httpop_items_count(&x->st->results[k], doc, &have) && have < n) {
+            json_decref(doc);
+            fnw_call_fail(x->call, "%s: the response has %zu items at '%.200s' (result.%s) for a batch of %zu rows: "
+                          "a short answer (retryable; option on_short_batch 'missing' gives the rows without an item "
+                          "the on_missing policy instead)", x->what, have, x->st->results[k].pointer,
+                          fnw_outrow_result_name(x->st->out, k), n);
             return;
         }
     }

@@ -23,7 +23,7 @@
 #include "runtime/operation.h"
 
 #define HTTPOP_MAX_HEADERS 32
-#define HTTPOP_MAX_SECRETS HTTPOP_MAX_HEADERS
+#define HTTPOP_MAX_SECRETS (2 * HTTPOP_MAX_HEADERS)
 #define HTTPOP_EXCERPT 200          /* bytes of a response body quoted in errors */
 #define HTTPOP_ITEMS "{items}"      /* batch_body's placeholder */
 #define HTTPOP_INDEX "{i}"          /* a result pointer's batch index token */
@@ -60,6 +60,7 @@ typedef struct httpop_state {
     fnw_outrow *out;
     httpop_result *results;         /* fnw_outrow_results(out) entries */
     fnw_missing on_missing;
+    int short_batch_missing;        /* on_short_batch: 0 fail (retryable), 1 missing rows follow on_missing */
     long request_timeout_ms;
     size_t max_response_bytes;
     char *secrets[HTTPOP_MAX_SECRETS];      /* values from the environment, to mask */
@@ -74,6 +75,15 @@ typedef struct httpop_state {
 /* Offset of the first '?' of a URL template outside placeholders (the start
  * of the query), or strlen(url) when there is none. */
 size_t fnw_httpop_query_start(const char *url);
+
+/* Offset of the end of the authority of URL template url ("scheme://host:port"):
+ * the first '/', '?' or '#' after "://", or strlen(url). */
+size_t fnw_httpop_authority_end(const char *url);
+
+/* The first path segment of the rendered URL path `path` (up to its '?' or
+ * end) that is "." or "..", which a client or server would resolve by
+ * removing path segments; NULL when there is none. *len gets its length. */
+const char *fnw_httpop_dot_segment(const char *path, size_t *len);
 
 /* Splits batch_body at its one HTTPOP_ITEMS into malloc'd prefix and suffix;
  * fails (naming the option) unless it occurs exactly once and the text with
@@ -105,6 +115,10 @@ httpop_status fnw_httpop_classify(long status);
  * replaced by '*'. */
 void fnw_httpop_excerpt(const char *body, size_t len, const char *const *secrets, size_t n_secrets,
                         char *out, size_t cap);
+
+/* With a {i} pointer whose array is in doc: 1 and its element count in
+ * *count; otherwise 0. */
+int fnw_httpop_items_count(const httpop_result *r, const json_t *doc, size_t *count);
 
 /* The value of result r for batch element i (0 when not batched) in the
  * parsed response doc: FNW_JPTR_FOUND with *out borrowed from doc,

@@ -33,6 +33,31 @@ size_t fnw_httpop_query_start(const char *url)
     return i;
 }
 
+size_t fnw_httpop_authority_end(const char *url)
+{
+    const char *s = strstr(url, "://");
+    if (!s)
+        return 0;
+    s += 3;
+    return (size_t)(s - url) + strcspn(s, "/?#");
+}
+
+const char *fnw_httpop_dot_segment(const char *path, size_t *len)
+{
+    size_t end = strcspn(path, "?#"), at = fnw_httpop_authority_end(path);
+    while (at < end) {
+        size_t seg = at + 1, n = strcspn(path + seg, "/?#");
+        if (seg + n > end)
+            n = end - seg;
+        if ((n == 1 || n == 2) && path[seg] == '.' && path[seg + n - 1] == '.') {
+            *len = n;
+            return path + seg;
+        }
+        at = seg + n;
+    }
+    return NULL;
+}
+
 int fnw_httpop_split_batch_body(const char *text, char **prefix, char **suffix, fnw_error *err)
 {
     const char *at = strstr(text, HTTPOP_ITEMS);
@@ -150,6 +175,16 @@ void fnw_httpop_excerpt(const char *body, size_t len, const char *const *secrets
     out[o] = '\0';
     if (len > n && o + 4 < cap)
         memcpy(out + o, "...", 4);
+}
+
+int fnw_httpop_items_count(const httpop_result *r, const json_t *doc, size_t *count)
+{
+    json_t *arr;
+    fnw_error ignored;
+    if (r->whole || fnw_jptr_get(r->items, doc, &arr, &ignored) != FNW_JPTR_FOUND || !json_is_array(arr))
+        return 0;
+    *count = json_array_size(arr);
+    return 1;
 }
 
 int fnw_httpop_pick(const httpop_result *r, const json_t *doc, size_t i, json_t **out, fnw_error *err)

@@ -3,8 +3,9 @@
  * gRPC, one ModelInfer request per call (a batch's rows stacked along
  * dimension 0 by the tensor codec). This file owns the operation table and
  * the instance's life: open reads every option (kserve_config.c), connects
- * the channels, starts the completion queue's pump thread and checks that
- * the server and the model are ready and match the mapping; close cancels
+ * the channels, starts the completion queue's pump thread and the thread
+ * that checks that the server and the model are ready and match the mapping
+ * (builtin_kserve_gate.c: open does not wait for it); close cancels
  * what is in flight and takes it all down again. The calls themselves are
  * in builtin_kserve_call.c, the gRPC plumbing in builtin_kserve_grpc.c.
  */
@@ -20,6 +21,7 @@ static void kserve_close(void *state)
     kserve_op *op = state;
     if (!op)
         return;
+    fnw_kserve_gate_stop(op);
     fnw_kserve_pump_stop(op);
     fnw_kserve_channels_stop(op);
     fnw_kserve_config_free(&op->cfg);
@@ -52,7 +54,7 @@ static int kserve_open(const fnw_op_env *env, void **state, fnw_error *err)
         return fnw_error_set(err, "operation '%s' needs an event loop", KSERVE_OP);
     }
     if (fnw_kserve_channels_start(op, err) != 0 || fnw_kserve_pump_start(op, err) != 0 ||
-        fnw_kserve_check_ready(op, err) != 0) {
+        fnw_kserve_gate_start(op, err) != 0) {
         kserve_close(op);
         return -1;
     }

@@ -53,9 +53,8 @@ static int build_request(kserve_op *op, fnw_call *call, fnw_value *rows, size_t 
     return 0;
 }
 
-void fnw_kserve_invoke(void *state, fnw_call *call)
+void fnw_kserve_invoke_now(kserve_op *op, fnw_call *call)
 {
-    kserve_op *op = state;
     size_t n = fnw_call_size(call);
     fnw_value *rows = fnw_arena_alloc(fnw_call_arena(call), n * sizeof *rows);
     if (!rows) {
@@ -94,6 +93,8 @@ void fnw_kserve_invoke(void *state, fnw_call *call)
 
 void fnw_kserve_cancel(void *state, fnw_call *call)
 {
+    if (fnw_kserve_gate_cancel(state, call))
+        return;
     kserve_rpc *r = fnw_call_op_data(call);
     if (!r)
         return;

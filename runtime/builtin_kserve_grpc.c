@@ -332,8 +332,9 @@ int fnw_kserve_unary(kserve_op *op, const char *method, const ProtobufCMessage *
     grpc_metadata auth;
     fill_ops(op, &r, ops, &auth);
     ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY;   /* a server starting up gets the connect timeout */
-    if (r.gc && grpc_call_start_batch(r.gc, ops, 6, &r, NULL) == GRPC_CALL_OK)
+    if (r.gc && fnw_kserve_gate_track(op, r.gc) == 0 && grpc_call_start_batch(r.gc, ops, 6, &r, NULL) == GRPC_CALL_OK)
         grpc_completion_queue_pluck(cq, &r, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    fnw_kserve_gate_track(op, NULL);
     char *msg = grpc_slice_to_c_string(r.details);
     snprintf(details, dn, "%s", msg);
     gpr_free(msg);

@@ -5,7 +5,9 @@
  *                          thread, unary calls (asynchronous on the loop,
  *                          and the blocking ones open makes)
  *   builtin_kserve_ready.c readiness and the metadata check at open
- *   builtin_kserve_call.c  invoke, a call's completion, cancel
+ *   builtin_kserve_call.c  a call: start, completion, cancel
+ *   builtin_kserve_gate.c  the open checks on a thread of their own; calls
+ *                          wait (invoke) until they pass
  *
  * Threads: the loop thread does everything except grpc_completion_queue_next,
  * which the operation's one pump thread blocks in; it hands every completion
@@ -63,6 +65,16 @@ typedef struct kserve_op {
     kserve_rpc *active;               /* in flight, newest first */
     size_t n_active;
     kserve_rpc *free_rpcs;
+    /* the open checks (builtin_kserve_gate.c); gate, closing, unary and
+     * gate_error are shared with the checker thread, under gate_mu */
+    pthread_mutex_t gate_mu;
+    int gate_init, checker_started, gate, closing;
+    pthread_t checker;
+    grpc_call *unary;                 /* the check in flight, for close to cancel */
+    char gate_error[FNW_ERROR_MAX];
+    ev_async gate_wake;
+    fnw_call **waiting;               /* calls that came before the checks passed */
+    size_t n_waiting, cap_waiting;
 } kserve_op;
 
 /* Masks the auth header's value (the secret read from auth_header_env) in
@@ -70,8 +82,9 @@ typedef struct kserve_op {
  * message. */
 static inline void fnw_kserve_mask(const kserve_op *op, char *text)
 {
-    const char *secret[1] = { op->cfg.auth_header };
-    fnw_secret_mask_str(text, secret, 1);
+    const char *secret[2] = { op->cfg.auth_header,
+                              op->cfg.auth_header ? fnw_secret_credential(op->cfg.auth_header) : NULL };
+    fnw_secret_mask_str(text, secret, 2);
 }
 
 /* builtin_kserve_grpc.c */
@@ -96,8 +109,22 @@ int fnw_kserve_unary(kserve_op *op, const char *method, const ProtobufCMessage *
  * checked against the model's metadata (when check_metadata). */
 int fnw_kserve_check_ready(kserve_op *op, fnw_error *err);
 
-/* builtin_kserve_call.c */
+/* builtin_kserve_gate.c */
+int fnw_kserve_gate_start(kserve_op *op, fnw_error *err);
+/* Cancels the check in flight, joins the thread, frees the waiting list. */
+void fnw_kserve_gate_stop(kserve_op *op);
+/* Waits for the checks (the unit tests): 0 when they passed, else -1 with
+ * their message. */
+int fnw_kserve_gate_wait(kserve_op *op, fnw_error *err);
+/* The checker's unary call c is in flight (NULL: done); -1 when closing. */
+int fnw_kserve_gate_track(kserve_op *op, grpc_call *c);
+/* The operation's invoke: starts the call, or parks it until the checks end. */
 void fnw_kserve_invoke(void *state, fnw_call *call);
+/* 1 when call was waiting for the checks (it no longer is). */
+int fnw_kserve_gate_cancel(kserve_op *op, fnw_call *call);
+
+/* builtin_kserve_call.c */
+void fnw_kserve_invoke_now(kserve_op *op, fnw_call *call);
 void fnw_kserve_cancel(void *state, fnw_call *call);
 /* A completion on the loop: settles r's call (if any), frees r. */
 void fnw_kserve_call_done(kserve_op *op, kserve_rpc *r);

@@ -23,6 +23,7 @@
 
 #include "runtime/builtin_redis_internal.h"
 #include "runtime/builtins.h"
+#include "runtime/secret_mask.h"
 
 typedef struct redis_state {
     fnw_redisop_plan *plan;
@@ -111,6 +112,8 @@ static void abort_call(rcall *rc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    const char *secrets[] = { fnw_redis_secret(rc->st->pool) };
+    fnw_secret_mask_str(msg, secrets, 1);   /* Redis errors and values may quote the password */
     cancel_out(rc);
     fnw_call_set_op_data(rc->call, NULL);
     fnw_call_fail(rc->call, "%s", msg);   /* last: the call is the engine's after this */

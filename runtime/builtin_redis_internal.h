@@ -58,6 +58,7 @@ typedef struct fnw_redisop_plan {
     /* connection */
     char host[64];
     int port, pool_size, db;
+    size_t max_reply_bytes;
     char *password_env, *username;
     /* request */
     fnw_tmpl_argv *argv;

@@ -14,12 +14,13 @@
 #include <strings.h>
 
 #include "runtime/binding_convert.h"
+#include "runtime/secret_env.h"
 
 #define OP "operation 'redis'"
 #define MAX_RESULTS 1024
 
 static const char *const known_options[] = {
-    "address", "pool_size", "password_env", "username", "db", "command", "result_field", "result_fields",
+    "address", "pool_size", "max_reply_bytes", "password_env", "username", "db", "command", "result_field", "result_fields",
     "on_missing", NULL,
 };
 
@@ -54,18 +55,21 @@ int fnw_redisop_parse_address(const char *text, char *host, size_t cap, int *por
 static int parse_connection(fnw_redisop_plan *p, const fnw_options *o, fnw_error *err)
 {
     const char *addr = fnw_options_get(o, "address");
-    int64_t pool, db;
+    int64_t pool, db, max_reply;
     if (fnw_redisop_parse_address(addr ? addr : "127.0.0.1:6379", p->host, sizeof p->host, &p->port, err) ||
         fnw_options_int(o, "pool_size", 1, 1, FNW_REDISOP_MAX_POOL, &pool, err) ||
-        fnw_options_int(o, "db", 0, 0, 1000000, &db, err))
+        fnw_options_int(o, "db", 0, 0, 1000000, &db, err) ||
+        fnw_options_int(o, "max_reply_bytes", (int64_t)FNW_REDIS_DEFAULT_MAX_REPLY, 1024, (int64_t)1 << 30,
+                        &max_reply, err))
         return -1;
     p->pool_size = (int)pool;
     p->db = (int)db;
+    p->max_reply_bytes = (size_t)max_reply;
     const char *pw = fnw_options_get(o, "password_env"), *user = fnw_options_get(o, "username");
     if (pw && !pw[0])
         return fnw_error_set(err, "option 'password_env' must name an environment variable");
-    if (pw && !getenv(pw))
-        return fnw_error_set(err, "option 'password_env': the environment variable $%s is not set", pw);
+    if (pw && !fnw_secret_env_get(pw, "password_env", "redis", err))
+        return -1;
     if (user && !pw)
         return fnw_error_set(err, "option 'username' needs option 'password_env' (ACL AUTH takes both)");
     if ((pw && !(p->password_env = strdup(pw))) || (user && !(p->username = strdup(user))))
@@ -389,4 +393,5 @@ void fnw_redisop_plan_config(const fnw_redisop_plan *p, fnw_redis_config *cfg)
     cfg->password_env = p->password_env;
     cfg->username = p->username;
     cfg->db = p->db;
+    cfg->max_reply_bytes = p->max_reply_bytes;
 }

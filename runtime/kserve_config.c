@@ -1,6 +1,7 @@
 /* runtime/kserve_config.c — reading and checking the kserve operation's
  * options at open (see kserve_config.h for the list and the rules). */
 #include "runtime/kserve_config.h"
+#include "runtime/secret_env.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -98,8 +99,10 @@ static int read_transport(fnw_kserve_config *c, const fnw_options *o, const char
         return 0;
     if (check_env_name(env_name, op, err) != 0)
         return -1;
-    const char *secret = getenv(env_name);
-    if (!secret || !*secret)
+    const char *secret = fnw_secret_env_get(env_name, "auth_header_env", op, err);
+    if (!secret)
+        return -1;
+    if (!*secret)
         return fnw_error_set(err, "option 'auth_header_env' of operation '%s': the environment variable %s is not "
                              "set (or empty) in the worker", op, env_name);
     if (has_control(secret))

@@ -11,6 +11,8 @@
  * their error.
  */
 #include "runtime/redis_client.h"
+#include "runtime/secret_env.h"
+#include "runtime/secret_mask.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,9 @@ typedef struct conn {
     unsigned failures;           /* in a row, for the backoff */
     ev_timer retry;
     char last_error[256];        /* why the last attempt failed, for pending commands */
+    size_t reply_bytes;          /* of the reply being parsed, for max_reply_bytes */
+    redisReplyObjectFunctions fn;    /* the reader's functions, wrapped to count */
+    redisReplyObjectFunctions *orig; /* hiredis's own */
 } conn;
 
 struct fnw_redis_cmd {
@@ -109,6 +114,8 @@ static void setup_failed(conn *c, const redisAsyncContext *ac, const char *what,
     snprintf(c->last_error, sizeof c->last_error, "%s failed: %.*s%s%s%s", what,
              (int)(rep->len > 160 ? 160 : rep->len), rep->str ? rep->str : "",
              auth ? " (the password comes from $" : "", auth ? r->password_env : "", auth ? ")" : "");
+    const char *secrets[] = { r->password };
+    fnw_secret_mask_str(c->last_error, secrets, 1);   /* WRONGPASS may quote what it was sent */
     c->dying = 1;
     redisAsyncFree((redisAsyncContext *)ac);
 }
@@ -172,6 +179,116 @@ static int send_setup(conn *c)
     return 0;
 }
 
+/* ---- bounded replies ---------------------------------------------------- */
+
+static void *over_limit(conn *c, const char *what, unsigned long long n, const char *unit)
+{
+    snprintf(c->last_error, sizeof c->last_error, "a reply larger than max_reply_bytes (%zu bytes): %s %llu %s; the "
+             "connection is dropped and reconnects", c->pool->cfg.max_reply_bytes, what, n, unit);
+    return NULL;                 /* the reader fails, hiredis drops the connection */
+}
+
+/* Counts what a reply holds; NULL (an error to hiredis) once it passes the limit. */
+static int count(conn *c, const redisReadTask *t, size_t n)
+{
+    if (!t->parent)
+        c->reply_bytes = 0;      /* a new reply */
+    c->reply_bytes += n + sizeof(redisReply);
+    return c->reply_bytes > c->pool->cfg.max_reply_bytes;
+}
+
+static void *wrap_string(const redisReadTask *t, char *s, size_t n)
+{
+    conn *c = t->privdata;
+    if (count(c, t, n))
+        return over_limit(c, "its values reach", c->reply_bytes, "bytes");
+    return c->orig->createString(t, s, n);
+}
+
+static void *wrap_array(const redisReadTask *t, int n)
+{
+    conn *c = t->privdata;
+    if (n > 0 && count(c, t, (size_t)n * sizeof(redisReply *)))
+        return over_limit(c, "an array announcing", (unsigned long long)n, "elements");
+    return c->orig->createArray(t, n);
+}
+
+static void *wrap_integer(const redisReadTask *t, long long v)
+{
+    conn *c = t->privdata;
+    if (count(c, t, 0))
+        return over_limit(c, "its values reach", c->reply_bytes, "bytes");
+    return c->orig->createInteger(t, v);
+}
+
+static void *wrap_nil(const redisReadTask *t)
+{
+    conn *c = t->privdata;
+    if (count(c, t, 0))
+        return over_limit(c, "its values reach", c->reply_bytes, "bytes");
+    return c->orig->createNil(t);
+}
+
+/* What waits unparsed in the reader (the beginning of the next value): a
+ * bulk header announcing more than the limit, or more than the limit of
+ * unparsed bytes, fails before more is read. 0 when it may go on. */
+static int unparsed_over(conn *c, const redisReader *rd)
+{
+    size_t avail = rd->len - rd->pos, max = c->pool->cfg.max_reply_bytes;
+    const char *p = rd->buf ? rd->buf + rd->pos : "";
+    /* hiredis consumes the type byte first: the bulk's length line is next when
+     * the task being read is a bulk string, else the '$' may still be there */
+    int bulk = rd->ridx >= 0 && rd->rstack[rd->ridx].type == REDIS_REPLY_STRING;
+    if (!bulk && avail > 1 && p[0] == '$') {
+        bulk = 1;
+        p++;
+        avail--;
+    }
+    if (bulk) {
+        unsigned long long n = 0;
+        size_t i = 0;
+        while (i < avail && i < 24 && p[i] >= '0' && p[i] <= '9')
+            n = n * 10 + (unsigned long long)(p[i++] - '0');
+        if (i > 0 && n > max) {
+            over_limit(c, "a bulk string announcing", n, "bytes");
+            return 1;
+        }
+    }
+    if (avail > max + 64) {
+        over_limit(c, "a value still arriving after", (unsigned long long)avail, "bytes");
+        return 1;
+    }
+    return 0;
+}
+
+/* The read watcher (in place of the adapter's): checks what is buffered
+ * before hiredis reads more. */
+static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    redisLibevEvents *e = w->data;
+    redisAsyncContext *ac = e->context;
+    conn *c = ac->data;
+    if (unparsed_over(c, ac->c.reader)) {
+        c->dying = 1;
+        redisAsyncFree(ac);      /* pending commands get last_error; on_disconnect reconnects */
+        if (c->ac == ac)
+            schedule_retry(c);
+        return;
+    }
+    redisAsyncHandleRead(ac);
+}
+
+static void bound_replies(conn *c, redisAsyncContext *ac)
+{
+    redisReader *rd = ac->c.reader;
+    c->orig = rd->fn;
+    c->fn = (redisReplyObjectFunctions){ wrap_string, wrap_array, wrap_integer, wrap_nil, c->orig->freeObject };
+    rd->fn = &c->fn;
+    rd->privdata = c;
+    redisLibevEvents *e = ac->ev.data;
+    ev_set_cb(&e->rev, on_readable);
+}
+
 static void start_connect(conn *c)
 {
     fnw_redis *r = c->pool;
@@ -187,7 +304,10 @@ static void start_connect(conn *c)
     ac->data = c;
     c->ac = ac;
     c->dying = 0;
-    if (redisLibevAttach(r->loop, ac) != REDIS_OK || send_setup(c) != 0) {
+    int attached = redisLibevAttach(r->loop, ac) == REDIS_OK;
+    if (attached)
+        bound_replies(c, ac);
+    if (!attached || send_setup(c) != 0) {
         snprintf(c->last_error, sizeof c->last_error, "cannot set the connection up (out of memory)");
         c->ac = NULL;
         redisAsyncFree(ac);
@@ -211,16 +331,17 @@ static int copy_config(fnw_redis *r, const fnw_redis_config *cfg, fnw_error *err
         return fnw_error_set(err, "redis: connections must be between 1 and 1024, got %d", r->cfg.connections);
     if (!r->cfg.connections)
         r->cfg.connections = 1;
+    if (!r->cfg.max_reply_bytes)
+        r->cfg.max_reply_bytes = FNW_REDIS_DEFAULT_MAX_REPLY;
     if (r->cfg.db < 0)
         return fnw_error_set(err, "redis: db must not be negative, got %d", r->cfg.db);
     if (!(r->host = strdup(cfg->host ? cfg->host : "127.0.0.1")) ||
         (cfg->username && !(r->username = strdup(cfg->username))))
         return fnw_error_set(err, "redis: out of memory");
     if (cfg->password_env) {
-        const char *pw = getenv(cfg->password_env);
+        const char *pw = fnw_secret_env_get(cfg->password_env, "password_env", "redis", err);
         if (!pw)
-            return fnw_error_set(err, "redis %s:%d: the password variable $%s is not set",
-                                 r->host, r->cfg.port, cfg->password_env);
+            return -1;
         if (!(r->password = strdup(pw)) || !(r->password_env = strdup(cfg->password_env)))
             return fnw_error_set(err, "redis: out of memory");
     }
@@ -377,4 +498,9 @@ void fnw_redis_cancel(fnw_redis_cmd *c)
 {
     if (c)
         c->fn = NULL;
+}
+
+const char *fnw_redis_secret(const fnw_redis *r)
+{
+    return r ? r->password : NULL;
 }

@@ -53,7 +53,15 @@ typedef struct fnw_redis_config {
     int db;                      /* SELECT this database at connect when > 0 */
     int64_t reconnect_min_ms;    /* first reconnect delay; 0 = 100 */
     int64_t reconnect_max_ms;    /* the delay's cap; 0 = 5000 */
+    size_t max_reply_bytes;      /* largest reply; 0 = FNW_REDIS_DEFAULT_MAX_REPLY */
 } fnw_redis_config;
+
+/* Replies are bounded: a bulk string or array whose header announces more
+ * than max_reply_bytes, a reply whose values add up to more, or unparsed
+ * input growing past it, fails the connection before the bytes are
+ * buffered: every command pending on it gets the error (naming the limit),
+ * and the connection reconnects. */
+#define FNW_REDIS_DEFAULT_MAX_REPLY ((size_t)4 << 20)
 
 /* The reply (hiredis's tree: type, str/len, integer, element[]), valid
  * during the callback only. A Redis error reply (WRONGTYPE, ...) is a reply
@@ -99,6 +107,10 @@ typedef struct fnw_redis_stats {
 } fnw_redis_stats;
 
 void fnw_redis_stats_get(const fnw_redis *r, fnw_redis_stats *out);
+
+/* The password the pool authenticates with (NULL without one): text quoted
+ * from Redis is masked with it before it leaves the operation. */
+const char *fnw_redis_secret(const fnw_redis *r);
 
 /* The delay before reconnect attempt number `failures` (1 after the first
  * failure): min doubled failures-1 times, capped at max (the config's

@@ -4,7 +4,7 @@ a local Flink (PyFlink's MiniCluster) through fnworker, with 100,000 orders.
 It starts redis-server (with a password) and the test HTTP server (whose
 /v1/score is the scoring model) on free loopback ports, seeds the users,
 points the job at them through the environment (REDIS_ADDRESS, SCORER_URL;
-REDIS_PASSWORD and SCORER_TOKEN for the worker), runs the job, checks every
+FNW_SECRET_REDIS_PASSWORD and FNW_SECRET_SCORER_TOKEN for the worker), runs the job, checks every
 output row exactly against the same computation done here, and prints the
 rate and what ran where.
 
@@ -119,7 +119,7 @@ def main():
         # What the job script reads (the addresses) and what the worker reads
         # (the secrets; the MiniCluster's TaskManagers inherit this environment).
         env = fnw_e2e.job_env(runner, {"REDIS_ADDRESS": redis.address, "SCORER_URL": http.url("/v1/score"),
-                                       "REDIS_PASSWORD": password, "SCORER_TOKEN": token})
+                                       "FNW_SECRET_REDIS_PASSWORD": password, "FNW_SECRET_SCORER_TOKEN": token})
         say("running examples/pyflink/enrich_job.py on %d orders on a local Flink (MiniCluster) ..." % ROWS)
         t0 = time.time()
         with open(out_txt, "w") as out:

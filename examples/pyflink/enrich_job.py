@@ -14,7 +14,8 @@ Redis holding hashes user:<id> with fields name and tier, and SCORER_URL
 (default http://127.0.0.1:8080/v1/score), a scoring service answering
 POST {"inputs": [...]} with {"outputs": [{"score": ...}, ...]} in input
 order. The secrets come from the TaskManagers' environment, read by
-fnworker: REDIS_PASSWORD and SCORER_TOKEN.
+fnworker: FNW_SECRET_REDIS_PASSWORD and FNW_SECRET_SCORER_TOKEN (only
+FNW_SECRET_* variables by default: README, "Security").
 
 Run it on a Flink whose TaskManagers have PYFLINK_UDF_RUNNER_DIR pointing at
 fnworker (flink-conf.yaml here):
@@ -44,9 +45,11 @@ SCORED = Types.ROW_NAMED(["id", "user_id", "amount", "name", "tier", "score"],
 RESULT = Types.ROW_NAMED(["name", "id", "score"], [Types.STRING(), Types.LONG(), Types.DOUBLE()])
 
 # Redis: an IP address (the worker never blocks on a DNS lookup), the
-# password from the TaskManager's environment, never from the job.
+# password from the TaskManager's environment, never from the job (only
+# FNW_SECRET_* variables by default: README, "Security").
 USERS = Operation("redis", address=os.environ.get("REDIS_ADDRESS", "127.0.0.1:6379"),
-                  command="HGETALL user:{user_id}", password_env="REDIS_PASSWORD", on_missing="null")
+                  command="HGETALL user:{user_id}", password_env="FNW_SECRET_REDIS_PASSWORD",
+                  on_missing="null")
 
 # The model service: one JSON object per order, the batch wrapped in
 # {"inputs": [...]}, each order's score read from the response by index.
@@ -55,7 +58,7 @@ SCORER = Operation("http", method="POST",
                    body='{{"amount": {amount}, "tier": {tier}}}',
                    batch_body='{"inputs": {items}}',
                    **{"result.score": "/outputs/{i}/score",
-                      "header.Authorization": "Bearer {env:SCORER_TOKEN}"})
+                      "header.Authorization": "Bearer {env:FNW_SECRET_SCORER_TOKEN}"})
 
 
 def build(orders):

@@ -99,7 +99,7 @@ class ExampleTest(unittest.TestCase):
         u = flat(decode(users.operation_spec))
         self.assertIn('operation: "redis"', u)
         self.assertIn('key: "command" value: "HGETALL user:{user_id}"', u)
-        self.assertIn('key: "password_env" value: "REDIS_PASSWORD"', u)
+        self.assertIn('key: "password_env" value: "FNW_SECRET_REDIS_PASSWORD"', u)
         self.assertIn("output_mode: UNORDERED capacity: 1000 timeout_ms: 1000", u)
         self.assertIn("retry { kind: FIXED_DELAY max_attempts: 2 delay_ms: 100 retry_on_error: true }", u)
         sc = flat(decode(scorer.operation_spec))

@@ -105,7 +105,7 @@ static void open_teardown(void *p)
 
 static fixture *http_new(const char *const *kv, int batched)
 {
-    setenv("FNW_ALLOC_HTTP_KEY", "k-123", 1);
+    setenv("FNW_SECRET_ALLOC_HTTP_KEY", "k-123", 1);
     return fx_new("http", R(2, "id", T(FNW_LONG), "text", T(FNW_STRING)),
                   R(4, "id", T(FNW_LONG), "text", T(FNW_STRING), "vec", C(FNW_PRIMITIVE_ARRAY, T(FNW_FLOAT)),
                     "score", T(FNW_DOUBLE)),
@@ -117,7 +117,7 @@ static void *http_batch_setup(void)
     static const char *const kv[] = {
         "url", "http://127.0.0.1:9/v1/embeddings", "body", "{text}",
         "batch_body", "{\"model\": \"m\", \"input\": {items}}",
-        "header.Authorization", "Bearer {env:FNW_ALLOC_HTTP_KEY}",
+        "header.Authorization", "Bearer {env:FNW_SECRET_ALLOC_HTTP_KEY}",
         "result.vec", "/data/{i}/embedding", "result.score", "/data/{i}/score", "on_missing", "fail", NULL,
     };
     return http_new(kv, 1);
@@ -126,7 +126,7 @@ static void *http_batch_setup(void)
 static void *http_get_setup(void)
 {
     static const char *const kv[] = {
-        "url", "http://127.0.0.1:9/items/{id}?q={text}", "header.Authorization", "Bearer {env:FNW_ALLOC_HTTP_KEY}",
+        "url", "http://127.0.0.1:9/items/{id}?q={text}", "header.Authorization", "Bearer {env:FNW_SECRET_ALLOC_HTTP_KEY}",
         "header.X-Id", "{id}", "result.vec", "/vec", "result.score", "/meta/score", NULL,
     };
     return http_new(kv, 0);
@@ -148,9 +148,9 @@ static void *kserve_setup(void)
     static const char *const kv[] = {
         "target", "127.0.0.1:9", "model_name", "linear", "model_version", "2",
         "inputs", "x:FP32[4]=features,ids:INT64=id", "outputs", "y:FP32[2]=scores",
-        "parameters", "priority=3, mode='fast lane'", "auth_header_env", "FNW_ALLOC_KSERVE_KEY", NULL,
+        "parameters", "priority=3, mode='fast lane'", "auth_header_env", "FNW_SECRET_ALLOC_KSERVE_KEY", NULL,
     };
-    setenv("FNW_ALLOC_KSERVE_KEY", "Bearer t-1", 1);
+    setenv("FNW_SECRET_ALLOC_KSERVE_KEY", "Bearer t-1", 1);
     return fx_new("kserve", R(2, "id", T(FNW_LONG), "features", C(FNW_PRIMITIVE_ARRAY, T(FNW_FLOAT))),
                   R(2, "id", T(FNW_LONG), "scores", C(FNW_PRIMITIVE_ARRAY, T(FNW_FLOAT))), kv, 1);
 }

@@ -27,7 +27,7 @@ def test_enrich_job_as_written(runner_dir):
         before = launches(runner_dir)
         p = run_job_script(os.path.join(EXAMPLES, "enrich_job.py"), runner_dir, extra_env={
             "REDIS_ADDRESS": redis.address, "SCORER_URL": http.url("/v1/score"),
-            "REDIS_PASSWORD": "s3cret", "SCORER_TOKEN": "t0ken"})
+            "FNW_SECRET_REDIS_PASSWORD": "s3cret", "FNW_SECRET_SCORER_TOKEN": "t0ken"})
     assert p.returncode == 0, p.stdout[-3000:]
     assert launches(runner_dir) > before
     # user 9 has no hash: name and tier null, so the score is amount * 1.0

@@ -10,7 +10,8 @@ Routes:
   GET  /json/<k>          the fixture DIR/www/json/<k>.json (404 if none)
   POST /echo              the request body back (400 unless it is JSON)
   POST /batch             {"inputs":[...]} -> {"outputs":[...]}: a number
-                          doubled, a string upper-cased, anything else as is
+                          doubled, a string upper-cased, anything else as
+                          is; ?drop=N leaves the last N outputs out
   ANY  /delay?ms=N        answers {"delayed_ms":N,"body":<the request body
                           as JSON, or null>} after N ms
   ANY  /flaky?fails=N&key=K  the first N calls for key K answer 503, the
@@ -30,9 +31,16 @@ Routes:
   ANY  /status/<code>     answers that status with {"status":<code>}
   ANY  /429?after=S&key=K the first call for key K answers 429 with
                           Retry-After: S, the next one 200 (and so on)
+  ANY  /reject?as=F       401 with a body quoting the Authorization header's
+                          credential (after "Bearer ") in form F: json
+                          (every "/" as "\\/"), u (every character as
+                          \\uXXXX), pct (percent-encoded), b64 (base64 of
+                          "user:" + credential) -- a server showing the
+                          rejected token escaped
   GET  /count             {"requests":N,"connections":M}: requests (other
                           than /count) and connections seen so far
 """
+import base64
 import http.server
 import json
 import os
@@ -112,7 +120,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.reply(200, data)
             if not isinstance(doc, dict) or not isinstance(doc.get("inputs"), list):
                 return self.reply(400, {"error": "expected {\"inputs\":[...]}"})
-            return self.reply(200, {"outputs": [transform(v) for v in doc["inputs"]]})
+            outputs = [transform(v) for v in doc["inputs"]]
+            drop = int(q.get("drop", "0"))      # a service that answers short
+            return self.reply(200, {"outputs": outputs[:max(0, len(outputs) - drop)]})
         if path == "/delay":
             ms = int(q.get("ms", "0"))
             time.sleep(ms / 1000.0)
@@ -133,6 +143,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             h = {k.lower(): v for k, v in self.headers.items()}
             h["_path"] = self.path
             return self.reply(200, h)
+        if path == "/reject":
+            return self.reject(q.get("as", "json"))
         if path == "/v1/embeddings":
             return self.embeddings(data)
         if path == "/v1/score":
@@ -152,6 +164,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.reply(429, {"status": 429}, [("Retry-After", q.get("after", "1"))])
             return self.reply(200, {"status": 200})
         return self.reply(404, {"error": "no route " + path})
+
+    def reject(self, form):
+        cred = (self.headers.get("Authorization") or "").split(" ", 1)[-1]
+        if form == "u":
+            shown = "".join("\\u%04x" % ord(ch) for ch in cred)
+        elif form == "pct":
+            shown = urllib.parse.quote(cred, safe="")
+        elif form == "b64":
+            shown = base64.b64encode(("user:" + cred).encode()).decode()
+        else:
+            shown = cred.replace("/", "\\/")
+        body = '{"error": "invalid token: %s"}' % shown
+        return self.reply(401, body.encode())
 
     def embeddings(self, data):
         if not (self.headers.get("Authorization") or "").startswith("Bearer "):

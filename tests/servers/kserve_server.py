@@ -31,12 +31,14 @@ control file asks.
 
 Fault injection: DIR/control.json, read on each request, maps a model name
 (or "*") to {"unavailable": N, "delay_ms": MS, "typed": true,
-"echo_auth": true}: the next N requests answer UNAVAILABLE, each request
+"echo_auth": true | "json" | "u" | "b64", "ready_delay_ms": MS (under "*":
+ServerReady answers after MS)}: the next N requests answer UNAVAILABLE, each request
 waits MS first, outputs come as typed contents, every ModelInfer answers
 UNAUTHENTICATED quoting its authorization metadata (a server that shows
 the rejected token, for the secret-masking scenario). DIR/stats.json (rewritten within 100 ms of a change) holds,
 per model, {"requests", "rows", "max_batch", "max_concurrent"}.
 """
+import base64
 import json
 import os
 import struct
@@ -157,6 +159,14 @@ class Server:
             opts = self.control.get(model, self.control.get("*", {}))
         if opts.get("echo_auth"):
             auth = [v for k, v in ctx.invocation_metadata() if k == "authorization"]
+            form = opts.get("echo_auth")
+            cred = auth[0].split(" ", 1)[-1] if auth else ""
+            if form == "json":
+                auth = '{"token": "%s"}' % cred.replace("/", "\\/")
+            elif form == "u":
+                auth = "".join("\\u%04x" % ord(ch) for ch in cred)
+            elif form == "b64":
+                auth = base64.b64encode(("user:" + cred).encode()).decode()
             raise Abort(grpc.StatusCode.UNAUTHENTICATED, f"token rejected: {auth}")
 
     def count(self, model, rows, delta):
@@ -306,6 +316,14 @@ class Server:
             r.outputs.add(name=n, datatype=d, shape=s)
         return r
 
+    def server_ready(self, req, ctx):
+        with self.lock:
+            self.read_control()
+            delay = float(self.control.get("*", {}).get("ready_delay_ms", 0))
+        if delay:
+            time.sleep(delay / 1000.0)      # a server that hangs at ServerReady
+        return self.pb.ServerReadyResponse(ready=True)
+
     def model_ready(self, req, ctx):
         return self.pb.ModelReadyResponse(ready=req.name in self.models and req.version in ("", "1"))
 
@@ -324,8 +342,7 @@ class Server:
 
         methods = {
             "ServerLive": (lambda r, c: pb.ServerLiveResponse(live=True), pb.ServerLiveRequest, pb.ServerLiveResponse),
-            "ServerReady": (lambda r, c: pb.ServerReadyResponse(ready=True), pb.ServerReadyRequest,
-                            pb.ServerReadyResponse),
+            "ServerReady": (self.server_ready, pb.ServerReadyRequest, pb.ServerReadyResponse),
             "ModelReady": (self.model_ready, pb.ModelReadyRequest, pb.ModelReadyResponse),
             "ModelMetadata": (self.metadata, pb.ModelMetadataRequest, pb.ModelMetadataResponse),
             "ModelInfer": (self.infer, pb.ModelInferRequest, pb.ModelInferResponse),

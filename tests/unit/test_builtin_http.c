@@ -22,6 +22,17 @@ START_TEST(test_query_start)
     /* a '?' inside a placeholder is part of its name, not the query */
     ck_assert_uint_eq(fnw_httpop_query_start("http://h/{a?b}"), 14);
     ck_assert_uint_eq(fnw_httpop_query_start("http://h/{{?}}"), 11);
+    ck_assert_uint_eq(fnw_httpop_authority_end("http://{h}:80/a"), 13);
+    ck_assert_uint_eq(fnw_httpop_authority_end("https://h:1?x"), 11);
+    ck_assert_uint_eq(fnw_httpop_authority_end("http://h"), 8);
+    size_t n = 0;
+    ck_assert_ptr_null(fnw_httpop_dot_segment("http://h/a/.b/c..?x=/../", &n));
+    ck_assert_str_eq(fnw_httpop_dot_segment("http://h/a/../b", &n), "../b");
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(fnw_httpop_dot_segment("http://h/a/.", &n), ".");
+    ck_assert_uint_eq(n, 1);
+    ck_assert_ptr_null(fnw_httpop_dot_segment("http://h/.../", &n));
+    ck_assert_ptr_nonnull(fnw_httpop_dot_segment("http://h/a/..?q", &n));
 }
 END_TEST
 
@@ -152,10 +163,10 @@ static void expect_open_error(int batched, const char *const *kv, const char *wa
 
 START_TEST(test_open_valid)
 {
-    setenv("FNW_TEST_HTTP_KEY", "k-123", 1);
+    setenv("FNW_SECRET_TEST_HTTP_KEY", "k-123", 1);
     const char *kv[] = { "url", "http://127.0.0.1:9/v1/embeddings", "body", "{text}",
                          "batch_body", "{\"model\": \"m\", \"input\": {items}}",
-                         "header.Authorization", "Bearer {env:FNW_TEST_HTTP_KEY}",
+                         "header.Authorization", "Bearer {env:FNW_SECRET_TEST_HTTP_KEY}",
                          "result.vec", "/data/{i}/embedding", "on_missing", "fail", NULL };
     void *st = NULL;
     fnw_error err = { "" };
@@ -204,8 +215,25 @@ START_TEST(test_open_errors)
                       "tls_ca_file", NULL);
     expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.A B", "x", NULL }, "header.A B",
                       NULL);
-    expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.K", "env:FNW_SURELY_UNSET", NULL },
-                      "header.K", "FNW_SURELY_UNSET");
+    expect_open_error(0, (const char *[]){ "url", "http://{k}:8080/x", "result.vec", "/v", NULL },
+                      "placeholder before the path", "may not choose the scheme, host or port");
+    expect_open_error(0, (const char *[]){ "url", "http://127.0.0.1:{id}/x", "result.vec", "/v", NULL },
+                      "placeholder before the path", NULL);
+    expect_open_error(0, (const char *[]){ "url", "http://127.0.0.1:1/a/../x/{k}", "result.vec", "/v", NULL },
+                      "'.' or '..' segment", NULL);
+    expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.X", "a\x01" "b", NULL },
+                      "header.X", "control character");
+    expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.K", "env:FNW_SECRET_SURELY_UNSET", NULL },
+                      "header.K", "'FNW_SECRET_SURELY_UNSET' is not set");
+    /* a job may name only the variables the operator allows (FNW_SECRETS_PREFIX / FNW_SECRETS_ALLOW) */
+    setenv("FNW_TEST_HTTP_NOT_ALLOWED", "db-password", 1);
+    expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.K", "Bearer {env:FNW_TEST_HTTP_NOT_ALLOWED}",
+                                           NULL }, "'FNW_TEST_HTTP_NOT_ALLOWED' is not one the operator allows",
+                      "starting with 'FNW_SECRET_'");
+    setenv("FNW_SECRETS_ALLOW", "OTHER, FNW_TEST_HTTP_NOT_ALLOWED", 1);
+    expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.K", "env:HOME", NULL },
+                      "'HOME' is not one the operator allows", "FNW_SECRETS_ALLOW (none matches)");
+    unsetenv("FNW_SECRETS_ALLOW");
     expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "header.K", "{env:X} {id}", NULL },
                       "header.K", NULL);
     expect_open_error(0, (const char *[]){ "url", u, "result.vec", "/v", "batch_body", "{items}", NULL },

@@ -3,8 +3,8 @@
  * model's metadata confirms opens (and closes again with nothing in
  * flight); a mapping the metadata contradicts, a model or version the server
  * does not have ready, and a server that cannot be reached within
- * connect_timeout_ms each fail open with a message naming the tensor, the
- * model or the endpoint; the metadata check can be turned off; input and
+ * connect_timeout_ms each fail the open checks (which run on a thread after
+ * open returns) with a message naming the tensor, the model or the endpoint; the metadata check can be turned off; input and
  * output types must be ROWs. The calls themselves run in the integration
  * scenarios (KServeScenarios). Skipped (exit 0, one line) when the server's
  * Python packages are missing. */
@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/builtin_kserve_internal.h"
 #include "runtime/builtins.h"
 #include "tests/unit/binding_build.h"
 #include "tests/unit/check_run.h"
@@ -53,7 +54,15 @@ static int try_open(const char *target, const char *model, size_t batch, const c
     fnw_op_env env = { .loop = loop, .options = &o, .input_type = in_t, .output_type = out_t,
                        .transform_id = "t", .batched = batch > 1, .batch_size = batch, .timeout_ms = 5000 };
     *state = NULL;
-    return fnw_op_kserve.open(&env, state, err);
+    if (fnw_op_kserve.open(&env, state, err) != 0)
+        return -1;
+    /* the checks run on their own thread after open: wait for their verdict */
+    if (fnw_kserve_gate_wait(*state, err) != 0) {
+        fnw_op_kserve.close(*state);
+        *state = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 static const char *const LINEAR[] = { "inputs", "x:FP32[4]=features", "outputs", "y:FP32[2]=scores", NULL };

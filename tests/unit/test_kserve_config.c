@@ -73,10 +73,10 @@ START_TEST(test_defaults_and_values)
     ck_assert_uint_eq(fnw_tensor_params_count(c.params), 0);
     fnw_kserve_config_free(&c);
 
-    setenv("FNW_TEST_KSERVE_TOKEN", "Bearer s3cret", 1);
+    setenv("FNW_SECRET_TEST_KSERVE_TOKEN", "Bearer s3cret", 1);
     const char *kv[] = { "target=[::1]:9000", "model_version=3", "channels=4", "check_metadata=false",
                          "max_message_bytes=1048576", "tls=true", "tls_ca_file=/dev/null",
-                         "auth_header_env=FNW_TEST_KSERVE_TOKEN", "parameters=priority=2, tag='a'" };
+                         "auth_header_env=FNW_SECRET_TEST_KSERVE_TOKEN", "parameters=priority=2, tag='a'" };
     ck_assert_msg(config(&c, &err, 9, kv) == 0, "%s", err.msg);
     ck_assert_str_eq(c.target, "[::1]:9000");
     ck_assert_str_eq(c.model_version, "3");
@@ -124,8 +124,9 @@ START_TEST(test_errors)
     expect_error(2, (const char *[]){ "tls=true", "tls_ca_file=/nonexistent/ca.pem" },
                  "'/nonexistent/ca.pem' is not a readable file");
     E1("auth_header_env=1BAD", "'1BAD', not an environment variable name");
-    unsetenv("FNW_TEST_KSERVE_UNSET");
-    E1("auth_header_env=FNW_TEST_KSERVE_UNSET", "the environment variable FNW_TEST_KSERVE_UNSET is not set");
+    unsetenv("FNW_SECRET_TEST_KSERVE_UNSET");
+    E1("auth_header_env=FNW_SECRET_TEST_KSERVE_UNSET", "environment variable 'FNW_SECRET_TEST_KSERVE_UNSET' is not set");
+    E1("auth_header_env=PATH", "environment variable 'PATH' is not one the operator allows");
     E1("inputs", "needs options 'inputs' and 'outputs'");
     E1("inputs=x:FP32=f", "operation 'kserve': option 'inputs': tensor 'x' takes field 'f', an array");
     E1("parameters=a=1,a=2", "operation 'kserve': option 'parameters' gives 'a' twice");

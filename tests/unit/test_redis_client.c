@@ -11,7 +11,7 @@
 
 #include "runtime/redis_client.h"
 
-#define PW_VAR "FNW_TEST_REDIS_PW"
+#define PW_VAR "FNW_SECRET_TEST_REDIS_PW"
 #define PW "s3cret-pw"
 
 static char plain_dir[128], auth_dir[128];
@@ -379,8 +379,11 @@ START_TEST(test_auth)
     unsetenv(PW_VAR);
     fnw_error err;
     ck_assert_ptr_null(fnw_redis_new(EV_DEFAULT, &c, &err));
-    snprintf(want, sizeof want, "redis 127.0.0.1:%d: the password variable $" PW_VAR " is not set", auth_port);
-    ck_assert_str_eq(err.msg, want);
+    ck_assert_str_eq(err.msg, "option 'password_env' of operation 'redis': environment variable '" PW_VAR
+                     "' is not set in the worker");
+    c.password_env = "HOME";   /* not one the operator allows (FNW_SECRETS_PREFIX, FNW_SECRETS_ALLOW) */
+    ck_assert_ptr_null(fnw_redis_new(EV_DEFAULT, &c, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "'HOME' is not one the operator allows"));
 }
 END_TEST
 

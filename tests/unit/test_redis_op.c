@@ -152,9 +152,11 @@ START_TEST(test_refusals)
       expect_refused(out3(), kv, "'pool_size'", NULL); }
     { const char *kv[] = { "command", "GET k", "result_field", "city", "address", "redis:6379", NULL };
       expect_refused(out3(), kv, "'address'", "not an IPv4"); }
-    { const char *kv[] = { "command", "GET k", "result_field", "city", "password_env", "FNW_TEST_NO_SUCH_VAR",
+    { const char *kv[] = { "command", "GET k", "result_field", "city", "password_env", "FNW_SECRET_NO_SUCH_VAR",
                            NULL };
-      expect_refused(out3(), kv, "'password_env'", "$FNW_TEST_NO_SUCH_VAR is not set"); }
+      expect_refused(out3(), kv, "'password_env'", "'FNW_SECRET_NO_SUCH_VAR' is not set"); }
+    { const char *kv[] = { "command", "GET k", "result_field", "city", "password_env", "HOME", NULL };
+      expect_refused(out3(), kv, "'password_env'", "'HOME' is not one the operator allows"); }
     { const char *kv[] = { "command", "GET k", "result_field", "city", "username", "bob", NULL };
       expect_refused(out3(), kv, "'username'", "'password_env'"); }
     { const char *kv[] = { "command", "GET k", "result_field", "city", NULL };

@@ -48,6 +48,55 @@ START_TEST(nothing_to_mask)
 }
 END_TEST
 
+/* a service may quote the secret escaped: JSON, percent-encoding, base64 */
+START_TEST(escaped_forms)
+{
+    const char *secrets[] = { "tok/AbC+9 \"x\u00e9" };
+    char j[] = "{\"error\": \"bad token tok\\/AbC+9 \\\"x\\u00e9\"}";
+    fnw_secret_mask_str(j, secrets, 1);
+    ck_assert_msg(!strstr(j, "AbC"), "%s", j);
+    char u[] = "token \\u0074\\u006f\\u006B\\u002fAbC+9 \\u0022x\\u00E9 end";
+    fnw_secret_mask_str(u, secrets, 1);
+    ck_assert_str_eq(u, "token ******************************************* end");
+    char p[] = "GET /x?t=tok%2FAbC%2B9+%22x%C3%A9&y=1";
+    fnw_secret_mask_str(p, secrets, 1);
+    ck_assert_str_eq(p, "GET /x?t=************************&y=1");
+    /* UTF-16 surrogate pairs in JSON */
+    const char *emoji[] = { "k\xf0\x9f\x94\x91y" };
+    char e[] = "[k\\ud83d\\udd11y]";
+    fnw_secret_mask_str(e, emoji, 1);
+    ck_assert_str_eq(e, "[**************]");
+}
+END_TEST
+
+START_TEST(base64_of_a_credential)
+{
+    const char *secrets[] = { "s3cret-Pw-77" };
+    /* base64("alice:s3cret-Pw-77") = YWxpY2U6czNjcmV0LVB3LTc3, and for "bob:" Ym9iOnMzY3JldC1Qdy03Nw== */
+    char a[] = "Authorization: Basic YWxpY2U6czNjcmV0LVB3LTc3 rejected";
+    fnw_secret_mask_str(a, secrets, 1);
+    ck_assert_msg(!strstr(a, "czNjcmV0LVB3") && strstr(a, "rejected"), "%s", a);
+    char b[] = "Basic Ym9iOnMzY3JldC1Qdy03Nw==";
+    fnw_secret_mask_str(b, secrets, 1);
+    ck_assert_msg(!strstr(b, "MzY3JldC1Qdy"), "%s", b);
+    /* a short secret's base64 is not matched (too many false hits) */
+    const char *shrt[] = { "pw" };
+    char c[] = "cHc= stays";
+    fnw_secret_mask_str(c, shrt, 1);
+    ck_assert_str_eq(c, "cHc= stays");
+}
+END_TEST
+
+START_TEST(credential_of_an_authorization_value)
+{
+    ck_assert_str_eq(fnw_secret_credential("Bearer tok-123"), "tok-123");
+    ck_assert_str_eq(fnw_secret_credential("Basic  dXNlcjpwdw=="), "dXNlcjpwdw==");
+    ck_assert_ptr_null(fnw_secret_credential("tok-123"));
+    ck_assert_ptr_null(fnw_secret_credential("Bearer x"));
+    ck_assert_ptr_null(fnw_secret_credential("Bearer "));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("secret_mask");
@@ -55,6 +104,9 @@ static Suite *suite(void)
     tcase_add_test(tc, every_occurrence);
     tcase_add_test(tc, cut_off_at_the_end);
     tcase_add_test(tc, nothing_to_mask);
+    tcase_add_test(tc, escaped_forms);
+    tcase_add_test(tc, base64_of_a_credential);
+    tcase_add_test(tc, credential_of_an_authorization_value);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -401,24 +401,24 @@ final class HttpScenarios {
         return;
       }
       String secret = "s3cr3t-token-4711";
-      Worker w = c.worker(o -> o.env.put("FNW_TEST_TOKEN", secret));
+      Worker w = c.worker(o -> o.env.put("FNW_SECRET_TEST_TOKEN", secret));
       TypeInfo out = TypeInfo.parse("ROW<k:STRING,id:LONG,auth:STRING,tag:STRING>");
       FunctionRunner r = runner(c, w, KEYS, out, spec(opts("url", py.url("/headers"), "header.Authorization",
-          "env:FNW_TEST_TOKEN", "header.X-Tag", "t-{k}", "result.auth", "/authorization", "result.tag", "/x-tag"),
+          "env:FNW_SECRET_TEST_TOKEN", "header.X-Tag", "t-{k}", "result.auth", "/authorization", "result.tag", "/x-tag"),
           "{\"timeoutMs\":10000}"));
       Row row = byId(out, Ctx.bundle(r, KEYS, rows(1, "z"))).get(0L);
       check(secret.equals(row.get(2)) && "t-z".equals(row.get(3)), "the server saw " + row);
       // an error whose body echoes the secret masks it
       FunctionRunner bad = runner(c, w, KEYS, KEYS, spec(opts("url", py.url("/status/400"),
-          "header.Authorization", "env:FNW_TEST_TOKEN"), "{\"timeoutMs\":10000}"));
+          "header.Authorization", "env:FNW_SECRET_TEST_TOKEN"), "{\"timeoutMs\":10000}"));
       Ctx.send(bad, KEYS, rows(1, "z"));
       String err = Ctx.expectBundleError(bad);
       contains(err, "HTTP status 400");
       check(!err.contains(secret), "the error shows the secret: " + err);
       FunctionRunner unset = runner(c, w, KEYS, KEYS, spec(opts("url", py.url("/headers"),
-          "header.Authorization", "env:FNW_NOT_SET_ANYWHERE"), "{\"timeoutMs\":10000}"));
+          "header.Authorization", "env:FNW_SECRET_NOT_SET_ANYWHERE"), "{\"timeoutMs\":10000}"));
       Ctx.send(unset, KEYS, rows(1, "z"));
-      contains(Ctx.expectBundleError(unset), "header.Authorization", "FNW_NOT_SET_ANYWHERE", "is not set");
+      contains(Ctx.expectBundleError(unset), "header.Authorization", "FNW_SECRET_NOT_SET_ANYWHERE", "is not set");
       check(!w.process().output().contains(secret), "the worker's output shows the secret");
     }
   }
@@ -546,7 +546,7 @@ final class HttpScenarios {
       if (py == null) {
         return;
       }
-      Worker w = c.worker(o -> o.env.put("OPENAI_API_KEY", "sk-test"));
+      Worker w = c.worker(o -> o.env.put("FNW_SECRET_OPENAI_API_KEY", "sk-test"));
       TypeInfo in = TypeInfo.parse("ROW<id:LONG,text:STRING>");
       TypeInfo out = TypeInfo.parse("ROW<id:LONG,text:STRING,embedding:PRIMITIVE_ARRAY<FLOAT>>");
       String json = readmeJson(c, "http_openai_embeddings_example").replace("https://api.openai.com", py.url(""));

@@ -86,6 +86,7 @@ public final class IntegrationTests {
     s.addAll(HttpScenarios.scenarios());
     s.addAll(KServeScenarios.scenarios());
     s.addAll(SecretScenarios.scenarios());
+    s.addAll(OpsSecurityScenarios.scenarios());
     s.addAll(DiagnosticsScenarios.scenarios());
     s.addAll(PoolScenarios.scenarios());
     s.addAll(FaultScenarios.scenarios());

@@ -355,10 +355,10 @@ public final class RedisScenarios {
     try (s) {
       s.cli(3, "SET", "city:1", "Oslo-db3");
       s.cli(0, "SET", "city:1", "Oslo-db0");
-      Worker w = c.worker(o -> o.env.put("FNW_TEST_REDIS_PW", "s3cret-pw"));
+      Worker w = c.worker(o -> o.env.put("FNW_SECRET_TEST_REDIS_PW", "s3cret-pw"));
       TypeInfo out = TypeInfo.parse("ROW<id:INT,name:STRING,city:STRING>");
       FunctionRunner r = runner(c, w, out, redis(s, opts("command", "GET city:{id}", "result_field", "city",
-          "password_env", "FNW_TEST_REDIS_PW", "db", "3"), "{\"timeoutMs\":5000}"));
+          "password_env", "FNW_SECRET_TEST_REDIS_PW", "db", "3"), "{\"timeoutMs\":5000}"));
       expectRow(byId(rows(out, Ctx.bundle(r, USER, users(1)))), 1, 1, "u1", "Oslo-db3");
       // without the password: the server refuses every command, the bundle fails saying so
       FunctionRunner noauth = runner(c, w, out, redis(s, opts("command", "GET city:{id}", "result_field", "city"),
@@ -367,10 +367,10 @@ public final class RedisScenarios {
       contains(Ctx.expectBundleError(noauth), "NOAUTH");
       // a variable that is not set fails at open, naming option and variable
       FunctionRunner unset = runner(c, w, out, redis(s, opts("command", "GET city:{id}", "result_field", "city",
-          "password_env", "FNW_TEST_NO_SUCH_VAR"), "{\"timeoutMs\":5000}"));
+          "password_env", "FNW_SECRET_NO_SUCH_VAR"), "{\"timeoutMs\":5000}"));
       Ctx.send(unset, USER, users(1));
       String err = Ctx.expectBundleError(unset);
-      contains(err, "'password_env'", "FNW_TEST_NO_SUCH_VAR");
+      contains(err, "'password_env'", "FNW_SECRET_NO_SUCH_VAR");
       check(!err.contains("s3cret"), "the password leaked into a message: " + err);
     }
   }

@@ -14,6 +14,7 @@ import static fnworker.harness.Scenario.Ctx.check;
 
 import fnworker.harness.HttpScenarios.Server;
 import fnworker.harness.Scenario.Ctx;
+import fnworker.harness.types.Row;
 import fnworker.harness.types.TypeInfo;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -25,7 +26,8 @@ final class SecretScenarios {
   private SecretScenarios() {}
 
   static List<Scenario> scenarios() {
-    return List.of(new Scenario("secrets_never_shown", SecretScenarios::neverShown));
+    return List.of(new Scenario("secrets_never_shown", SecretScenarios::neverShown),
+        new Scenario("secrets_only_operator_allowed_env", SecretScenarios::onlyAllowedEnv));
   }
 
   static final String REDIS_PW = "rEdIs-pw-5521";
@@ -54,9 +56,9 @@ final class SecretScenarios {
 
   static void neverShown(Ctx c) throws Exception {
     Worker w = c.worker(o -> {
-      o.env.put("FNW_T_REDIS_PW", REDIS_PW);
-      o.env.put("FNW_T_TOKEN", TOKEN);
-      o.env.put("FNW_T_KSERVE", "Bearer " + KSERVE_KEY);
+      o.env.put("FNW_SECRET_T_REDIS_PW", REDIS_PW);
+      o.env.put("FNW_SECRET_T_TOKEN", TOKEN);
+      o.env.put("FNW_SECRET_T_KSERVE", "Bearer " + KSERVE_KEY);
       o.pipelineOptions.put(LifecycleScenarios.LOG_LEVEL_OPTION, "DEBUG");
     });
     Seen seen = new Seen();
@@ -95,13 +97,13 @@ final class SecretScenarios {
       try (s) {
         s.cli("SET", "city:1", "Oslo");
         FunctionRunner r = RedisScenarios.runner(c, w, out, RedisScenarios.redis(s, opts("command", "GET city:{id}",
-            "result_field", "city", "password_env", "FNW_T_REDIS_PW"), "{\"timeoutMs\":10000}"));
+            "result_field", "city", "password_env", "FNW_SECRET_T_REDIS_PW"), "{\"timeoutMs\":10000}"));
         Ctx.send(r, RedisScenarios.USER, RedisScenarios.users(1));
-        contains(seen.fail(r, "redis, wrong password"), "FNW_T_REDIS_PW");
+        contains(seen.fail(r, "redis, wrong password"), "FNW_SECRET_T_REDIS_PW");
       }
     }
     FunctionRunner down = RedisScenarios.runner(c, w, out, RedisScenarios.redis(null, opts("address", "127.0.0.1:9",
-        "command", "GET city:{id}", "result_field", "city", "password_env", "FNW_T_REDIS_PW"),
+        "command", "GET city:{id}", "result_field", "city", "password_env", "FNW_SECRET_T_REDIS_PW"),
         "{\"timeoutMs\":2000}"));
     Ctx.send(down, RedisScenarios.USER, RedisScenarios.users(1));
     contains(seen.fail(down, "redis, no server"), "127.0.0.1:9");
@@ -114,25 +116,25 @@ final class SecretScenarios {
       if (py != null) {
         // a successful bundle, for its metrics
         FunctionRunner ok = HttpScenarios.runner(c, w, keys, tagged, HttpScenarios.spec(opts("url",
-            py.url("/headers"), "header.Authorization", "Bearer {env:FNW_T_TOKEN}", "header.X-Tag", "t-{k}",
+            py.url("/headers"), "header.Authorization", "Bearer {env:FNW_SECRET_T_TOKEN}", "header.X-Tag", "t-{k}",
             "result.tag", "/x-tag"), "{\"timeoutMs\":10000}"));
         seen.runners.add(ok);
         Ctx.bundle(ok, keys, HttpScenarios.rows(3, "a"));
         // the server echoes the token into a field that cannot take it: the message quotes the value
         TypeInfo num = TypeInfo.parse("ROW<k:STRING,id:LONG,n:LONG>");
         FunctionRunner echo = HttpScenarios.runner(c, w, keys, num, HttpScenarios.spec(opts("url",
-            py.url("/headers"), "header.Authorization", "Bearer {env:FNW_T_TOKEN}", "result.n", "/authorization"),
+            py.url("/headers"), "header.Authorization", "Bearer {env:FNW_SECRET_T_TOKEN}", "result.n", "/authorization"),
             "{\"timeoutMs\":10000}"));
         Ctx.send(echo, keys, HttpScenarios.rows(1, "a"));
         contains(seen.fail(echo, "http, echoed token"), "LONG", "****");
       }
     }
     FunctionRunner down = HttpScenarios.runner(c, w, keys, keys, HttpScenarios.spec(opts("url",
-        "http://127.0.0.1:9/x", "header.Authorization", "env:FNW_T_TOKEN"), "{\"timeoutMs\":10000}"));
+        "http://127.0.0.1:9/x", "header.Authorization", "env:FNW_SECRET_T_TOKEN"), "{\"timeoutMs\":10000}"));
     Ctx.send(down, keys, HttpScenarios.rows(1, "a"));
     seen.fail(down, "http, no server");
     FunctionRunner bad = HttpScenarios.runner(c, w, keys, keys, HttpScenarios.spec(opts("url",
-        "http://127.0.0.1:99999/x", "header.Authorization", "env:FNW_T_TOKEN"), "{\"timeoutMs\":10000}"));
+        "http://127.0.0.1:99999/x", "header.Authorization", "env:FNW_SECRET_T_TOKEN"), "{\"timeoutMs\":10000}"));
     Ctx.send(bad, keys, HttpScenarios.rows(1, "a"));
     seen.fail(bad, "http, bad URL");
   }
@@ -144,15 +146,81 @@ final class SecretScenarios {
       if (s != null) {
         Server.run(c, "kserve.sh", "inject", s.dir.getPath(), "{\"linear\": {\"echo_auth\": true}}");
         FunctionRunner r = KServeScenarios.runner(c, w, in, out, KServeScenarios.spec(KServeScenarios.linear(s,
-            "auth_header_env", "FNW_T_KSERVE"), "{\"timeoutMs\":30000}"));
+            "auth_header_env", "FNW_SECRET_T_KSERVE"), "{\"timeoutMs\":30000}"));
         Ctx.send(r, in, KServeScenarios.rows(1));
         contains(seen.fail(r, "kserve, token rejected"), "UNAUTHENTICATED", "token rejected");
       }
     }
     FunctionRunner down = KServeScenarios.runner(c, w, in, out, KServeScenarios.spec(opts("target", "127.0.0.1:9",
         "model_name", "linear", "inputs", "x:FP32[4]=features", "outputs", "y:FP32[2]=scores",
-        "auth_header_env", "FNW_T_KSERVE", "connect_timeout_ms", "300"), "{\"timeoutMs\":1000}"));
+        "auth_header_env", "FNW_SECRET_T_KSERVE", "connect_timeout_ms", "300"), "{\"timeoutMs\":1000}"));
     Ctx.send(down, in, KServeScenarios.rows(1));
     contains(seen.fail(down, "kserve, no server"), "'127.0.0.1:9'");
+  }
+
+  /**
+   * A job may name only the environment variables the operator allowed (names starting with
+   * FNW_SECRETS_PREFIX, default FNW_SECRET_, and the names in FNW_SECRETS_ALLOW): any other fails the
+   * bundle at open, in every operation, naming the variable and the rule, and its value goes nowhere.
+   */
+  static void onlyAllowedEnv(Ctx c) throws Exception {
+    String dbPw = "sIdEcAr-db-pw-3311";
+    String tok = "aLlOwEd-tok-6402";
+    Worker w = c.worker(o -> {
+      o.env.put("SIDECAR_DB_PASSWORD", dbPw);
+      o.env.put("FNW_SECRET_T_TOKEN", tok);
+    });
+    TypeInfo keys = HttpScenarios.KEYS;
+    TypeInfo echoed = TypeInfo.parse("ROW<k:STRING,id:LONG,x:STRING>");
+    String rule = "starting with 'FNW_SECRET_'";
+    try (Server py = Server.start(c, "pyhttp.sh")) {
+      String url = py == null ? "http://127.0.0.1:9/headers" : py.url("/headers");
+      FunctionRunner h = HttpScenarios.runner(c, w, keys, echoed, HttpScenarios.spec(opts("url", url,
+          "header.X", "Bearer {env:SIDECAR_DB_PASSWORD}", "result.x", "/x"), "{\"timeoutMs\":10000}"));
+      Ctx.send(h, keys, HttpScenarios.rows(1, "a"));
+      String e = Ctx.expectBundleError(h);
+      contains(e, "header.X", "'SIDECAR_DB_PASSWORD' is not one the operator allows", rule, "FNW_SECRETS_ALLOW");
+      check(!e.contains(dbPw), "the error shows the value: " + e);
+      if (py != null) {
+        // a name with the prefix is allowed: its value reaches the server the job named
+        FunctionRunner ok = HttpScenarios.runner(c, w, keys, echoed, HttpScenarios.spec(opts("url", url,
+            "header.X", "env:FNW_SECRET_T_TOKEN", "result.x", "/x"), "{\"timeoutMs\":10000}"));
+        Row row = HttpScenarios.byId(echoed, Ctx.bundle(ok, keys, HttpScenarios.rows(1, "a"))).get(0L);
+        check(row != null && tok.equals(row.get(2)), "the allowed secret did not arrive: " + row);
+      }
+    }
+    TypeInfo out = TypeInfo.parse("ROW<id:INT,name:STRING,city:STRING>");
+    FunctionRunner r = RedisScenarios.runner(c, w, out, RedisScenarios.redis(null, opts("address", "127.0.0.1:9",
+        "command", "GET city:{id}", "result_field", "city", "password_env", "SIDECAR_DB_PASSWORD"),
+        "{\"timeoutMs\":2000}"));
+    Ctx.send(r, RedisScenarios.USER, RedisScenarios.users(1));
+    contains(Ctx.expectBundleError(r), "'password_env'", "'SIDECAR_DB_PASSWORD' is not one the operator allows", rule);
+    FunctionRunner k = KServeScenarios.runner(c, w, KServeScenarios.IN, KServeScenarios.OUT,
+        KServeScenarios.spec(opts("target", "127.0.0.1:9", "model_name", "linear", "inputs", "x:FP32[4]=features",
+            "outputs", "y:FP32[2]=scores", "auth_header_env", "SIDECAR_DB_PASSWORD", "connect_timeout_ms", "300"),
+            "{\"timeoutMs\":1000}"));
+    Ctx.send(k, KServeScenarios.IN, KServeScenarios.rows(1));
+    contains(Ctx.expectBundleError(k), "'auth_header_env'", "'SIDECAR_DB_PASSWORD' is not one the operator allows");
+    check(!w.process().output().contains(dbPw), "the worker's output shows the value");
+
+    // the operator's list allows an exact name; an empty prefix allows no prefix
+    Worker listed = c.worker(o -> {
+      o.env.put("SIDECAR_DB_PASSWORD", dbPw);
+      o.env.put("FNW_SECRET_T_TOKEN", tok);
+      o.env.put("FNW_SECRETS_ALLOW", "OTHER_NAME,SIDECAR_DB_PASSWORD");
+      o.env.put("FNW_SECRETS_PREFIX", "");
+    });
+    FunctionRunner pre = HttpScenarios.runner(c, listed, keys, keys, HttpScenarios.spec(opts("url",
+        "http://127.0.0.1:9/x", "header.X", "env:FNW_SECRET_T_TOKEN"), "{\"timeoutMs\":10000}"));
+    Ctx.send(pre, keys, HttpScenarios.rows(1, "a"));
+    contains(Ctx.expectBundleError(pre), "'FNW_SECRET_T_TOKEN' is not one the operator allows", "no prefix");
+    try (Server py = Server.start(c, "pyhttp.sh")) {
+      if (py != null) {
+        FunctionRunner ok = HttpScenarios.runner(c, listed, keys, echoed, HttpScenarios.spec(opts("url",
+            py.url("/headers"), "header.X", "env:SIDECAR_DB_PASSWORD", "result.x", "/x"), "{\"timeoutMs\":10000}"));
+        Row row = HttpScenarios.byId(echoed, Ctx.bundle(ok, keys, HttpScenarios.rows(1, "a"))).get(0L);
+        check(row != null && dbPw.equals(row.get(2)), "the listed variable did not arrive: " + row);
+      }
+    }
   }
 }
