@@ -1,6 +1,8 @@
 """The service operations (redis, http, kserve) in real Flink jobs, against
 local servers on free loopback ports (services.py); outputs checked exactly."""
 
+import os
+
 import pytest
 from pyflink.common import Time, Types
 
@@ -187,10 +189,23 @@ def test_http_unset_secret_variable_fails_at_open(env, http_server):
     src = Types.ROW_NAMED(["id", "amount"], [Types.LONG(), Types.DOUBLE()])
     ds = env.from_collection([(1, 2.0)], type_info=src)
     op = Operation("http", url=http_server.url("/json/a"), **{
-        "header.Authorization": "Bearer {env:FNW_E2E_SURELY_UNSET}", "result.n": "/n"})
+        "header.Authorization": "Bearer {env:FNW_SECRET_E2E_SURELY_UNSET}", "result.n": "/n"})
     out_type = Types.ROW_NAMED(["id", "n"], [Types.LONG(), Types.INT()])
     msg = failure(fnworker.ordered_wait(ds, op, Time.seconds(5), output_type=out_type))
-    assert "FNW_E2E_SURELY_UNSET" in msg, msg[-2000:]
+    assert "FNW_SECRET_E2E_SURELY_UNSET" in msg, msg[-2000:]
+
+
+def test_http_env_reference_outside_the_allowed_prefix_is_refused(env, http_server):
+    """A job cannot read the TaskManager's other variables (here PATH) into a
+    request: only FNW_SECRET_* (or FNW_SECRETS_ALLOW) names pass."""
+    src = Types.ROW_NAMED(["id", "amount"], [Types.LONG(), Types.DOUBLE()])
+    ds = env.from_collection([(1, 2.0)], type_info=src)
+    op = Operation("http", url=http_server.url("/json/a"), **{
+        "header.X-Leak": "{env:PATH}", "result.n": "/n"})
+    out_type = Types.ROW_NAMED(["id", "n"], [Types.LONG(), Types.INT()])
+    msg = failure(fnworker.ordered_wait(ds, op, Time.seconds(5), output_type=out_type))
+    assert "PATH" in msg and "FNW_SECRET_" in msg, msg[-2000:]
+    assert os.environ["PATH"] not in msg
 
 
 def test_redis_down_fails_after_retries_naming_the_server(env):
