@@ -210,6 +210,25 @@ def _comm(pid):
         return "?"
 
 
+def _threads(pid):
+    """{thread name with digits folded to #: utime+stime ticks} of a process."""
+    out = {}
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                s = f.read()
+        except OSError:
+            continue
+        name = re.sub(r"\d+", "#", s[s.index("(") + 1:s.rindex(")")])
+        rest = s[s.rindex(")") + 2:].split()
+        out[name] = out.get(name, 0) + int(rest[11]) + int(rest[12])
+    return out
+
+
 def machine_busy():
     """(busy ticks, total ticks) of the whole machine (/proc/stat)."""
     with open("/proc/stat") as f:
@@ -230,6 +249,7 @@ class Sampler:
         self.samples = {}    # (pid, start) -> [(t, ticks)]
         self.names = {}
         self.machine = []    # (t, busy, total)
+        self.threads = []    # (t, {thread name: ticks}) of the JVM, every 5th sample
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._lock = threading.Lock()
@@ -272,6 +292,8 @@ class Sampler:
                     self.samples[key].append((t, st[1]))
                 b, tot = machine_busy()
                 self.machine.append((t, b, tot))
+                if len(self.machine) % 5 == 1:
+                    self.threads.append((t, _threads(self.root)))
             self._stop.wait(self.period)
 
     @staticmethod
@@ -298,6 +320,17 @@ class Sampler:
                 if b - a > 0:
                     out[key] = (b - a) / HZ
             return out
+
+    def threads_between(self, t0, t1, top=6):
+        """The JVM's busiest threads (by name, numbers folded) in [t0, t1]:
+        [(name, cpu seconds)], most first."""
+        with self._lock:
+            pts = [x for x in self.threads if t0 <= x[0] <= t1]
+        if len(pts) < 2:
+            return []
+        a, b = pts[0][1], pts[-1][1]
+        d = {k: (v - a.get(k, 0)) / HZ for k, v in b.items()}
+        return sorted(((k, round(v, 2)) for k, v in d.items() if v > 0), key=lambda x: -x[1])[:top]
 
     def machine_between(self, t0, t1):
         """Cores busy on the whole machine in [t0, t1]."""

@@ -66,6 +66,14 @@ class RedisLookup(AsyncFunction):
         return [Row(value[0], value[1], v)]
 
 
+class NoIo(AsyncFunction):
+    """W15's reference: PyFlink's async operator with a function that does no
+    I/O (what PyFlink's machinery alone allows)."""
+
+    async def async_invoke(self, value):
+        return [Row(value[0], value[1], "value")]
+
+
 class ScorePerRow(AsyncFunction):
     """W16 in Python, per element: one POST per row with aiohttp (16
     connections, as fnworker's max_connections)."""
@@ -157,6 +165,8 @@ def build(side, ds, p):
     if side == "w15-pyflink":
         return AsyncDataStream.unordered_wait(ds, RedisLookup(p["redis_port"]), py_timeout,
                                               p["capacity"], output_type=W15_ROW)
+    if side == "w15-pyflink-noio":
+        return AsyncDataStream.unordered_wait(ds, NoIo(), py_timeout, p["capacity"], output_type=W15_ROW)
     if side == "w15-fnworker":
         op = Operation("redis", address="127.0.0.1:%d" % p["redis_port"], command="GET {k}",
                        result_field="v")
@@ -187,6 +197,6 @@ def build(side, ds, p):
 
 # The worker each side runs in: None for PyFlink's own (python.executable is
 # the venv's Python), else the name under the runner's workers/.
-WORKER = {"w15-pyflink": None, "w16-pyflink-row": None, "w16-pyflink-batch": None,
+WORKER = {"w15-pyflink": None, "w15-pyflink-noio": None, "w16-pyflink-row": None, "w16-pyflink-batch": None,
           "w17-pyflink": None, "w15-fnworker": "fnworker", "w16-fnworker": "fnworker",
           "w17-fnworker": "fnworker", "w17-null": "null_worker", "w17-java": "none"}
