@@ -281,9 +281,9 @@ bench: deps-build deps-bench deps-valgrind
 # $(BUILD)/bench/flink-results.txt. bench-flink-smoke: tiny jobs, counts and
 # plumbing only (~3 minutes, mostly the cluster's start).
 .PHONY: bench-flink bench-flink-smoke
-bench-flink: all bench-tools $(BUILD)/flink/$(FLINK_SMOKE)/.stamp | $(BUILD)/.deps-test
+bench-flink: all bench-tools | $(BUILD)/flink/$(FLINK_SMOKE)/.stamp $(BUILD)/.deps-test
 	$(BUILD)/flink/$(FLINK_SMOKE)/venv/bin/python scripts/bench/flink_rows.py --build $(BUILD) $(BENCH_FLINK_ARGS)
-bench-flink-smoke: all bench-tools $(BUILD)/flink/$(FLINK_SMOKE)/.stamp | $(BUILD)/.deps-test
+bench-flink-smoke: all bench-tools | $(BUILD)/flink/$(FLINK_SMOKE)/.stamp $(BUILD)/.deps-test
 	@rc=0; $(BUILD)/flink/$(FLINK_SMOKE)/venv/bin/python scripts/bench/flink_rows.py --build $(BUILD) --smoke \
 	  >/dev/null 2>&1 || rc=$$?; \
 	if [ $$rc -ne 0 ]; then cat $(BUILD)/bench/flink-smoke.txt; echo "bench-flink smoke: FAILED (exit $$rc)"; exit $$rc; fi; \

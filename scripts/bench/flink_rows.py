@@ -141,6 +141,10 @@ class Runner:
         jars[0] = self.jar
         j_env = gw.jvm.org.apache.flink.streaming.api.environment.StreamExecutionEnvironment \
             .createRemoteEnvironment("127.0.0.1", self.cluster.rest_port, Configuration()._j_configuration, jars)
+        if self.p.get("bundle_size"):
+            c = Configuration()
+            c.set_string("python.fn-execution.bundle.size", str(self.p["bundle_size"]))
+            j_env.configure(c._j_configuration)
         env = StreamExecutionEnvironment(j_env)
         env.set_parallelism(1)
         worker = flink_jobs.WORKER[side]
@@ -307,6 +311,8 @@ def main():
     ap.add_argument("--only", default="W15,W16,W17")
     ap.add_argument("--parts", type=int, default=None, help="jobs per side, alternating (default 2)")
     ap.add_argument("--scale", type=float, default=1.0, help="every row count x this")
+    ap.add_argument("--bundle-size", type=int, default=0,
+                    help="python.fn-execution.bundle.size of every job (default: Flink's, 1000)")
     ap.add_argument("--pyflink-timeout", action="store_true",
                     help="give PyFlink's async functions the same timeout as fnworker's "
                          "(PyFlink then starts a timer thread per row)")
@@ -345,7 +351,8 @@ def main():
         params = {"redis_port": services.redis_port, "url": url, "capacity": 1000,
                   "capacity_row": 64, "connections": 16, "batch": 64, "batch_timeout_ms": 5,
                   "timeout_ms": 10000, "job_timeout": 900,
-                  "py_timeout_ms": 10000 if args.pyflink_timeout else 0}
+                  "py_timeout_ms": 10000 if args.pyflink_timeout else 0,
+                  "bundle_size": args.bundle_size}
         runner = Runner(cluster, sampler, runner_dir, params, log)
         # warm-up: the JVM's JIT and class loading, both worker kinds
         out.write("warm-up jobs ...\n")
