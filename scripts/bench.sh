@@ -23,6 +23,13 @@ fi
 # $OUT/flink-results.txt). Skipped with BENCH_FLINK=0, when fnbench was asked
 # for a subset (--only), or without the venv (make flink-venvs).
 venv_py="$BUILD/flink/${FLINK_LINE:-2.3}/venv/bin/python"
+flink_args=""          # fnbench's --smoke and --scale X apply to them too
+prev=""
+for a in "$@"; do
+  [ "$a" = --smoke ] && flink_args="$flink_args --smoke"
+  [ "$prev" = --scale ] && flink_args="$flink_args --scale $a"
+  prev=$a
+done
 case " $* " in
   *" --only "*) echo "W15-W17 (Flink rows): skipped (--only)" ;;
   *)
@@ -32,7 +39,8 @@ case " $* " in
       echo "W15-W17 (Flink rows): skipped: no PyFlink venv at $venv_py (make flink-venvs)"
     else
       echo
-      "$venv_py" scripts/bench/flink_rows.py --build "$BUILD" --out "$OUT" || rc=1
+      # shellcheck disable=SC2086
+      "$venv_py" scripts/bench/flink_rows.py --build "$BUILD" --out "$OUT" $flink_args || rc=1
     fi ;;
 esac
 exit $rc
