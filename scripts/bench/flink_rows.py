@@ -12,8 +12,10 @@ Run in the PyFlink 2.3 virtualenv:
 Each job: datagen source -> operator -> DiscardingSink (flink_jobs.py). A
 job's time is its RUNNING window: from the source task switching to RUNNING
 (the worker is up by then: Flink opens the Python operator, which starts the
-worker, while the task is INITIALIZING) to the sink task switching to FINISHED;
-JVM start, job submission, deployment and worker start are outside it. CPU is
+worker, while the task is INITIALIZING) to Flink closing the worker's
+environment after the last bundle (the TaskManager log's "Closing
+environment"; a Java-only job: the source task's FINISHED); JVM start, job
+submission, deployment, worker start and teardown are outside it. CPU is
 the TaskManager JVM's and every process under it (runner scripts, workers)
 inside that window, from /proc. Rows/s = rows / window.
 
