@@ -290,10 +290,26 @@ soak-short: all bench-tools
 	if [ $$rc -ne 0 ]; then cat $(BUILD)/bench/soak-short.txt; exit $$rc; fi; \
 	echo "== $$(tail -n 1 $(BUILD)/bench/soak-short.txt)"
 
-# callgrind (valgrind) counts instructions per record.
+# callgrind (valgrind) counts instructions per record. After the C driver's
+# rows, scripts/bench.sh runs W15-W17 (real Flink jobs, scripts/bench/flink_rows.py)
+# in the PyFlink $(FLINK_SMOKE) venv when it is there (BENCH_FLINK=0: skip them).
 bench: deps-build deps-bench deps-valgrind
 	@$(MAKE) --no-print-directory all bench-tools
 	sh scripts/bench.sh $(BUILD)
+
+# W15-W17 alone: fnworker next to PyFlink's own Python worker on one real
+# Flink (a standalone JobManager + TaskManager), ~10 minutes; its table goes to
+# $(BUILD)/bench/flink-results.txt. bench-flink-smoke: tiny jobs, counts and
+# plumbing only (~3 minutes, mostly the cluster's start).
+.PHONY: bench-flink bench-flink-smoke
+bench-flink: all bench-tools | $(BUILD)/flink/$(FLINK_SMOKE)/.stamp $(BUILD)/.deps-test
+	$(BUILD)/flink/$(FLINK_SMOKE)/venv/bin/python scripts/bench/flink_rows.py --build $(BUILD) $(BENCH_FLINK_ARGS)
+bench-flink-smoke: all bench-tools | $(BUILD)/flink/$(FLINK_SMOKE)/.stamp $(BUILD)/.deps-test
+	@rc=0; $(BUILD)/flink/$(FLINK_SMOKE)/venv/bin/python scripts/bench/flink_rows.py --build $(BUILD) --smoke \
+	  >/dev/null 2>&1 || rc=$$?; \
+	if [ $$rc -ne 0 ]; then cat $(BUILD)/bench/flink-smoke.txt; echo "bench-flink smoke: FAILED (exit $$rc)"; exit $$rc; fi; \
+	echo "== bench-flink smoke: every W15-W17 job ran on a real Flink and delivered every row;" \
+	  "its figures are not measurements (table in $(BUILD)/bench/flink-smoke.txt)"
 # ---- end of bench ----------------------------------------------------------------
 
 # ---- fuzzing ------------------------------------------------------------------

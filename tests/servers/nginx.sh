@@ -5,7 +5,11 @@
 # certificate for 127.0.0.1, DIR/cert.pem, which clients trust as a CA file).
 # POST (or any method) /sink answers {"ok":true} and drops the request body;
 # GET /proto answers {"proto":"HTTP/1.1"} or {"proto":"HTTP/2.0"}, the
-# protocol of the request.
+# protocol of the request. POST /score is a scoring service that does no
+# work: whatever batch it gets (up to 64 rows), it answers
+# {"outputs":[{"score":0.5},{"score":1.5},...]} (64 scores, i + 0.5), so a
+# client reads row i's score at /outputs/i/score; POST /score1 answers
+# {"outputs":[{"score":0.5}]}, for a batch of one (the bench's W16).
 #   nginx.sh start DIR [--owner PID]   prints "HTTP_PORT HTTPS_PORT" (0: no TLS)
 #   nginx.sh stop DIR
 # Exits 77 when nginx is not installed.
@@ -24,6 +28,7 @@ owner=""
 [ "${1:-}" = "--owner" ] && owner=${2:-}
 mkdir -p "$dir/tmp"
 make_fixtures "$dir"
+score=$(awk 'BEGIN { printf "{\"outputs\":["; for (i = 0; i < 64; i++) printf "%s{\"score\":%d.5}", (i ? "," : ""), i; printf "]}" }')
 tls=0
 if command -v openssl >/dev/null 2>&1 &&
    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/key.pem" -out "$dir/cert.pem" -days 2 \
@@ -49,6 +54,8 @@ while :; do
     echo "  server { listen 127.0.0.1:$p; root $dir/www;"
     echo "    location /json/ { try_files \$uri.json =404; }"
     echo "    location = /sink { return 200 '{\"ok\":true}'; }"
+    echo "    location = /score { return 200 '$score'; }"
+    echo "    location = /score1 { return 200 '{\"outputs\":[{\"score\":0.5}]}'; }"
     echo "    location = /proto { return 200 '{\"proto\":\"\$server_protocol\"}'; } }"
     if [ $tls = 1 ]; then
       echo "  server { listen 127.0.0.1:$tp ssl http2; root $dir/www;"
