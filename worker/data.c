@@ -25,7 +25,7 @@ static void channel_free(grpc_channel *ch)
 const fnw_data_io fnw_data_io_grpc = {
     fnw_rpc_channel, channel_free, fnw_rpc_wait_ready, fnw_ready_cancel, fnw_stream_start,
     fnw_stream_send_slices, fnw_stream_congested, fnw_stream_pause_recv, fnw_stream_cancel,
-    fnw_stream_free, loop_now,
+    fnw_stream_close_send, fnw_stream_free, loop_now,
 };
 
 static void conn_on_message(void *user, grpc_slice msg)
@@ -316,6 +316,12 @@ void fnw_outbox_free(fnw_outbox *ob)
     free(ob);
 }
 
+/* Stopping half-closes every Data stream, as an SDK harness does when it
+ * shuts down: the runner's data service then sees the worker hang up.
+ * Cancelling instead makes Beam's BeamFnDataGrpcMultiplexer log "Failed to
+ * handle for unknown endpoint ... CANCELLED: client cancelled" with a stack
+ * trace at ERROR in the TaskManager's log at the end of every job.
+ * fnw_data_cancel ends what the runner does not close. */
 void fnw_data_stop(fnw_data_mgr *m)
 {
     m->stopping = 1;
@@ -325,8 +331,15 @@ void fnw_data_stop(fnw_data_mgr *m)
         m->io->ready_cancel(c->ready);
         c->ready = NULL;
         if (c->stream)
-            m->io->cancel(c->stream);
+            m->io->close_send(c->stream);
     }
+}
+
+void fnw_data_cancel(fnw_data_mgr *m)
+{
+    for (fnw_data_conn *c = m->conns; c; c = c->next)
+        if (c->stream)
+            m->io->cancel(c->stream);
 }
 
 void fnw_data_free(fnw_data_mgr *m)

@@ -90,8 +90,11 @@ typedef struct fnw_data_mgr {
 /* -1 when out of memory. */
 int fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logger *log,
                   const fnw_data_config *cfg);
-/* Cancels every stream; inboxes and outboxes must have been freed. */
+/* Half-closes every stream; inboxes and outboxes must have been freed. */
 void fnw_data_stop(fnw_data_mgr *m);
+/* Cancels every stream still open (after fnw_data_stop, when the runner
+ * has not closed them). */
+void fnw_data_cancel(fnw_data_mgr *m);
 void fnw_data_free(fnw_data_mgr *m);
 
 /* The connection for url, opened on first use. */

@@ -28,6 +28,7 @@ typedef struct fnw_data_io {
     int (*congested)(const fnw_stream *s);
     void (*pause_recv)(fnw_stream *s, int paused);
     void (*cancel)(fnw_stream *s);
+    void (*close_send)(fnw_stream *s);   /* half-close: no more messages from the worker */
     void (*stream_free)(fnw_stream *s);
     double (*now)(struct ev_loop *loop);   /* seconds, the loop's clock */
 } fnw_data_io;

@@ -355,6 +355,8 @@ static void stop_poll_cb(struct ev_loop *loop, ev_timer *t, int revents)
     double waited = ev_now(loop) - w->stop_started;
     if (waited > 0.3 && fnw_log_streaming(&w->log))
         fnw_log_free(&w->log);           /* the runner did not close it: cancel */
+    if (waited > 0.3)
+        fnw_data_cancel(&w->data);       /* likewise the Data streams */
     int live = fnw_rpc_live_calls(&w->rpc);
     if (live <= 0 || waited > 1.5) {
         if (live > 0)

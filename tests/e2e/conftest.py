@@ -21,6 +21,12 @@ def pytest_configure(config):
     os.makedirs(base, exist_ok=True)
     _RUNNER = fnw_e2e.make_runner_dir(tempfile.mkdtemp(prefix="runner-", dir=base))
     os.environ["PYFLINK_UDF_RUNNER_DIR"] = _RUNNER
+    # The local Flink's log (the gateway JVM's, with its MiniCluster's
+    # TaskManagers) goes beside the runner dir, one per session, not into the
+    # shared virtualenv (PyFlink's pyflink_gateway_server.get_log_dir reads
+    # FLINK_LOG_DIR).
+    os.environ.setdefault("FLINK_LOG_DIR", os.path.join(_RUNNER, "log"))
+    os.makedirs(os.environ["FLINK_LOG_DIR"], exist_ok=True)
     os.environ["_python_worker_execution_mode"] = "process"
 
 

@@ -42,6 +42,7 @@ typedef struct fake_sent {
 struct fnw_stream {
     fnw_stream_handler h;
     int paused, pauses, cancelled, congested;
+    int send_closed;   /* half-closed (fnw_data_stop) */
     fake_sent sent[FAKE_MAX_SENT];
     size_t n_sent;
 };
@@ -112,6 +113,11 @@ static void fake_cancel(fnw_stream *s)
     s->cancelled = 1;
 }
 
+static void fake_close_send(fnw_stream *s)
+{
+    s->send_closed = 1;
+}
+
 static void fake_stream_free(fnw_stream *s)
 {
     for (size_t i = 0; i < s->n_sent; i++)
@@ -128,7 +134,8 @@ static double fake_clock(struct ev_loop *loop)
 
 static const fnw_data_io fake_io = {
     fake_channel, fake_channel_free, fake_wait_ready, fake_ready_cancel, fake_stream_start,
-    fake_send, fake_congested, fake_pause_recv, fake_cancel, fake_stream_free, fake_clock,
+    fake_send, fake_congested, fake_pause_recv, fake_cancel, fake_close_send,
+    fake_stream_free, fake_clock,
 };
 
 /* A manager on the fake io; zero cfg fields take their defaults. */

@@ -98,6 +98,20 @@ static void on_done(void *arg, int ok)
 
 /* Records are sent once the next one would take the buffer past
  * flush_bytes, not before, each message for (instruction, transform). */
+/* Stopping half-closes a Data stream (the runner's data service sees the
+ * worker hang up, as it does when PyFlink's worker ends); only
+ * fnw_data_cancel, for a runner that does not close it, cancels. */
+START_TEST(stop_half_closes_and_cancel_cancels)
+{
+    ck_assert_ptr_nonnull(fake_last);
+    fnw_data_stop(&mgr);
+    ck_assert_int_eq(fake_last->send_closed, 1);
+    ck_assert_int_eq(fake_last->cancelled, 0);
+    fnw_data_cancel(&mgr);
+    ck_assert_int_eq(fake_last->cancelled, 1);
+}
+END_TEST
+
 START_TEST(flushes_at_flush_bytes)
 {
     fnw_outbox *ob = fnw_outbox_new(conn, "1", "out");
@@ -229,6 +243,7 @@ int main(void)
     TCase *tc = tcase_create("outbox");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, flushes_at_flush_bytes);
+    tcase_add_test(tc, stop_half_closes_and_cancel_cancels);
     tcase_add_test(tc, finish_sends_the_rest_with_is_last);
     tcase_add_test(tc, finish_of_several_outboxes_is_one_message);
     tcase_add_test(tc, flush_timer_sends_what_waits);
