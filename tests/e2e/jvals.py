@@ -80,13 +80,16 @@ def jlist(values):
 
 def invoke(target, cls_name, method, param_types, args):
     """target.method(args) through Java reflection, so that boxed arguments
-    (a Box) reach it as the Java type they are made as."""
+    (a Box) reach it as the Java type they are made as. cls_name None: the
+    method of target's own class (for classes of a jar added to the job,
+    which Class.forName does not see)."""
     g = get_gateway()
     jvm = g.jvm
     types = g.new_array(jvm.java.lang.Class, len(param_types))
     for n, t in enumerate(param_types):
         types[n] = jvm.java.lang.Integer.TYPE if t == "int" else jvm.java.lang.Class.forName(t)
-    m = jvm.java.lang.Class.forName(cls_name).getMethod(method, types)
+    cls = target.getClass() if cls_name is None else jvm.java.lang.Class.forName(cls_name)
+    m = cls.getMethod(method, types)
     return m.invoke(target, objects(args))
 
 
