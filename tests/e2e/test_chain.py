@@ -8,6 +8,7 @@ one-step descriptors. Flink runs every Python operator of a slot in one
 worker process, so the launches count is one either way. Results are exact."""
 
 import re
+import time
 
 from pyflink.common import Time, Types
 from pyflink.java_gateway import get_gateway
@@ -63,6 +64,14 @@ def test_three_operations_fused_and_run_as_one_chain(env, runner_dir):
     assert sorted(got, key=repr) == sorted(((name, n) for n, name, _ in ROWS), key=repr)
     assert fnw_e2e.launches(runner_dir) - before == 1
     assert chains_logged(runner_dir, log_at) == ["echo -> project -> identity"]
+    # A job that succeeded leaves no warning in the worker's log, to its exit
+    # (a real Flink ends the logging stream at every job's end: once a WARN).
+    deadline = time.time() + 30
+    while "exiting" not in fnw_e2e.worker_log(runner_dir)[log_at:] and time.time() < deadline:
+        time.sleep(0.2)
+    log = fnw_e2e.worker_log(runner_dir)[log_at:]
+    assert "exiting" in log
+    assert [ln for ln in log.splitlines() if " WARN " in ln or " ERROR " in ln] == []
     ops = python_operators(t)
     assert len(ops) == 1, "expected one fused operator, Flink ran %s" % ops
     for name in ("fnworker:echo", "fnworker:project", "fnworker:identity"):
