@@ -155,15 +155,19 @@ $(BUILD)/harness/harness.jar: $(PROTOS) $(shell find scripts/harness tests/integ
 FLINK_LINES ?= 2.3 1.20
 FLINK_SMOKE ?= 2.3
 E2E_ARGS    ?=
-.PHONY: e2e e2e-smoke flink-venvs
+.PHONY: e2e e2e-smoke flink-venvs e2e-jars
 $(BUILD)/flink/%/.stamp: tests/e2e/requirements-%.txt scripts/flink-venv.sh | $(BUILD)/.deps-flink
 	@sh scripts/flink-venv.sh $(BUILD) $*
 flink-venvs: $(patsubst %,$(BUILD)/flink/%/.stamp,$(FLINK_LINES))
+# Java jars the jobs add (flink-sql-avro), from Maven Central (scripts/e2e-jars.sh).
+$(BUILD)/e2e/jars/%/.stamp: tests/e2e/jars-%.txt scripts/e2e-jars.sh
+	@sh scripts/e2e-jars.sh $(BUILD) $*
+e2e-jars: $(patsubst %,$(BUILD)/e2e/jars/%/.stamp,$(FLINK_LINES))
 e2e-smoke: all $(BUILD)/flink/$(FLINK_SMOKE)/.stamp | $(BUILD)/.deps-test
 	@echo "== e2e smoke on PyFlink $(FLINK_SMOKE) (MiniCluster)"
 	@cd tests/e2e && FNW_BUILD=$(abspath $(BUILD)) $(abspath $(BUILD))/flink/$(FLINK_SMOKE)/venv/bin/python \
 	  -m pytest -q -m smoke $(E2E_ARGS)
-e2e: deps deps-flink all harness flink-venvs
+e2e: deps deps-flink all harness flink-venvs e2e-jars
 	@set -e; for line in $(FLINK_LINES); do echo "== e2e on PyFlink $$line"; \
 	  (cd tests/e2e && FNW_BUILD=$(abspath $(BUILD)) $(abspath $(BUILD))/flink/$$line/venv/bin/python \
 	    -m pytest -q $(E2E_ARGS)); done

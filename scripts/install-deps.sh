@@ -15,7 +15,8 @@
 #   fuzz      clang with libFuzzer (`make fuzz`)
 #   image     podman, runc, catatonit and debootstrap (`make image`, the image test)
 #   flink     python3-venv and the JDK, for the end-to-end suite's PyFlink
-#             virtualenvs (scripts/flink-venv.sh; `make e2e`, `make demo`)
+#             virtualenvs (scripts/flink-venv.sh; `make e2e`, `make demo`), and
+#             maven, which fetches the suite's Java jars (scripts/e2e-jars.sh)
 # On a machine that is not Debian, or as a user who is not root, it prints
 # the exact apt-get line and stops, so no target half-builds. The services
 # the tests run (redis-server, nginx) are installed without letting their
@@ -33,7 +34,7 @@ group_valgrind="valgrind"
 group_bench="gnuplot-nox wrk redis-server redis-tools"
 group_fuzz="clang"
 group_image="podman runc catatonit debootstrap"
-group_flink="python3-venv default-jdk-headless procps"
+group_flink="python3-venv default-jdk-headless procps maven"
 
 [ $# -eq 0 ] && set -- build test
 PKGS=""

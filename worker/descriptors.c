@@ -79,6 +79,23 @@ fnw_descriptor *fnw_descriptors_get(fnw_descriptors *c, const char *id)
     return d;
 }
 
+/* The plan's operations in order, "echo -> project -> identity" (how Flink
+ * fused the job's functions into this operator), cut with "..." to fit. */
+static void plan_chain(const fnw_plan *p, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < p->n_steps && len + 1 < cap; i++) {
+        int n = snprintf(out + len, cap - len, "%s%s", i ? " -> " : "", p->steps[i].op->name);
+        if (n < 0 || (size_t)n >= cap - len) {
+            if (cap > 4)
+                memcpy(out + cap - 4, "...", 4);
+            return;
+        }
+        len += (size_t)n;
+    }
+}
+
 /* why set: the descriptor could not be had, for that reason (pb, when
  * given, is what could be read of it: its data endpoint is kept). */
 static void descriptor_set(fnw_descriptors *c, fnw_descriptor *d, const pb_ProcessBundleDescriptor *pb,
@@ -101,9 +118,12 @@ static void descriptor_set(fnw_descriptors *c, fnw_descriptor *d, const pb_Proce
     if (fnw_plan_data_url(pb, &d->data_url, &err) < 0 || fnw_plan_build(pb, c->registry, &d->plan, &err) < 0) {
         d->failed = 1;
         snprintf(d->error, sizeof d->error, "%s", err.msg);
-    } else
-        fnw_info(c->log, "descriptor %s: %zu operation(s), input from %s, data endpoint %s", d->id,
-                 d->plan->n_steps, d->plan->source_id, d->plan->data_url);
+    } else {
+        char chain[512];
+        plan_chain(d->plan, chain, sizeof chain);
+        fnw_info(c->log, "descriptor %s: %zu operation(s) %s, input from %s, data endpoint %s", d->id,
+                 d->plan->n_steps, chain, d->plan->source_id, d->plan->data_url);
+    }
 }
 
 void fnw_descriptors_set(fnw_descriptors *c, fnw_descriptor *d, const pb_ProcessBundleDescriptor *pb)

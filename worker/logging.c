@@ -60,9 +60,14 @@ static void log_on_closed(void *user, grpc_status_code code, const char *details
     lg->stream = NULL;
     if (lg->stopping)
         return;
-    /* queued now, sent once the stream is back */
-    fnw_log(lg, FNW_LOG_WARN, NULL, NULL, "the logging stream closed (status %d: %s); reopening it in 0.5 s",
-            (int)code, details);
+    /* queued now, sent once the stream is back. A real Flink ends the stream
+     * with OK at every job's end, just before it closes the control stream:
+     * that is no trouble, so it is INFO, and says so without a status. */
+    if (code == GRPC_STATUS_OK)
+        fnw_log(lg, FNW_LOG_INFO, NULL, NULL, "the runner closed the logging stream; reopening it in 0.5 s");
+    else
+        fnw_log(lg, FNW_LOG_WARN, NULL, NULL, "the logging stream closed (status %d: %s); reopening it in 0.5 s",
+                (int)code, details);
     ev_timer_set(&lg->reopen_timer, 0.5, 0);
     ev_timer_start(lg->loop, &lg->reopen_timer);
 }

@@ -149,10 +149,11 @@ def parse(text):
 
 _BY_CLASS = {
     "DateTypeInfo": "SQL_DATE", "TimeTypeInfo": "SQL_TIME", "TimestampTypeInfo": "SQL_TIMESTAMP",
-    "LocalDateTypeInfo": "LOCAL_DATE", "LocalTimeTypeInfo": "LOCAL_TIME",
-    "LocalDateTimeTypeInfo": "LOCAL_DATETIME", "InstantTypeInfo": "INSTANT",
+    "InstantTypeInfo": "INSTANT",
     "PickledBytesTypeInfo": "PICKLED_BYTES",
 }
+# PyFlink has one class for the three java.time types, told apart by _time_type.
+_LOCAL_TIMES = {"LOCAL_DATE": "LOCAL_DATE", "LOCAL_TIME": "LOCAL_TIME", "LOCAL_DATE_TIME": "LOCAL_DATETIME"}
 _ARRAYS = {"PrimitiveArrayTypeInfo": "PRIMITIVE_ARRAY", "BasicArrayTypeInfo": "BASIC_ARRAY",
            "ObjectArrayTypeInfo": "OBJECT_ARRAY"}
 
@@ -167,6 +168,8 @@ def _from_pyflink(t):
     cls = type(t).__name__
     if cls in _BY_CLASS:
         return (_BY_CLASS[cls],)
+    if cls == "LocalTimeTypeInfo" and getattr(getattr(t, "_time_type", None), "name", None) in _LOCAL_TIMES:
+        return (_LOCAL_TIMES[t._time_type.name],)
     if cls == "BasicTypeInfo" and getattr(getattr(t, "_basic_type", None), "name", None) in ATOMIC:
         return (t._basic_type.name,)
     if cls in _ARRAYS and hasattr(t, "_element_type"):

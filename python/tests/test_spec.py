@@ -200,6 +200,11 @@ class AvroTypeInfo(object):
     pass
 
 
+class LocalTimeTypeInfo(object):   # PyFlink's one class for LocalDate, LocalTime and LocalDateTime
+    def __init__(self, name):
+        self._time_type = _BasicType(name)
+
+
 class PyFlinkTypesTest(unittest.TestCase):
     def test_pyflink_types_map_by_class_name(self):
         t = RowTypeInfo([BasicTypeInfo("LONG"), ListTypeInfo(BasicTypeInfo("STRING")),
@@ -208,6 +213,12 @@ class PyFlinkTypesTest(unittest.TestCase):
                         ["id", "tags", "m", "t"])
         self.assertEqual(type_info_bytes(t), type_info_bytes(
             "ROW<id:LONG,tags:LIST<STRING>,m:MAP<STRING,SQL_DATE>,t:TUPLE<PRIMITIVE_ARRAY<BYTE>>>"))
+
+    def test_local_time_types_by_their_time_type(self):
+        # found by tests/e2e/test_types.py: every LocalTimeTypeInfo was sent as LOCAL_TIME
+        for name, text in (("LOCAL_DATE", "LOCAL_DATE"), ("LOCAL_TIME", "LOCAL_TIME"),
+                           ("LOCAL_DATE_TIME", "LOCAL_DATETIME")):
+            self.assertEqual(type_info_bytes(LocalTimeTypeInfo(name)), type_info_bytes(text))
 
     def test_unnamed_rows_and_lists_get_flinks_names(self):
         self.assertEqual(type_info_bytes(RowTypeInfo([BasicTypeInfo("INT"), BasicTypeInfo("STRING")])),

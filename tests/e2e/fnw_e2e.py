@@ -2,8 +2,8 @@
 Flink launches fnworker from, and small helpers to run and collect a job.
 
 The runner directory holds fnworker's pyflink-udf-runner.sh and, as
-`fnworker`, a wrapper that appends one line to launches.log and then execs
-the real binary: a test proves that its job ran in fnworker (and not in
+`fnworker`, a wrapper that appends one line to launches.log, copies the
+worker's log (its stderr) into worker.log, and then execs the real binary: a test proves that its job ran in fnworker (and not in
 PyFlink's Python worker) by the launches it counts."""
 
 import os
@@ -21,8 +21,13 @@ if PYTHON_PKG not in sys.path:
     sys.path.insert(0, PYTHON_PKG)
 
 WRAPPER = """#!/bin/sh
-# fnworker, launched by Flink through pyflink-udf-runner.sh: count the launch, then run it.
+# fnworker, launched by Flink through pyflink-udf-runner.sh: count the launch, then
+# run it, its stderr (its log) also appended to worker.log beside this script.
 echo "$$ $*" >>'{log}'
+fifo_dir=$(mktemp -d) && mkfifo "$fifo_dir/err" || exec '{binary}' "$@"
+tee -a '{worker_log}' <"$fifo_dir/err" >&2 &
+exec 2>"$fifo_dir/err"
+rm -rf "$fifo_dir"
 exec '{binary}' "$@"
 """
 
@@ -38,11 +43,21 @@ def make_runner_dir(path, binary=FNWORKER, wrapper=True):
     if binary is not None:
         if wrapper:
             with open(target, "w") as f:
-                f.write(WRAPPER.format(log=os.path.join(path, "launches.log"), binary=binary))
+                f.write(WRAPPER.format(log=os.path.join(path, "launches.log"), binary=binary,
+                                       worker_log=os.path.join(path, "worker.log")))
             os.chmod(target, os.stat(target).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         else:
             os.symlink(binary, target)
     return path
+
+
+def worker_log(runner_dir):
+    """What every fnworker launched from runner_dir has logged so far."""
+    try:
+        with open(os.path.join(runner_dir, "worker.log"), errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
 
 
 def launches(runner_dir):

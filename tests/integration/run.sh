@@ -21,7 +21,7 @@ fi
 CP=$(cat "$BUILD/harness/classpath")
 # The harness checks itself first (codec bytes, descriptor shape); quiet unless it fails.
 for t in fnworker.harness.types.CodecSelfTest fnworker.harness.HarnessSelfTest; do
-  if ! out=$(java -cp "$CP" "$t" 2>&1); then
+  if ! out=$(java -Dfnworker.root="$ROOT" -cp "$CP" "$t" 2>&1); then
     printf '%s\n' "$out" | grep -v '^PASS '
     echo "integration: harness self-test $t failed" >&2
     exit 1

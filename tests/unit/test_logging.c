@@ -294,6 +294,27 @@ START_TEST(a_closed_stream_is_reopened_after_half_a_second)
 }
 END_TEST
 
+/* Found on a real Flink (tests/e2e worker.log): it ends the logging stream
+ * with OK at every job's end, which the worker logged as a WARN with an empty
+ * status text. */
+START_TEST(the_runner_closing_the_stream_in_order_is_info)
+{
+    fixture f;
+    fake_stream fs = {0};
+    fx_init(&f, FNW_LOG_INFO);
+    fnw_log_start_on(&f.lg, &fake_transport, &fs);
+    fs.h.on_closed(fs.h.user, GRPC_STATUS_OK, "");
+    for (int i = 0; i < 100 && fs.starts < 2; i++)
+        ev_run(f.loop, EVRUN_ONCE);
+    ck_assert_int_eq(fs.starts, 2);
+    ck_assert_uint_eq(sent_total(&fs), 1);
+    ck_assert_str_eq(sent_entry(&fs, 0)->message, "the runner closed the logging stream; reopening it in 0.5 s");
+    ck_assert_int_eq(sent_entry(&fs, 0)->severity, FNW_LOG_INFO);
+    fx_free(&f);
+    fake_free_all(&fs);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("logging");
@@ -308,6 +329,7 @@ static Suite *suite(void)
     tcase_add_test(tc, the_number_dropped_is_reported_once_entries_flow);
     tcase_add_test(tc, stop_sends_what_is_queued_and_half_closes);
     tcase_add_test(tc, a_closed_stream_is_reopened_after_half_a_second);
+    tcase_add_test(tc, the_runner_closing_the_stream_in_order_is_info);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -111,6 +111,46 @@ START_TEST(flink_layout_becomes_a_plan)
 }
 END_TEST
 
+/* What a real Flink 1.20.5 and 2.3.0 sends (tests/integration/fixtures/
+ * real-flink-descriptor.txt): every main output keyed "", the operator's
+ * output PCollection "" and its sink fn/write/:0 (flink-python's
+ * MAIN_OUTPUT_NAME and OUTPUT_COLLECTION_ID). The worker before main_output()
+ * planned "" as a side output and refused the chain. */
+static void as_real_flink_keys_it(builder *b)
+{
+    for (size_t i = 0; i < b->d.n_transforms; i++) {
+        pb_PTransform *t = b->t[i]->value;
+        for (size_t k = 0; k < t->n_outputs; k++) {
+            if (!strcmp(t->outputs[k]->key, "output"))
+                t->outputs[k]->key = (char *)"";
+            if (!strcmp(t->outputs[k]->value, "output"))
+                t->outputs[k]->value = (char *)"";
+        }
+        for (size_t k = 0; k < t->n_inputs; k++)
+            if (!strcmp(t->inputs[k]->value, "output"))
+                t->inputs[k]->value = (char *)"";
+        if (!strcmp(b->t[i]->key, "fn/write/output:0"))
+            b->t[i]->key = (char *)"fn/write/:0";
+    }
+}
+
+START_TEST(real_flinks_empty_output_keys_plan)
+{
+    builder b;
+    flink_shape(&b, 3, "beam:coder:param_windowed_value:v1");
+    as_real_flink_keys_it(&b);
+    fnw_plan *p = NULL;
+    fnw_error err;
+    ck_assert_msg(build(&b, &p, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq((int)p->n_steps, 3);
+    ck_assert_str_eq(p->steps[2].transform_id, "transform-2");
+    ck_assert_str_eq(p->main_sink_id, "fn/write/:0");
+    ck_assert_int_eq((int)p->n_sinks, 1);
+    fnw_plan_free(p);
+    builder_free(&b);
+}
+END_TEST
+
 START_TEST(unsupported_shapes_say_what)
 {
     builder b;
@@ -536,6 +576,7 @@ int main(void)
     Suite *s = suite_create("plan");
     TCase *tc = tcase_create("descriptor");
     tcase_add_test(tc, flink_layout_becomes_a_plan);
+    tcase_add_test(tc, real_flinks_empty_output_keys_plan);
     tcase_add_test(tc, unsupported_shapes_say_what);
     tcase_add_test(tc, pickled_payload_points_to_the_readme);
     tcase_add_test(tc, side_output_sinks_are_collected);

@@ -7,6 +7,14 @@
 // operator's input and output types are described: every collection between
 // fused functions gets the input coder, so a function that changes the type
 // must say so in its OperationSpec (output_type).
+//
+// The ids and keys are those of a descriptor captured from a real Flink 1.20.5
+// and 2.3.0 (tests/integration/fixtures/real-flink-descriptor.txt, checked by
+// HarnessSelfTest): flink-python's Constants.MAIN_OUTPUT_NAME and
+// OUTPUT_COLLECTION_ID are "" there, so every function's main output is keyed
+// "", the operator's output PCollection is "" and its sink fn/write/:0; side
+// output coders are side_coder-<tag>; Beam adds the plain (not length-prefixed)
+// wire coders fn/wire/input:0 and fn/wire/:0; there is no environment.
 package fnworker.harness;
 
 import com.google.protobuf.ByteString;
@@ -33,9 +41,10 @@ public final class DescriptorBuilder {
   public static final String WINDOW_CODER = "window_coder";
   public static final String INPUT_CODER = "input_coder";
   public static final String OUTPUT_CODER = "output_coder";
-  public static final String SIDE_OUTPUT_CODER_PREFIX = "side_output_coder-";
+  public static final String SIDE_OUTPUT_CODER_PREFIX = "side_coder-";
+  /** flink-python's MAIN_OUTPUT_NAME and OUTPUT_COLLECTION_ID (1.20 and 2.x): the empty string. */
+  public static final String MAIN_OUTPUT = "";
   public static final String READ_ID = "fn/read/input:0";
-  public static final String ENVIRONMENT_ID = "python_env";
   /** Windowed-value encoding of an empty byte[] at MIN timestamp in the global window, NO_FIRING. */
   public static final byte[] PARAM_WINDOWED_VALUE_PAYLOAD = Hex.parse("7f df 3b 64 5a 1c ac 09 00 00 00 01 0f 00");
 
@@ -60,14 +69,16 @@ public final class DescriptorBuilder {
   public final Map<String, TypeInfo> sideOutputs = new LinkedHashMap<>();
   public Endpoints.ApiServiceDescriptor dataEndpoint;
   public Endpoints.ApiServiceDescriptor stateEndpoint;
+  /** Set only to send one (a real Flink's descriptor has none), under ENVIRONMENT_ID. */
   public RunnerApi.Environment environment;
+  public static final String ENVIRONMENT_ID = "python_env";
   public String taskName = "harness operator";
   public boolean metricEnabled = true;
   public final Map<String, String> jobParameters = new LinkedHashMap<>();
   /** Test hook: the input coder's CoderInfoDescriptor bytes, sent as given instead of built from inputType. */
   public byte[] inputCoderPayload;
 
-  /** Sink transform id for a PCollection ("output" or a side output tag). */
+  /** Sink transform id for a PCollection (MAIN_OUTPUT or a side output tag). */
   public static String sinkId(String pcollection) {
     return "fn/write/" + pcollection + ":0";
   }
@@ -168,19 +179,21 @@ public final class DescriptorBuilder {
     d.putCoders(INPUT_CODER + "-length_prefix0", coder("beam:coder:length_prefix:v1", null, INPUT_CODER));
     d.putCoders("fn/wire/input:0-length_prefix0", coder("beam:coder:param_windowed_value:v1",
         PARAM_WINDOWED_VALUE_PAYLOAD, INPUT_CODER + "-length_prefix0", WINDOW_CODER));
+    d.putCoders("fn/wire/input:0", coder("beam:coder:param_windowed_value:v1",
+        PARAM_WINDOWED_VALUE_PAYLOAD, INPUT_CODER, WINDOW_CODER));
     d.putCoders("byte_array0", coder("beam:coder:bytes:v1", null));
     d.putCoders("length_prefix_byte_array0", coder("beam:coder:length_prefix:v1", null, "byte_array0"));
 
     d.putPcollections("input", pcoll(INPUT_CODER + "-length_prefix0"));
-    d.putPcollections("output", pcoll(OUTPUT_CODER));
+    d.putPcollections(MAIN_OUTPUT, pcoll(OUTPUT_CODER));
     d.putTransforms(READ_ID, port(SOURCE_URN, "fn/wire/input:0-length_prefix0", true, "input"));
-    addSink("output", OUTPUT_CODER, d);
+    addSink(MAIN_OUTPUT, OUTPUT_CODER, d);
 
     int n = functions.size();
     for (int i = 0; i < n; i++) {
       boolean last = i == n - 1;
       Map<String, String> outs = new LinkedHashMap<>();
-      outs.put("output", "collection-" + i);
+      outs.put(MAIN_OUTPUT, "collection-" + i);
       if (last) {
         for (String tag : sideOutputs.keySet()) {
           outs.put(tag, "collection-revise-" + tag);
@@ -199,7 +212,7 @@ public final class DescriptorBuilder {
     ByteString revise = FlinkFnApi.UserDefinedDataStreamFunction.newBuilder()
         .setFunctionType(FunctionType.REVISE_OUTPUT).build().toByteString();
     d.putTransforms("transform-revise", pardo("transform-revise", revise,
-        Map.of("input", "collection-" + (n - 1)), Map.of("output", "output")));
+        Map.of("input", "collection-" + (n - 1)), Map.of(MAIN_OUTPUT, MAIN_OUTPUT)));
     for (Map.Entry<String, TypeInfo> e : sideOutputs.entrySet()) {
       String tag = e.getKey();
       String coderId = SIDE_OUTPUT_CODER_PREFIX + tag;
@@ -208,10 +221,12 @@ public final class DescriptorBuilder {
       d.putPcollections("collection-revise-" + tag, pcoll("coder-revise-" + tag));
       d.putPcollections(tag, pcoll(coderId));
       d.putTransforms("transform-revise-" + tag, pardo("transform-revise-" + tag, revise,
-          Map.of("input", "collection-revise-" + tag), Map.of("output", tag)));
+          Map.of("input", "collection-revise-" + tag), Map.of(MAIN_OUTPUT, tag)));
       addSink(tag, coderId, d);
     }
-    d.putEnvironments(ENVIRONMENT_ID, environment);
+    if (environment != null) {
+      d.putEnvironments(ENVIRONMENT_ID, environment);
+    }
     d.setStateApiServiceDescriptor(stateEndpoint);
     return d.build();
   }
@@ -221,6 +236,8 @@ public final class DescriptorBuilder {
     String wire = "fn/wire/" + pcollection + ":0-length_prefix0";
     d.putCoders(lp, coder("beam:coder:length_prefix:v1", null, coderId));
     d.putCoders(wire, coder("beam:coder:param_windowed_value:v1", PARAM_WINDOWED_VALUE_PAYLOAD, lp, WINDOW_CODER));
+    d.putCoders("fn/wire/" + pcollection + ":0", coder("beam:coder:param_windowed_value:v1",
+        PARAM_WINDOWED_VALUE_PAYLOAD, coderId, WINDOW_CODER));
     d.putTransforms(sinkId(pcollection), port(SINK_URN, wire, false, pcollection));
   }
 }

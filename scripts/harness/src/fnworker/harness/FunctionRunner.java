@@ -94,7 +94,10 @@ public final class FunctionRunner implements AutoCloseable {
     int elements;
 
     Bundle() {
-      receivers.put("output", new OutputReceiver("output", DescriptorBuilder.sinkId("output"), results::add));
+      // Results of the main output carry the tag "output"; its PCollection is
+      // DescriptorBuilder.MAIN_OUTPUT (""), as in a real Flink.
+      receivers.put("output", new OutputReceiver("output", DescriptorBuilder.sinkId(DescriptorBuilder.MAIN_OUTPUT),
+          results::add));
       for (String tag : cfg.sideOutputs.keySet()) {
         receivers.put(tag, new OutputReceiver(tag, DescriptorBuilder.sinkId(tag), results::add));
       }
@@ -231,7 +234,7 @@ public final class FunctionRunner implements AutoCloseable {
     b.sideOutputs.putAll(cfg.sideOutputs);
     b.dataEndpoint = worker.servers.dataEndpoint();
     b.stateEndpoint = worker.servers.stateEndpoint();
-    b.environment = worker.environment;
+    // No environment: a real Flink's descriptor has none (the worker was launched for it).
     b.taskName = cfg.taskName;
     b.metricEnabled = cfg.metricEnabled;
     b.jobParameters.putAll(cfg.jobParameters);

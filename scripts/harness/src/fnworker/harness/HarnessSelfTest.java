@@ -38,6 +38,7 @@ public final class HarnessSelfTest {
   public static void main(String[] args) throws Exception {
     HarnessSelfTest t = new HarnessSelfTest();
     t.descriptor();
+    t.realFlinkShape();
     t.typeProtos();
     t.reassembly();
     t.metrics();
@@ -58,22 +59,27 @@ public final class HarnessSelfTest {
     b.sideOutputs.put("late", TypeInfo.parse("STRING"));
     b.dataEndpoint = Endpoints.ApiServiceDescriptor.newBuilder().setUrl("localhost:1").build();
     b.stateEndpoint = Endpoints.ApiServiceDescriptor.newBuilder().setUrl("localhost:2").build();
-    b.environment = RunnerApi.Environment.newBuilder().setUrn("beam:env:process:v1").build();
     BeamFnApi.ProcessBundleDescriptor d = b.build();
     check("descriptor id", d.getId().equals("1-2"), d.getId());
     Set<String> ts = new TreeSet<>(d.getTransformsMap().keySet());
     check("transform ids", ts.equals(new TreeSet<>(List.of("transform-0", "transform-1", "transform-revise",
-        "transform-revise-late", "fn/read/input:0", "fn/write/output:0", "fn/write/late:0"))), ts.toString());
+        "transform-revise-late", "fn/read/input:0", "fn/write/:0", "fn/write/late:0"))), ts.toString());
     RunnerApi.PTransform read = d.getTransformsOrThrow("fn/read/input:0");
     BeamFnApi.RemoteGrpcPort rp = BeamFnApi.RemoteGrpcPort.parseFrom(read.getSpec().getPayload());
     check("read transform", read.getSpec().getUrn().equals("beam:runner:source:v1")
         && read.getOutputsMap().equals(java.util.Map.of("local_output", "input")) && read.getUniqueName().isEmpty()
         && read.getEnvironmentId().isEmpty() && rp.getCoderId().equals("fn/wire/input:0-length_prefix0")
         && rp.getApiServiceDescriptor().getUrl().equals("localhost:1"), read.toString());
-    RunnerApi.PTransform write = d.getTransformsOrThrow("fn/write/output:0");
+    RunnerApi.PTransform write = d.getTransformsOrThrow("fn/write/:0");
     check("write transform", write.getSpec().getUrn().equals("beam:runner:sink:v1")
-        && write.getInputsMap().equals(java.util.Map.of("local_input", "output")) && write.getUniqueName().isEmpty(),
+        && write.getInputsMap().equals(java.util.Map.of("local_input", "")) && write.getUniqueName().isEmpty(),
         write.toString());
+    check("main outputs keyed \"\"", d.getTransformsOrThrow("transform-0").getOutputsMap()
+        .equals(java.util.Map.of("", "collection-0"))
+        && d.getTransformsOrThrow("transform-revise").getOutputsMap().equals(java.util.Map.of("", ""))
+        && d.getTransformsOrThrow("transform-revise-late").getOutputsMap().equals(java.util.Map.of("", "late"))
+        && d.getPcollectionsOrThrow("late").getCoderId().equals("side_coder-late")
+        && d.getEnvironmentsMap().isEmpty(), d.getTransformsMap().toString());
     RunnerApi.Coder wire = d.getCodersOrThrow("fn/wire/input:0-length_prefix0");
     check("wire coder", wire.getSpec().getUrn().equals("beam:coder:param_windowed_value:v1")
         && Arrays.equals(wire.getSpec().getPayload().toByteArray(), Hex.parse("7fdf3b645a1cac09000000010f00"))
@@ -113,6 +119,35 @@ public final class HarnessSelfTest {
         .setFunctionType(FlinkFnApi.UserDefinedDataStreamFunction.FunctionType.REVISE_OUTPUT).build()), rev.toString());
     check("state endpoint", d.getStateApiServiceDescriptor().getUrl().equals("localhost:2")
         && !d.hasTimerApiServiceDescriptor(), "");
+  }
+
+  /** The harness's descriptor of a three-function chain has the shape a real Flink's has. */
+  void realFlinkShape() throws Exception {
+    String root = System.getProperty("fnworker.root");
+    if (root == null) {
+      check("real Flink descriptor shape", false, "run with -Dfnworker.root=<checkout> (tests/integration/run.sh does)");
+      return;
+    }
+    java.nio.file.Path fixture = java.nio.file.Path.of(root, "tests/integration/fixtures/real-flink-descriptor.txt");
+    StringBuilder want = new StringBuilder();
+    for (String line : java.nio.file.Files.readAllLines(fixture)) {
+      if (!line.startsWith("#")) {
+        want.append(line).append('\n');
+      }
+    }
+    DescriptorBuilder b = new DescriptorBuilder();
+    b.id = "1-2";
+    b.inputType = TypeInfo.parse("ROW<id:LONG,name:STRING,score:DOUBLE>");
+    b.outputType = TypeInfo.parse("ROW<name:STRING,id:LONG>");
+    for (int i = 0; i < 3; i++) {
+      b.functions.add(new DescriptorBuilder.Fn(FlinkFnApi.UserDefinedDataStreamFunction.FunctionType.PROCESS,
+          new byte[]{(byte) i}));
+    }
+    b.dataEndpoint = Endpoints.ApiServiceDescriptor.newBuilder().setUrl("localhost:1").build();
+    b.stateEndpoint = Endpoints.ApiServiceDescriptor.newBuilder().setUrl("localhost:2").build();
+    String got = DescriptorShape.of(b.build());
+    check("real Flink descriptor shape (" + fixture + ")", got.equals(want.toString()),
+        "\n--- real Flink\n" + want + "--- harness\n" + got);
   }
 
   void typeProtos() {

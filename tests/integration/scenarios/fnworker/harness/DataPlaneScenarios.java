@@ -325,7 +325,7 @@ final class DataPlaneScenarios {
     List<String> ids = List.of("fifo-1", "fifo-2", "fifo-3");
     for (String iid : ids) {
       Map<String, DataService.Receiver> rx = new LinkedHashMap<>();
-      rx.put(DescriptorBuilder.sinkId("output"), new DataService.Receiver() {
+      rx.put(DescriptorBuilder.sinkId(DescriptorBuilder.MAIN_OUTPUT), new DataService.Receiver() {
         @Override
         public void accept(byte[] bytes) { }
 

@@ -79,6 +79,7 @@ public final class IntegrationTests {
     s.addAll(AvroScenarios.scenarios());
     s.addAll(AsyncScenarios.scenarios());
     s.addAll(MetricsScenarios.scenarios());
+    s.addAll(RealFlinkScenarios.scenarios());
     s.addAll(DataPlaneScenarios.scenarios());
     s.addAll(PyFlinkScenarios.scenarios());
     s.addAll(RedisScenarios.scenarios());

@@ -211,7 +211,7 @@ public final class FakeWorker {
         if (urn.equals("beam:runner:source:v1")) {
           readId = t.getKey();
           readUrl = BeamFnApi.RemoteGrpcPort.parseFrom(t.getValue().getSpec().getPayload()).getApiServiceDescriptor().getUrl();
-        } else if (urn.equals("beam:runner:sink:v1") && t.getValue().getInputsMap().containsValue("output")) {
+        } else if (urn.equals("beam:runner:sink:v1") && t.getValue().getInputsMap().containsValue(fnworker.harness.DescriptorBuilder.MAIN_OUTPUT)) {
           sinkId = t.getKey();
         }
       }
