@@ -159,7 +159,7 @@ static void start_worker(conn *c)
     fnw_child_events ev = {on_child_output, on_child_exit, c};
     ev_timer_stop(c->l->loop, &c->request_timer);
     fnw_child *child = fnw_children_start(c->l->children, c->req.id, c->req.provision_endpoint,
-                                          c->req.args, c->req.n_args, &ev, &err);
+                                          c->req.args, c->req.n_args, &ev, 0, &err);
     if (!child) {
         fail_request(c, err.msg);
         return;
