@@ -5,7 +5,8 @@ lib/, opt/). One JobManager and two TaskManagers (2 slots each), every port a
 free loopback port, its own conf dir (FLINK_CONF_DIR), log dirs and tmp dirs
 under build/e2e/cluster-*/, the TaskManagers' environment carrying
 PYFLINK_UDF_RUNNER_DIR (and whatever else a case gives them), waited for
-through the REST API, stopped (SIGTERM, then SIGKILL) at the end.
+through the REST API, stopped (SIGTERM, then SIGKILL) at the end, when its
+tmp dirs are removed (logs, conf and outputs stay).
 
 Each process runs `<script> start-foreground`, which execs the JVM, so the
 process this module starts is the JVM itself: a case can kill -9 a
@@ -303,9 +304,6 @@ class Cluster(object):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait(10)
-        # anything a JVM left in its process group (a worker it launched)
-        for p in procs:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except OSError:
-                pass
+        # the TaskManagers' tmp dirs hold the job's jars (some 100 MB a run);
+        # logs, conf and sink output stay for a look after a failure
+        shutil.rmtree(os.path.join(self.base, "tmp"), ignore_errors=True)

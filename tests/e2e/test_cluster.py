@@ -320,5 +320,9 @@ def test_taskmanager_killed_exactly_once(flink):
     relaunched = [line for line in launch_lines(flink.runner_dir)[before:]
                   if line[1].startswith("boot=" + flink.tm_tmp(2) + os.sep)]
     assert relaunched, "the replacement TaskManager launched no fnworker"
+    # every job of the module has ended: none of its workers is left
+    pids = [int(line[0]) for line in launch_lines(flink.runner_dir)]
+    flink.wait(lambda: not any(_alive(p) for p in pids), 60,
+               "every fnworker launched in this module to exit")
     print("killed after %d of %d rows committed; the killed TaskManager's workers exited within %.1f s"
           % (done_before, n, worker_exit_s))
