@@ -166,17 +166,21 @@ STEP_METRICS = ("recordsIn", "recordsOut", "asyncCalls", "batches", "retries", "
 
 def test_metrics_through_rest_api(flink):
     """(b) The per-step metrics the README promises ("Async semantics",
-    Metrics), read through Flink's REST API while a job runs and once its
-    input is done: one branch whose every call fails once and is retried,
-    one whose every call returns an empty result, one whose every call times
-    out (TIMEOUT_EMPTY). The job's source watches a directory (it never
-    ends), so the final figures are read from the running job."""
+    Metrics), read through Flink's REST API while a job runs: one branch
+    whose every call fails once and is retried, one whose every call returns
+    an empty result, one whose every call times out (TIMEOUT_EMPTY). The
+    job's source watches a directory (it never ends): the figures are read
+    once the first file is through, again after a second file arrives, and
+    checked exactly."""
     n = 150      # lines per file, 2 files, parallelism 2
     src = os.path.join(flink.base, "in-metrics")
     os.makedirs(src)
-    for f in range(2):
-        with open(os.path.join(src, "f%d.txt" % f), "w") as fh:
+
+    def add_file(f):
+        tmp = os.path.join(src, ".f%d.tmp" % f)   # the source skips dot files
+        with open(tmp, "w") as fh:
             fh.write("".join("%d\n" % i for i in range(f * n + 1, f * n + n + 1)))
+        os.rename(tmp, os.path.join(src, "f%d.txt" % f))
     total = 2 * n
     outs = {b: os.path.join(flink.base, "out-" + b) for b in ("retry", "empty", "timeout")}
     branches = [
@@ -186,6 +190,7 @@ def test_metrics_through_rest_api(flink):
         echo_branch("fnw-timeout", outs["timeout"], {"hang": True}, timeout_ms=100,
                     on_timeout="EMPTY", capacity=50),
     ]
+    add_file(0)
     jid = flink.submit(JOB, [pipeline("metrics", {"kind": "files", "dir": src}, 2, branches, 1000)])
     try:
         flink.wait_job(jid, ("RUNNING",))
@@ -202,27 +207,25 @@ def test_metrics_through_rest_api(flink):
             return {m: (_dist if m in ("batchSize", "asyncCallDurationMs") else _total)(metrics, prefix + m)
                     for m in STEP_METRICS if m != "inflightHighWater"}
 
-        # While the retrying branch works (about 40 rows/s per subtask),
-        # its figures grow bundle by bundle.
-        seen = []
+        def figures_at(count):
+            return flink.wait(lambda: (lambda m: m if all(
+                _total(m, "fnw-%s.fnworker.echo_0.recordsIn" % b) == count
+                for b in ("retry", "empty", "timeout")) else None)(fnworker_metrics()), 120,
+                "recordsIn %d on every branch" % count)
 
-        def partial_figures():
-            s = step("retry", fnworker_metrics())
-            seen.append((round(time.time(), 1), s["recordsIn"]))
-            return s if 0 < (s["recordsIn"] or 0) < total else None
-        try:
-            partial = flink.wait(partial_figures, 60, "a partial recordsIn of the retrying branch")
-        except AssertionError as e:
-            raise AssertionError("%s; recordsIn seen: %s" % (e, seen[-40:]))
-        assert partial["retries"] == partial["asyncCalls"] == partial["recordsOut"] == partial["recordsIn"]
+        # The first file through: the figures so far, from the running job.
+        first = {b: step(b, figures_at(n)) for b in ("retry", "empty", "timeout")}
+        assert (first["retry"]["retries"], first["retry"]["asyncCalls"], first["retry"]["recordsOut"]) == \
+            (n, n, n), first["retry"]
+        assert (first["empty"]["emptyResults"], first["timeout"]["timeouts"]) == (n, n), first
+        # A second file: the figures grow to the total.
+        add_file(1)
+        metrics = figures_at(total)
 
-        # Done: every committed row of the retrying branch, none of the others.
+        # every committed row of the retrying branch, none of the others
         flink.wait(lambda: len(committed_lines(outs["retry"])) >= total, 120,
                    "every row of the retrying branch committed")
         assert sorted(int(x) for x in committed_lines(outs["retry"])) == list(range(1, total + 1))
-        metrics = flink.wait(lambda: (lambda m: m if all(
-            _total(m, "fnw-%s.fnworker.echo_0.recordsIn" % b) == total for b in ("retry", "empty", "timeout"))
-            else None)(fnworker_metrics()), 60, "the final figures")
         op = {b: {m: _total(flink.vertex_metrics(jid, vid, [k for k in flink.vertex_metrics(jid, vid)
                                                                if k.endswith(".fnw-%s.%s" % (b, m))]),
                             "fnw-%s.%s" % (b, m)) for m in ("numRecordsIn", "numRecordsOut")}
