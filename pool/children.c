@@ -38,6 +38,7 @@ struct fnw_child {
     int connected;              /* it said so: the start deadline is off */
     fnw_child_events ev;
     int exited, status, paused, term_sent;
+    int by_id;                  /* FNW_CHILD_BY_ID: fnw_children_find knows it */
     double started_at;
 };
 
@@ -362,11 +363,11 @@ static void watch_child(fnw_children *cs, fnw_child *c, const int fds[3])
         ev_timer_start(cs->loop, &c->start_timer);
 }
 
-static int check_start(fnw_children *cs, const char *id, fnw_error *err)
+static int check_start(fnw_children *cs, const char *id, unsigned flags, fnw_error *err)
 {
     if (strlen(id) >= FNW_CHILDREN_ID_MAX)
         return fnw_error_set(err, "worker id longer than %d bytes", FNW_CHILDREN_ID_MAX - 1);
-    if (fnw_children_find(cs, id))
+    if ((flags & FNW_CHILD_BY_ID) && fnw_children_find(cs, id))
         return fnw_error_set(err, "a worker with id '%s' is already running", id);
     if (!free_slot(cs)) {
         cs->stats.rejected_full++;
@@ -378,9 +379,9 @@ static int check_start(fnw_children *cs, const char *id, fnw_error *err)
 
 fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *provision_endpoint,
                               const char *const *args, size_t n_args, const fnw_child_events *ev,
-                              fnw_error *err)
+                              unsigned flags, fnw_error *err)
 {
-    if (check_start(cs, id, err) < 0)
+    if (check_start(cs, id, flags, err) < 0)
         return NULL;
     int p[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};   /* stdout, stderr, stats */
     char **argv = build_argv(cs->exe, id, provision_endpoint, args, n_args);
@@ -407,6 +408,7 @@ fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *prov
     c->used = 1;
     c->pid = pid;
     snprintf(c->id, sizeof c->id, "%s", id);
+    c->by_id = (flags & FNW_CHILD_BY_ID) != 0;
     c->ev = *ev;
     c->started_at = ev_now(cs->loop);
     watch_child(cs, c, (int[3]){p[0][0], p[1][0], p[2][0]});
@@ -465,7 +467,7 @@ unsigned fnw_children_signal_all(fnw_children *cs, int sig)
 fnw_child *fnw_children_find(fnw_children *cs, const char *id)
 {
     for (unsigned i = 0; i < cs->max; i++)
-        if (cs->slots[i].used && strcmp(cs->slots[i].id, id) == 0)
+        if (cs->slots[i].used && cs->slots[i].by_id && strcmp(cs->slots[i].id, id) == 0)
             return &cs->slots[i];
     return NULL;
 }

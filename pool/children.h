@@ -58,11 +58,19 @@ fnw_children *fnw_children_new(struct ev_loop *loop, const char *exe, unsigned m
 /* Kills (SIGKILL) and reaps whatever still runs, without events. */
 void fnw_children_free(fnw_children *cs);
 
+/* How a started worker is known. FNW_CHILD_BY_ID: its id names it for
+ * fnw_children_find (Beam's StopWorker), so a second worker with that id is
+ * refused while it runs. 0: its owner holds it (a launcher connection); Flink
+ * numbers its workers per job and per TaskManager ("1-1", "2-1", ...), so
+ * several TaskManagers or jobs sharing a pool send the same ids, and those
+ * workers may share an id. */
+#define FNW_CHILD_BY_ID 1u
+
 /* Starts `exe --id=ID --provision_endpoint=EP args...`. Fails when the pool
- * is full, the id is already running, or fork/pipe fail. */
+ * is full, the id is already running (FNW_CHILD_BY_ID) or fork/pipe fail. */
 fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *provision_endpoint,
                               const char *const *args, size_t n_args, const fnw_child_events *ev,
-                              fnw_error *err);
+                              unsigned flags, fnw_error *err);
 /* SIGTERM now, SIGKILL if it still runs FNW_CHILDREN_KILL_AFTER_S later. */
 void fnw_children_stop(fnw_children *cs, fnw_child *c);
 /* The owner goes away: no further events for this child (it is still
@@ -74,6 +82,7 @@ void fnw_children_stop_all(fnw_children *cs);
 /* Sends sig to every running worker; returns how many got it. */
 unsigned fnw_children_signal_all(fnw_children *cs, int sig);
 
+/* The running worker started FNW_CHILD_BY_ID with this id, or NULL. */
 fnw_child *fnw_children_find(fnw_children *cs, const char *id);
 fnw_children_stats fnw_children_get_stats(const fnw_children *cs);
 /* Running workers, in slot order: each call returns the next after prev

@@ -92,7 +92,7 @@ static void start_worker(fnw_extpool *x, const uint8_t *data, size_t len, char *
         snprintf(error, n, "StartWorkerRequest for worker '%s' without provision_endpoint",
                  req->worker_id);
     else if (!fnw_children_start(x->children, req->worker_id, ep, NULL, 0,
-                                 &(fnw_child_events){NULL, NULL, NULL}, &err))
+                                 &(fnw_child_events){NULL, NULL, NULL}, FNW_CHILD_BY_ID, &err))
         snprintf(error, n, "%s", err.msg);
     else
         fprintf(stderr, "fnworker pool: started worker %s for %s (StartWorker)\n",

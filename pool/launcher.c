@@ -234,7 +234,7 @@ static void start_worker(conn *c)
     }
     set_pending(c, 0);
     fnw_child *child = fnw_children_start(c->l->children, c->req.id, c->req.provision_endpoint,
-                                          c->req.args, c->req.n_args, &ev, &err);
+                                          c->req.args, c->req.n_args, &ev, 0, &err);
     if (!child) {
         fail_request(c, err.msg);
         return;

@@ -5,7 +5,10 @@
 # Like Flink's own script it tees stdout+stderr to
 # $BOOT_LOG_DIR/flink-python-udf-boot.log (when BOOT_LOG_DIR is set),
 # starting the file afresh on every launch (Flink puts the file into the
-# exception when a worker fails to start, so it must hold this launch only),
+# exception when a worker fails to start). Flink gives every worker of a job
+# on one TaskManager the same BOOT_LOG_DIR, so workers of other slots write
+# the file at the same time: it is truncated once, then written in append
+# mode, so their lines follow each other instead of overwriting each other;
 # and runs in $_PYTHON_WORKING_DIR (when set); then it execs fnworker with the
 # same arguments, so the worker keeps this process id and gets Flink's SIGTERM.
 # The worker is $FNWORKER_BIN, or fnworker next to this script. Operation
@@ -40,15 +43,17 @@ if [ -n "${BOOT_LOG_DIR:-}" ]; then
   log="$BOOT_LOG_DIR/flink-python-udf-boot.log"
   fifo_dir=$(mktemp -d "${TMPDIR:-/tmp}/fnworker-boot.XXXXXX" 2>/dev/null) || fifo_dir=
   if [ -n "$fifo_dir" ] && mkfifo "$fifo_dir/out" 2>/dev/null; then
-    # tee truncates the log, then reads the fifo; this shell (and then the
-    # worker, via exec) writes it.
-    tee "$log" <"$fifo_dir/out" &
+    # the log starts empty; tee appends what it reads from the fifo, which
+    # this shell (and then the worker, via exec) writes.
+    : >"$log"
+    tee -a "$log" <"$fifo_dir/out" &
     exec >"$fifo_dir/out" 2>&1
     rm -rf "$fifo_dir"
   else
     # no fifo: the log only (truncated), not the terminal
     [ -z "$fifo_dir" ] || rm -rf "$fifo_dir"
-    exec >"$log" 2>&1
+    : >"$log"
+    exec >>"$log" 2>&1
   fi
 fi
 # after the log is set up, so that Flink's exception shows these failures

@@ -81,5 +81,37 @@ else
   echo "PASS missing_worker_in_boot_log"
 fi
 
+# Two workers of one job on one TaskManager share BOOT_LOG_DIR (one per
+# slot, started side by side): the second launch starts the file afresh, and
+# from then on both workers' lines follow each other whole. (With tee
+# truncating on its own, the first worker kept writing at its old offset,
+# over the second's lines and past a hole of NUL bytes: a real TaskManager
+# with 2 slots showed it, tests/e2e/test_cluster.py.)
+cat >"$T/bin/slow-worker" <<'SLOW'
+#!/bin/sh
+for k in 1 2 3 4 5 6 7 8; do
+  echo "slow worker $1 line $k .............................................................."
+  sleep 0.1
+done
+SLOW
+chmod +x "$T/bin/slow-worker"
+rm -f "$LOG"
+BIN="$T/bin/slow-worker" launch first &
+a=$!
+wait_for "id=first line 3"
+BIN="$T/bin/slow-worker" launch second &
+b=$!
+wait $a $b
+sleep 0.2
+bad=$(tr -d '\000' <"$LOG" | grep -c -v '^slow worker --id=[a-z]* line [0-9] \.*$')
+nuls=$(tr -d -c '\000' <"$LOG" | wc -c)
+if [ "$bad" -ne 0 ] || [ "$nuls" -ne 0 ]; then
+  fail boot_log_shared_by_two_workers "$bad broken line(s), $nuls NUL byte(s)"
+elif ! grep -q "id=first line 8" "$LOG" || ! grep -q "id=second line 1 " "$LOG"; then
+  fail boot_log_shared_by_two_workers "the lines after the second launch are not all there"
+else
+  echo "PASS boot_log_shared_by_two_workers"
+fi
+
 [ $failed -eq 0 ] && echo "runner script: all passed" || echo "runner script: FAILED"
 exit $failed

@@ -80,7 +80,7 @@ START_TEST(output_then_exit_code)
     fnw_children *cs = fnw_children_new(loop, exe, 4, 0);
     fnw_error err = {{0}};
     const char *args[] = {"--log-level=debug"};
-    fnw_child *c = fnw_children_start(cs, "w1", "localhost:9", args, 1, &events, &err);
+    fnw_child *c = fnw_children_start(cs, "w1", "localhost:9", args, 1, &events, FNW_CHILD_BY_ID, &err);
     ck_assert_ptr_nonnull(c);
     ck_assert_str_eq(fnw_child_id(c), "w1");
     ck_assert_int_gt(fnw_child_pid(c), 0);
@@ -103,12 +103,12 @@ START_TEST(full_pool_and_duplicate_id)
     fnw_children *cs = fnw_children_new(loop, exe, 2, 0);
     fnw_error err = {{0}};
     const char *sleep_arg[] = {"--sleep"};
-    fnw_child *a = fnw_children_start(cs, "a", "h:1", sleep_arg, 1, &events, &err);
+    fnw_child *a = fnw_children_start(cs, "a", "h:1", sleep_arg, 1, &events, FNW_CHILD_BY_ID, &err);
     ck_assert_ptr_nonnull(a);
-    ck_assert_ptr_null(fnw_children_start(cs, "a", "h:1", NULL, 0, &events, &err));
+    ck_assert_ptr_null(fnw_children_start(cs, "a", "h:1", NULL, 0, &events, FNW_CHILD_BY_ID, &err));
     ck_assert_str_eq(err.msg, "a worker with id 'a' is already running");
-    ck_assert_ptr_nonnull(fnw_children_start(cs, "b", "h:1", sleep_arg, 1, &events, &err));
-    ck_assert_ptr_null(fnw_children_start(cs, "c", "h:1", NULL, 0, &events, &err));
+    ck_assert_ptr_nonnull(fnw_children_start(cs, "b", "h:1", sleep_arg, 1, &events, FNW_CHILD_BY_ID, &err));
+    ck_assert_ptr_null(fnw_children_start(cs, "c", "h:1", NULL, 0, &events, FNW_CHILD_BY_ID, &err));
     ck_assert_str_eq(err.msg, "the pool is full: 2 workers are running (--max-workers 2)");
     fnw_children_stats s = fnw_children_get_stats(cs);
     ck_assert_uint_eq(s.running, 2);
@@ -119,7 +119,28 @@ START_TEST(full_pool_and_duplicate_id)
     ck_assert_int_eq(last_code, 128 + SIGTERM);
     ck_assert_uint_eq(fnw_children_get_stats(cs).exited, 2);
     /* a free slot again */
-    ck_assert_ptr_nonnull(fnw_children_start(cs, "c", "h:1", NULL, 0, &events, &err));
+    ck_assert_ptr_nonnull(fnw_children_start(cs, "c", "h:1", NULL, 0, &events, FNW_CHILD_BY_ID, &err));
+    run_until_exits(3);
+    fnw_children_free(cs);
+}
+END_TEST
+
+/* Launcher-owned workers (flags 0) may share an id: Flink numbers its
+ * workers per job and TaskManager, so two TaskManagers sharing a pool both
+ * send "1-1". fnw_children_find sees only FNW_CHILD_BY_ID workers. */
+START_TEST(owned_workers_share_an_id)
+{
+    fnw_children *cs = fnw_children_new(loop, exe, 3);
+    fnw_error err = {{0}};
+    const char *sleep_arg[] = {"--sleep"};
+    ck_assert_ptr_nonnull(fnw_children_start(cs, "1-1", "h:1", sleep_arg, 1, &events, 0, &err));
+    ck_assert_ptr_nonnull(fnw_children_start(cs, "1-1", "h:2", sleep_arg, 1, &events, 0, &err));
+    ck_assert_ptr_null(fnw_children_find(cs, "1-1"));
+    fnw_child *b = fnw_children_start(cs, "1-1", "h:3", sleep_arg, 1, &events, FNW_CHILD_BY_ID, &err);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_eq(fnw_children_find(cs, "1-1"), b);
+    ck_assert_uint_eq(fnw_children_get_stats(cs).running, 3);
+    fnw_children_stop_all(cs);
     run_until_exits(3);
     fnw_children_free(cs);
 }
@@ -130,7 +151,7 @@ START_TEST(sigkill_after_ignored_sigterm)
     fnw_children *cs = fnw_children_new(loop, exe, 1, 0);
     fnw_error err = {{0}};
     const char *args[] = {"--stubborn"};
-    fnw_child *c = fnw_children_start(cs, "s", "h:1", args, 1, &events, &err);
+    fnw_child *c = fnw_children_start(cs, "s", "h:1", args, 1, &events, FNW_CHILD_BY_ID, &err);
     ck_assert_ptr_nonnull(c);
     while (!strstr(out[0], "ready"))     /* the trap is set */
         ev_run(loop, EVRUN_ONCE);
@@ -146,7 +167,7 @@ START_TEST(detached_worker_still_reaped)
     fnw_children *cs = fnw_children_new(loop, exe, 1, 0);
     fnw_error err = {{0}};
     const char *args[] = {"--sleep"};
-    fnw_child *c = fnw_children_start(cs, "d", "h:1", args, 1, &events, &err);
+    fnw_child *c = fnw_children_start(cs, "d", "h:1", args, 1, &events, FNW_CHILD_BY_ID, &err);
     fnw_children_detach(c);
     fnw_children_stop(cs, c);
     while (fnw_children_get_stats(cs).exited < 1)
@@ -162,7 +183,7 @@ START_TEST(metrics_name_running_workers)
     fnw_children *cs = fnw_children_new(loop, exe, 2, 0);
     fnw_error err = {{0}};
     const char *args[] = {"--sleep"};
-    fnw_child *c = fnw_children_start(cs, "q\"x", "h:1", args, 1, &events, &err);
+    fnw_child *c = fnw_children_start(cs, "q\"x", "h:1", args, 1, &events, FNW_CHILD_BY_ID, &err);
     ck_assert_ptr_nonnull(c);
     size_t len = 0;
     char *text = fnw_report_metrics(cs, 0, ev_now(loop), &len);
@@ -183,7 +204,7 @@ START_TEST(figures_from_the_stats_pipe)
     fnw_children *cs = fnw_children_new(loop, exe, 1, 0);
     fnw_error err = {{0}};
     const char *args[] = {"--stats"};
-    fnw_child *c = fnw_children_start(cs, "f", "h:1", args, 1, &events, &err);
+    fnw_child *c = fnw_children_start(cs, "f", "h:1", args, 1, &events, FNW_CHILD_BY_ID, &err);
     ck_assert_ptr_nonnull(c);
     while (!fnw_child_figures(c)->known || !strchr(out[0], '\n'))
         ev_run(loop, EVRUN_ONCE);
@@ -208,6 +229,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, output_then_exit_code);
     tcase_add_test(tc, full_pool_and_duplicate_id);
+    tcase_add_test(tc, owned_workers_share_an_id);
     tcase_add_test(tc, sigkill_after_ignored_sigterm);
     tcase_add_test(tc, detached_worker_still_reaped);
     tcase_add_test(tc, metrics_name_running_workers);

@@ -1,0 +1,121 @@
+"""(d) The sidecar worker pool reached by real TaskManagers: `build/fnworker
+pool` on a free loopback port, TaskManagers whose PYFLINK_UDF_RUNNER_DIR
+holds pyflink-udf-runner.sh and no fnworker binary, and FNW_POOL_ADDRESS
+pointing at the pool (README, "Running as a sidecar: the worker pool").
+A module of its own, so that its cluster starts after test_cluster's has
+stopped."""
+
+import os
+import re
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+import cluster
+import fnw_e2e
+from test_cluster import JOB, START_LINE, committed_lines, echo_branch, pipeline
+
+pytestmark = pytest.mark.cluster
+
+
+def pool_metrics(port):
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^(fnworker_pool_[a-z_]+)(\{[^}]*\})? (\S+)$", line)
+        if m:
+            out.setdefault(m.group(1), []).append((m.group(2) or "", float(m.group(3))))
+    return out
+
+
+def scalar(metrics, name):
+    return sum(v for _, v in metrics.get(name, []))
+
+
+@pytest.fixture(scope="module")
+def pool():
+    """`fnworker pool` on free loopback ports; stopped with SIGTERM (then SIGKILL)."""
+    base = os.path.join(fnw_e2e.BUILD, "e2e")
+    listen, http = cluster.free_port(), cluster.free_port()
+    log_path = os.path.join(base, "pool-%d.log" % listen)
+    with open(log_path, "wb") as log:
+        p = subprocess.Popen([fnw_e2e.FNWORKER, "pool", "--listen", "127.0.0.1:%d" % listen,
+                              "--http-listen", "127.0.0.1:%d" % http, "--grace-period", "2"],
+                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/healthz" % http, timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert p.poll() is None, "fnworker pool exited: %s" % open(log_path).read()
+            assert time.time() < deadline, "fnworker pool did not answer /healthz"
+            time.sleep(0.1)
+        yield {"listen": listen, "http": http, "log": log_path, "proc": p}
+    finally:
+        p.terminate()
+        try:
+            p.wait(15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(10)
+
+
+@pytest.fixture(scope="module")
+def pool_flink(pool):
+    runner = fnw_e2e.make_runner_dir(os.path.join(fnw_e2e.BUILD, "e2e", "cluster-pool-launcher"),
+                                     binary=None)
+    assert not os.path.exists(os.path.join(runner, "fnworker"))
+    c = cluster.Cluster(runner, tm_env={"FNW_POOL_ADDRESS": "127.0.0.1:%d" % pool["listen"]},
+                        name="cluster-pool")
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()
+
+
+def test_pool_runs_the_taskmanagers_workers(pool, pool_flink):
+    """Every subtask's worker is started by the pool (its /metrics counts 4
+    starts, and 4 exits once the job is done), the workers' start-up lines
+    reach the TaskManagers' logs through the Logging service, and every row
+    arrives exactly."""
+    flink = pool_flink
+    n = 2000
+    before = pool_metrics(pool["http"])
+    out = os.path.join(flink.base, "out-pool")
+    jid = flink.submit(JOB, [pipeline("pool", {"kind": "seq", "count": n}, 4, [
+        echo_branch("fnw-echo", out, {"delay_ms": 20}, capacity=8, output_mode="UNORDERED")])])
+    flink.wait_job(jid, ("RUNNING",))
+    running = flink.wait(lambda: (lambda m: m if scalar(m, "fnworker_pool_workers_running") >= 1 else None)(
+        pool_metrics(pool["http"])), 120, "the pool's workers running")
+    flink.wait_job(jid)
+    assert sorted(int(x) for x in committed_lines(out)) == list(range(1, n + 1))
+    # Both TaskManagers number their workers alike ("1-1", "2-1"): the pool
+    # once refused the second TaskManager's starts ("a worker with id '1-1'
+    # is already running") and the job only finished through a restart.
+    assert flink.failures(jid) == [], flink.exceptions(jid)
+    with open(pool["log"]) as f:
+        assert "refused" not in f.read()
+
+    started = scalar(pool_metrics(pool["http"]), "fnworker_pool_workers_started_total") - \
+        scalar(before, "fnworker_pool_workers_started_total")
+    assert started == 4, "the pool started %s workers for 4 subtasks" % started
+    # Flink stops its workers when the tasks end: the pool sees them exit.
+    flink.wait(lambda: scalar(pool_metrics(pool["http"]), "fnworker_pool_workers_exited_total")
+               - scalar(before, "fnworker_pool_workers_exited_total") == 4, 60,
+               "the pool's 4 workers to exit after the job")
+    m = pool_metrics(pool["http"])
+    assert scalar(m, "fnworker_pool_workers_running") == 0
+    assert scalar(m, "fnworker_pool_workers_failed_to_start_total") == 0
+    # per-worker series appeared while they ran
+    assert running.get("fnworker_pool_worker_uptime_seconds"), running
+    for i in range(2):
+        found = START_LINE.findall(flink.tm_log(i))
+        assert len(found) == 2, "TaskManager %d logged %d fnworker start-up lines" % (i, len(found))
