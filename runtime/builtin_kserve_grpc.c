@@ -72,16 +72,23 @@ int fnw_kserve_channels_start(kserve_op *op, fnw_error *err)
     grpc_channel_credentials *cr = credentials(&op->cfg, err);
     if (!cr)
         return -1;
-    grpc_arg args[3];
+    grpc_arg args[5];
     memset(args, 0, sizeof args);
-    args[0].type = args[1].type = args[2].type = GRPC_ARG_INTEGER;
+    args[0].type = args[1].type = args[2].type = args[3].type = args[4].type = GRPC_ARG_INTEGER;
     args[0].key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
     args[1].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
     args[0].value.integer = args[1].value.integer = (int)op->cfg.max_message_bytes;
     /* Separate connections: without it, channels with equal arguments share one subchannel. */
     args[2].key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
     args[2].value.integer = 1;
-    grpc_channel_args ca = { 3, args };
+    /* Reconnect at most 1 s apart: gRPC's default backoff grows to 120 s, so
+     * a model server that restarts after a minute's outage would stay
+     * unreached (every retry failing at once) for up to two more. */
+    args[3].key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS;
+    args[3].value.integer = 200;
+    args[4].key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
+    args[4].value.integer = 1000;
+    grpc_channel_args ca = { 5, args };
     for (int i = 0; i < op->cfg.channels; i++) {
         op->channels[i] = grpc_channel_create(op->cfg.target, cr, &ca);
         if (!op->channels[i]) {
