@@ -52,33 +52,13 @@ FAKE
 chmod +x "$T/bin/fake-worker"
 LOG="$T/boot/flink-python-udf-boot.log"
 
-# wait_until TRIES CMD...: polls CMD every 0.05 s.
-wait_until() {
-  n=$1; shift
-  i=0
-  while [ $i -lt "$n" ]; do
-    "$@" && return 0
-    sleep 0.05
-    i=$((i + 1))
-  done
-  return 1
-}
+. "$(dirname "$0")/pool_lib.sh"
 
-# start_pool NAME [flags...]: sets POOL_PID, ADDR (launcher) and HADDR (HTTP).
+# start_pool NAME [flags...]: a pool running the fake worker.
 start_pool() {
   name=$1; shift
-  plog="$T/$name.pool.log"
-  "$FNW" pool --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --worker-bin "$T/bin/fake-worker" \
-    --start-timeout 0 --allow-worker-flag=--fake_sleep --allow-worker-flag=--fake_exit \
-    --allow-worker-flag=--fake_mark "$@" \
-    2>"$plog" &
-  POOL_PID=$!
-  POOLS="$POOLS $POOL_PID"
-  if ! wait_until 200 grep -q "ready" "$plog" 2>/dev/null; then
-    echo "FAIL $name: the pool did not start:"; sed 's/^/    | /' "$plog"; failed=1; return 1
-  fi
-  ADDR=$(sed -n 's/.*launcher endpoint on \([0-9.]*:[0-9]*\).*/\1/p' "$plog")
-  HADDR=$(sed -n 's/.*HTTP endpoint on \([0-9.]*:[0-9]*\).*/\1/p' "$plog")
+  pool_start "$name" --worker-bin "$T/bin/fake-worker" --start-timeout 0 \
+    --allow-worker-flag=--fake_sleep --allow-worker-flag=--fake_exit --allow-worker-flag=--fake_mark "$@"
 }
 
 launch() {  # launch ID [args...]: the launcher against the pool at $ADDR

@@ -44,30 +44,11 @@ if [ ! -x "$FNW" ]; then echo "FAIL setup: $FNW not built (make all)"; exit 1; f
 if ! command -v bash >/dev/null 2>&1; then echo "SKIP test_pool_security.sh: no bash"; exit 0; fi
 CC=${CC:-cc}
 
-wait_until() {  # wait_until TRIES CMD...: polls CMD every 0.05 s
-  n=$1; shift
-  i=0
-  while [ $i -lt "$n" ]; do
-    "$@" && return 0
-    sleep 0.05
-    i=$((i + 1))
-  done
-  return 1
-}
+. "$(dirname "$0")/pool_lib.sh"
 
-# start_pool NAME [flags...]: the real worker unless --worker-bin is given;
-# sets POOL_PID, ADDR (launcher) and HADDR (HTTP).
+# start_pool NAME [flags...]: the real worker unless --worker-bin is given.
 start_pool() {
-  name=$1; shift
-  plog="$T/$name.pool.log"
-  "$FNW" pool --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 "$@" 2>"$plog" &
-  POOL_PID=$!
-  POOLS="$POOLS $POOL_PID"
-  if ! wait_until 200 grep -q "ready" "$plog" 2>/dev/null; then
-    echo "FAIL $name: the pool did not start:"; sed 's/^/    | /' "$plog"; failed=1; return 1
-  fi
-  ADDR=$(sed -n 's/.*launcher endpoint on \([0-9.]*:[0-9]*\).*/\1/p' "$plog")
-  HADDR=$(sed -n 's/.*HTTP endpoint on \([0-9.]*:[0-9]*\).*/\1/p' "$plog")
+  pool_start "$@"
 }
 # stop_pool: SIGTERM; the pool must exit 0 with no sanitizer report (build/asan)
 stop_pool() {

@@ -130,7 +130,7 @@ END_TEST
  * send "1-1". fnw_children_find sees only FNW_CHILD_BY_ID workers. */
 START_TEST(owned_workers_share_an_id)
 {
-    fnw_children *cs = fnw_children_new(loop, exe, 3);
+    fnw_children *cs = fnw_children_new(loop, exe, 3, 0);
     fnw_error err = {{0}};
     const char *sleep_arg[] = {"--sleep"};
     ck_assert_ptr_nonnull(fnw_children_start(cs, "1-1", "h:1", sleep_arg, 1, &events, 0, &err));
