@@ -273,17 +273,20 @@ def test_echo_passes_python_pickles_through(env, ran_in_fnworker):
     assert collect(out) == values
 
 
-@pytest.mark.parametrize("module, operators", [("enrich_job", 3), ("score_job", 1)])
-def test_examples_pass_the_checks(env, module, operators):
-    """examples/pyflink/*.py build(env) with real PyFlink: every operation is
-    accepted, and the job holds fnworker operators only."""
+@pytest.mark.parametrize("module, source_type, operators",
+                         [("enrich_job", "ORDER", 3), ("score_job", "FEATURES", 1)])
+def test_examples_pass_the_checks(env, module, source_type, operators):
+    """examples/pyflink/*.py build(stream) with real PyFlink: every operation
+    is accepted, and the job holds fnworker operators only."""
     import importlib
     import os
     import sys
     examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "pyflink")
     sys.path.insert(0, os.path.abspath(examples))
     try:
-        fnworker.print(importlib.import_module(module).build(env))
+        job = importlib.import_module(module)
+        source = env.from_collection([], type_info=getattr(job, source_type))
+        fnworker.print(job.build(source))
     finally:
         sys.path.pop(0)
     assert fnworker.check(env) == operators
