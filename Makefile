@@ -168,9 +168,10 @@ e2e-smoke: all $(BUILD)/flink/$(FLINK_SMOKE)/.stamp | $(BUILD)/.deps-test
 	@cd tests/e2e && FNW_BUILD=$(abspath $(BUILD)) $(abspath $(BUILD))/flink/$(FLINK_SMOKE)/venv/bin/python \
 	  -m pytest -q -m smoke $(E2E_ARGS)
 e2e: deps deps-flink all harness flink-venvs e2e-jars
-	@set -e; for line in $(FLINK_LINES); do echo "== e2e on PyFlink $$line"; \
+	@failed=; for line in $(FLINK_LINES); do echo "== e2e on PyFlink $$line"; \
 	  (cd tests/e2e && FNW_BUILD=$(abspath $(BUILD)) $(abspath $(BUILD))/flink/$$line/venv/bin/python \
-	    -m pytest -q $(E2E_ARGS)); done
+	    -m pytest -q $(E2E_ARGS)) || failed="$$failed $$line"; done; \
+	if [ -n "$$failed" ]; then echo "make e2e: cases failed on PyFlink$$failed"; exit 1; fi
 	@echo "make e2e: every case passed on PyFlink $(FLINK_LINES)"
 
 # ---- the two commands ----------------------------------------------------------
