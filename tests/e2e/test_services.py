@@ -234,12 +234,15 @@ def test_kserve_unknown_model_fails_at_open(env, kserve_server):
 
 def test_http_timeouts_with_on_timeout_empty_drop_only_the_slow_calls(env, ran_in_fnworker, http_server):
     """Per element, 1 s per call: the calls the server answers after 3 s are
-    given up (no output for them), the others come out with their result."""
+    given up (no output for them), the others come out with their result.
+    The HTTP request's own timeout is longer than the call's, so the call's
+    timeout (and its action) is what ends the slow ones: with both at 1 s
+    either could come first, and libcurl's fails the call."""
     src = Types.ROW_NAMED(["id", "ms"], [Types.LONG(), Types.INT()])
     out_type = Types.ROW_NAMED(["id", "delayed_ms"], [Types.LONG(), Types.INT()])
     data = [(i, 3000 if i % 4 == 0 else 0) for i in range(12)]
     ds = env.from_collection(data, type_info=src)
-    op = Operation("http", url=http_server.url("/delay?ms={ms}"), request_timeout_ms=1000,
+    op = Operation("http", url=http_server.url("/delay?ms={ms}"), request_timeout_ms=5000,
                    **{"result.delayed_ms": "/delayed_ms"})
     op = op.with_settings(on_timeout="EMPTY")
     got = rows(fnworker.ordered_wait(ds, op, Time.seconds(1), 100, output_type=out_type))
