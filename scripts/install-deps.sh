@@ -7,7 +7,8 @@
 #             what `make` needs
 #   test      Check, the JDK and Debian's grpc-java for the runner harness,
 #             protoc, redis-server, nginx-light, python3 with cloudpickle and
-#             openssl, and grpcio, numpy and protobuf for the KServe test
+#             openssl, curl (the pool tests ask its HTTP endpoints), and
+#             grpcio, numpy and protobuf for the KServe test
 #             server: the servers the tests start; what `make check` adds
 #   valgrind  valgrind (`make valgrind`; `make bench` counts instructions with
 #             its callgrind)
@@ -29,7 +30,7 @@ group_test="check protobuf-compiler default-jdk-headless libgrpc-java libprotobu
 protobuf-compiler-grpc-java-plugin libnetty-java libperfmark-java libgoogle-gson-java
 libgoogle-common-protos-java libgeronimo-annotation-1.3-spec-java libopencensus-java
 libguava-java libjsr305-java liberror-prone-java redis-server redis-tools nginx-light
-python3 python3-cloudpickle openssl python3-grpcio python3-numpy python3-protobuf python3-yaml"
+python3 python3-cloudpickle openssl python3-grpcio python3-numpy python3-protobuf python3-yaml curl"
 group_valgrind="valgrind"
 group_bench="gnuplot-nox wrk redis-server redis-tools"
 group_fuzz="clang"
