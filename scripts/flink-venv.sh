@@ -37,7 +37,9 @@ pid=$!
 tail -n +1 -f "$log" --pid=$pid 2>/dev/null | grep --line-buffered -E '^(Collecting|Successfully installed)' | cut -c1-110 || true
 wait $pid || rc=$?
 if [ $rc -ne 0 ]; then
-  if grep -qiE 'NewConnectionError|Could not find a version|Temporary failure in name resolution|Network is unreachable|ConnectTimeout|ReadTimeout' "$log"; then
+  if grep -q 'CERTIFICATE_VERIFY_FAILED' "$log"; then
+    echo "flink-venv: the Python package index's TLS certificate is not trusted here (a proxy's CA missing from /etc/ssl/certs? set PIP_CERT); install $pins into $dir/venv by hand (see $log)" >&2
+  elif grep -qiE 'NewConnectionError|Could not find a version|Temporary failure in name resolution|Network is unreachable|ConnectTimeout|ReadTimeout' "$log"; then
     echo "flink-venv: the Python package index cannot be reached; install $pins into $dir/venv by hand (see $log)" >&2
   else
     echo "flink-venv: pip failed installing $pins (last lines of $log):" >&2
