@@ -1,5 +1,16 @@
 # Helpers the pool's shell tests share (sourced by test_pool.sh and
-# test_pool_security.sh, which set FNW, T, POOLS and failed first).
+# test_pool_security.sh once they have set FNW and their scratch dir T):
+# PASS/FAIL lines, and every pool they start (POOLS) killed and T removed
+# at exit.
+
+cleanup() {
+  for p in $POOLS; do kill -KILL "$p" 2>/dev/null; done
+  rm -rf "$T"
+}
+trap cleanup EXIT
+failed=0
+fail() { echo "FAIL $1: $2"; failed=1; }
+pass() { echo "PASS $1"; }
 
 # wait_until TRIES CMD...: polls CMD every 0.05 s; 0 once it succeeds.
 wait_until() {

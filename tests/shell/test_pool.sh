@@ -17,14 +17,7 @@ FNW="$BUILD/fnworker"
 SCRIPT="$ROOT/scripts/pyflink-udf-runner.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/fnw-pool-test.XXXXXX")
 POOLS=""
-cleanup() {
-  for p in $POOLS; do kill -KILL "$p" 2>/dev/null; done
-  rm -rf "$T"
-}
-trap cleanup EXIT
-failed=0
-fail() { echo "FAIL $1: $2"; failed=1; }
-pass() { echo "PASS $1"; }
+. "$ROOT/tests/shell/pool_lib.sh"
 
 if [ ! -x "$FNW" ]; then echo "FAIL setup: $FNW not built (make all)"; exit 1; fi
 if ! command -v bash >/dev/null 2>&1; then echo "SKIP test_pool.sh: no bash"; exit 0; fi
@@ -52,7 +45,6 @@ FAKE
 chmod +x "$T/bin/fake-worker"
 LOG="$T/boot/flink-python-udf-boot.log"
 
-. "$(dirname "$0")/pool_lib.sh"
 
 # start_pool NAME [flags...]: a pool running the fake worker.
 start_pool() {

@@ -31,20 +31,12 @@ PY=${PYTHON:-python3}
 T=$(mktemp -d "${TMPDIR:-/tmp}/fnw-pool-sec.XXXXXX")
 chmod 700 "$T"
 POOLS=""
-cleanup() {
-  for p in $POOLS; do kill -KILL "$p" 2>/dev/null; done
-  rm -rf "$T"
-}
-trap cleanup EXIT
-failed=0
-fail() { echo "FAIL $1: $2"; failed=1; }
-pass() { echo "PASS $1"; }
+. "$ROOT/tests/shell/pool_lib.sh"
 
 if [ ! -x "$FNW" ]; then echo "FAIL setup: $FNW not built (make all)"; exit 1; fi
 if ! command -v bash >/dev/null 2>&1; then echo "SKIP test_pool_security.sh: no bash"; exit 0; fi
 CC=${CC:-cc}
 
-. "$(dirname "$0")/pool_lib.sh"
 
 # start_pool NAME [flags...]: the real worker unless --worker-bin is given.
 start_pool() {
