@@ -34,8 +34,7 @@ struct fnw_child {
     ev_child exit_w;
     ev_timer kill_timer;        /* SIGKILL after a SIGTERM */
     ev_timer drain_timer;       /* stop waiting for the pipes after exit */
-    ev_timer start_timer;       /* the start deadline */
-    int connected;              /* it said so: the start deadline is off */
+    ev_timer start_timer;       /* the start deadline, stopped by its "connected" line */
     fnw_child_events ev;
     int exited, status, paused, term_sent;
     int by_id;                  /* FNW_CHILD_BY_ID: fnw_children_find knows it */
@@ -177,12 +176,10 @@ static void on_stats(struct ev_loop *loop, ev_io *w, int revents)
         }
         if (c->stats_len < sizeof c->stats_line) {
             c->stats_line[c->stats_len] = '\0';
-            if (strcmp(c->stats_line, FNW_WIRE_CONNECTED) == 0) {
-                c->connected = 1;
+            if (strcmp(c->stats_line, FNW_WIRE_CONNECTED) == 0)
                 ev_timer_stop(loop, &c->start_timer);
-            } else {
+            else
                 fnw_wire_figures_parse(c->stats_line, &c->figures);
-            }
         }
         c->stats_len = 0;
     }
@@ -229,7 +226,7 @@ static void on_start_timeout(struct ev_loop *loop, ev_timer *t, int revents)
 {
     fnw_child *c = t->data;
     fnw_children *cs = c->owner;
-    if (c->connected || c->exited || c->term_sent)
+    if (c->exited || c->term_sent)
         return;
     char msg[FNW_CHILDREN_ID_MAX + 200];
     int n = snprintf(msg, sizeof msg, "fnworker pool: worker %s (pid %d) did not connect to its "
