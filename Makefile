@@ -10,7 +10,7 @@
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
 #   make allocfail  every allocation of 13 scenarios failed in turn, under ASan (tests/alloc/README.md)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
-#   make bench      the benchmark (README, Performance; scripts/bench/README.md)
+#   make bench      the benchmark (README, Performance; bench/README.md)
 #   make soak       10M records through the worker with random chunking and faults (README, Reliability)
 #   make fuzz       every fuzz target under libFuzzer for FUZZ_S seconds (tests/fuzz/README.md)
 #   make image      the sidecar image with podman; make image-test tests it (README, "The sidecar image")
@@ -20,8 +20,11 @@
 # $(BUILD)/.deps-<group>) when run as root on Debian, and otherwise prints the
 # apt-get line to run and stops.
 #
-# Sources are found by wildcard: a new codecs/x.c, runtime/x.c or worker/x.c is
-# part of libfnw.a; a new tests/unit/test_x.c is a new Check binary.
+# Sources are found by wildcard: a new .c file under base/, codecs/, runtime/,
+# ops/ (any depth), worker/ or pool/ is part of libfnw.a; a new
+# tests/unit/<folder>/test_x.c is a new Check binary, build/tests/<folder>/test_x.
+# The floors, lowest first: base, codecs, runtime, ops, worker and pool, main.c
+# (docs/architecture.md); a folder includes only folders below it.
 
 BUILD    ?= build
 CC       ?= cc
@@ -31,8 +34,8 @@ SANITIZE ?=
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS := -Iinclude -I. -I$(BUILD)/gen -D_GNU_SOURCE
 CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
-# hiredis and libcurl (the service clients, runtime/redis_client.c and
-# runtime/http_client.c) through pkg-config when it knows them.
+# hiredis and libcurl (the service clients, ops/clients/redis_client.c and
+# ops/clients/http_client.c) through pkg-config when it knows them.
 SVC_LIBS := $(shell pkg-config --libs hiredis libcurl 2>/dev/null || echo -lhiredis -lcurl)
 # libmicrohttpd: the worker pool's /metrics endpoint (pool/http.c).
 LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson $(SVC_LIBS) -lmicrohttpd -lpthread -lm -ldl
@@ -50,9 +53,9 @@ endif
 PROTOS   := $(shell find proto -name '*.proto' | sort)
 PB_C     := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 PB_H     := $(PB_C:.c=.h)
-LIB_SRC  := $(wildcard codecs/*.c runtime/*.c pool/*.c) $(filter-out worker/main.c,$(wildcard worker/*.c))
+LIB_SRC  := $(wildcard base/*.c codecs/*.c runtime/*.c worker/*.c pool/*.c) $(shell find ops -name '*.c' | sort)
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_C))
-UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_SRC := $(wildcard tests/unit/*/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 .PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo demo-harness check unit integration script-tests python-tests fuzz fuzz-replay sanitize allocfail alloc-tests valgrind bench bench-tools bench-smoke soak soak-short clean harness plugins
@@ -89,7 +92,7 @@ $(BUILD)/libfnw.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/fnworker: $(BUILD)/obj/worker/main.o $(BUILD)/libfnw.a include/fnworker.sym
+$(BUILD)/fnworker: $(BUILD)/obj/main.o $(BUILD)/libfnw.a include/fnworker.sym
 	$(CC) $(LDFLAGS) $(EXPORT_LDFLAGS) -o $@ $(filter-out %.sym,$^) $(LDLIBS)
 
 # ---- plugins: built against include/ alone, as a plugin outside the tree is ---
@@ -106,22 +109,22 @@ $(BUILD)/plugins/sha256.so: examples/plugins/sha256.c include/fnworker.h | $(BUI
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) -o $@ $< -lcrypto -lpthread
 # The loader's test plugins (tests/unit/plugin_so/), one .so each.
-TEST_PLUGINS := $(patsubst tests/unit/plugin_so/%.c,$(BUILD)/tests/plugins/%.so,$(wildcard tests/unit/plugin_so/*.c))
-$(BUILD)/tests/plugins/%.so: tests/unit/plugin_so/%.c include/fnworker.h | $(BUILD)/.deps-build
+TEST_PLUGINS := $(patsubst tests/unit/plugin_so/%.c,$(BUILD)/tests/worker/plugins/%.so,$(wildcard tests/unit/plugin_so/*.c))
+$(BUILD)/tests/worker/plugins/%.so: tests/unit/plugin_so/%.c include/fnworker.h | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) -o $@ $<
 
 # ---- unit tests (Check) ------------------------------------------------------
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a | $(BUILD)/.deps-test
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(BUILD)/libfnw.a | $(BUILD)/.deps-test
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< \
 	  $(LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
 
 # The loader's test loads real plugins, so it exports the API as the worker does.
-$(BUILD)/tests/test_plugins: tests/unit/test_plugins.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a $(TEST_PLUGINS) \
+$(BUILD)/tests/worker/test_plugins: tests/unit/worker/test_plugins.c $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a $(TEST_PLUGINS) \
                              | $(BUILD)/.deps-test
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DFNW_TEST_PLUGINS='"$(BUILD)/tests/plugins"' $(shell pkg-config --cflags check) \
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DFNW_TEST_PLUGINS='"$(BUILD)/tests/worker/plugins"' $(shell pkg-config --cflags check) \
 	  -o $@ $< $(LDFLAGS) $(EXPORT_LDFLAGS) $(BUILD)/libfnw.a $(LDLIBS) $(shell pkg-config --libs check)
 
 # The operation API test runs an operation (tests/unit/plugin/) compiled with
@@ -131,7 +134,7 @@ $(BUILD)/obj/tests/unit/plugin/%.o: tests/unit/plugin/%.c $(wildcard tests/unit/
                                     | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(CFLAGS) -c $< -o $@
-$(BUILD)/tests/test_operation_api: tests/unit/test_operation_api.c $(PLUGIN_OBJ) $(TEST_SUPPORT) \
+$(BUILD)/tests/runtime/test_operation_api: tests/unit/runtime/test_operation_api.c $(PLUGIN_OBJ) $(TEST_SUPPORT) \
                                    $(wildcard tests/unit/*.h) $(BUILD)/libfnw.a | $(BUILD)/.deps-test
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags check) -o $@ $< $(PLUGIN_OBJ) $(TEST_SUPPORT) \
@@ -143,9 +146,9 @@ unit: $(UNIT_BIN) $(BUILD)/fnworker
 
 # ---- JVM runner harness --------------------------------------------------------
 harness: $(BUILD)/harness/harness.jar
-$(BUILD)/harness/harness.jar: $(PROTOS) $(shell find scripts/harness tests/integration -name '*.java' 2>/dev/null) scripts/harness/build.sh \
+$(BUILD)/harness/harness.jar: $(PROTOS) $(shell find tests/harness tests/integration -name '*.java' 2>/dev/null) tests/harness/build.sh \
                               | $(BUILD)/.deps-test
-	sh scripts/harness/build.sh $(BUILD)/harness
+	sh tests/harness/build.sh $(BUILD)/harness
 
 # ---- the end-to-end suite: real PyFlink jobs (tests/e2e/README.md) ------------
 # Each PyFlink line has its pins in tests/e2e/requirements-<line>.txt and a
@@ -249,13 +252,13 @@ valgrind: deps deps-valgrind
 	FNW_WRAPPER="valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 --suppressions=tests/valgrind.supp" \
 	  sh tests/integration/run.sh $(BUILD)
 
-# ---- bench (owned by scripts/bench/; see scripts/bench/README.md) -------------
+# ---- bench (owned by bench/; see bench/README.md) -------------
 # The driver (runner side), the null worker and the kserve direct client
 # link the bench objects and libfnw.a (for codecs/buf, codecs/varint, the
 # tensor codec and the generated .pb-c objects).
-# Every other scripts/bench/*.c goes into libbench.a, the null worker's own
+# Every other bench/*.c goes into libbench.a, the null worker's own
 # parts (null_worker_*.c) too: each binary pulls in only what it calls.
-BENCH_LIB_SRC := $(filter-out scripts/bench/fnbench.c scripts/bench/null_worker.c scripts/bench/kserve_direct.c scripts/bench/soak.c,$(wildcard scripts/bench/*.c))
+BENCH_LIB_SRC := $(filter-out bench/fnbench.c bench/null_worker.c bench/kserve_direct.c bench/soak.c,$(wildcard bench/*.c))
 BENCH_LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_LIB_SRC))
 BENCH_BIN     := $(BUILD)/bench/fnbench $(BUILD)/bench/null_worker $(BUILD)/bench/kserve_direct $(BUILD)/bench/soak
 
@@ -263,7 +266,7 @@ $(BUILD)/bench/libbench.a: $(BENCH_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	@rm -f $@
 	ar rcs $@ $^
-$(BENCH_BIN): $(BUILD)/bench/%: $(BUILD)/obj/scripts/bench/%.o $(BUILD)/bench/libbench.a $(BUILD)/libfnw.a
+$(BENCH_BIN): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/bench/libbench.a $(BUILD)/libfnw.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -279,7 +282,7 @@ bench-smoke: all bench-tools
 	echo "== bench smoke: the benchmark driver ran every workload briefly and every count matched;" \
 	  "its figures are not measurements (table in $(BUILD)/bench/smoke.txt; measure with make bench)"
 
-# The soak (scripts/bench/soak.c): SOAK_RECORDS records (default 10,000,000,
+# The soak (bench/soak.c): SOAK_RECORDS records (default 10,000,000,
 # minutes) through the real worker with random Data chunking, several bundles
 # at once on several flaky `echo` descriptors, exact-once accounting of every
 # record and the worker's RSS and fds compared between the first and the last
@@ -296,11 +299,11 @@ soak-short: all bench-tools
 	echo "== $$(tail -n 1 $(BUILD)/bench/soak-short.txt)"
 
 # callgrind (valgrind) counts instructions per record. After the C driver's
-# rows, scripts/bench.sh runs W15-W17 (real Flink jobs, scripts/bench/flink_rows.py)
+# rows, bench/bench.sh runs W15-W17 (real Flink jobs, bench/flink_rows.py)
 # in the PyFlink $(FLINK_SMOKE) venv when it is there (BENCH_FLINK=0: skip them).
 bench: deps-build deps-bench deps-valgrind
 	@$(MAKE) --no-print-directory all bench-tools
-	sh scripts/bench.sh $(BUILD)
+	sh bench/bench.sh $(BUILD)
 
 # W15-W17 alone: fnworker next to PyFlink's own Python worker on one real
 # Flink (a standalone JobManager + TaskManager), ~10 minutes; its table goes to
@@ -308,9 +311,9 @@ bench: deps-build deps-bench deps-valgrind
 # plumbing only (~3 minutes, mostly the cluster's start).
 .PHONY: bench-flink bench-flink-smoke
 bench-flink: all bench-tools | $(BUILD)/flink/$(FLINK_SMOKE)/.stamp $(BUILD)/.deps-test
-	$(BUILD)/flink/$(FLINK_SMOKE)/venv/bin/python scripts/bench/flink_rows.py --build $(BUILD) $(BENCH_FLINK_ARGS)
+	$(BUILD)/flink/$(FLINK_SMOKE)/venv/bin/python bench/flink_rows.py --build $(BUILD) $(BENCH_FLINK_ARGS)
 bench-flink-smoke: all bench-tools | $(BUILD)/flink/$(FLINK_SMOKE)/.stamp $(BUILD)/.deps-test
-	@rc=0; $(BUILD)/flink/$(FLINK_SMOKE)/venv/bin/python scripts/bench/flink_rows.py --build $(BUILD) --smoke \
+	@rc=0; $(BUILD)/flink/$(FLINK_SMOKE)/venv/bin/python bench/flink_rows.py --build $(BUILD) --smoke \
 	  >/dev/null 2>&1 || rc=$$?; \
 	if [ $$rc -ne 0 ]; then cat $(BUILD)/bench/flink-smoke.txt; echo "bench-flink smoke: FAILED (exit $$rc)"; exit $$rc; fi; \
 	echo "== bench-flink smoke: every W15-W17 job ran on a real Flink and delivered every row;" \

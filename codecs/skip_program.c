@@ -22,7 +22,7 @@
  * Both only detect failure: whenever one fails, fnw_ser_skip falls back to
  * the next and finally to the generic walk, whose answer and message stand.
  * So a skip program must accept exactly what the generic walk accepts, with
- * the same length (tests/unit/test_skip_program.c compares them on hostile
+ * the same length (tests/unit/codecs/test_skip_program.c compares them on hostile
  * input). A compiled program is read-only, so bundles may share it.
  */
 #include "codecs/serializer_internal.h"

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/mailbox.h"
-#include "worker/pb.h"
-#include "worker/pump.h"
+#include "base/mailbox.h"
+#include "base/pb.h"
+#include "base/pump.h"
 
 #define METHOD_PREFIX "/org.apache.beam.model.fn_execution.v1.BeamFnExternalWorkerPool/"
 

@@ -8,7 +8,7 @@
 
 #include "runtime/blocking_internal.h"
 #include "runtime/blocking_op.h"
-#include "runtime/handoff.h"
+#include "base/handoff.h"
 
 struct fnw_blocking_op {
     fnw_operation table;              /* what the calls see; its state is this wrapper */

@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "runtime/handoff.h"
+#include "base/handoff.h"
 
 #define FNW_BLOCKING_THREADS_DEFAULT 4
 #define FNW_BLOCKING_THREADS_MAX 256

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/builtins.h"
+#include "ops/builtins.h"
 #include "runtime/registry.h"
 
 void fnw_registry_init(fnw_registry *r)

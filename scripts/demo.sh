@@ -11,7 +11,7 @@ if [ ! -x "$BUILD/fnworker" ]; then
   echo "demo: worker binary $BUILD/fnworker is missing; build it first (make)" >&2
   exit 1
 fi
-[ -f "$BUILD/harness/classpath" ] || sh "$ROOT/scripts/harness/build.sh" "$BUILD/harness"
+[ -f "$BUILD/harness/classpath" ] || sh "$ROOT/tests/harness/build.sh" "$BUILD/harness"
 CP=$(cat "$BUILD/harness/classpath")
 TYPE='ROW<id:LONG,name:STRING,score:DOUBLE,inner:ROW<tags:LIST<STRING>,n:INT>>'
 echo "demo: 100000 rows of $TYPE through identity, bundles of 25000"

@@ -7,7 +7,7 @@
 
 #include "codecs/pb_nesting.h"
 #include "worker/log_options.h"
-#include "worker/pb.h"
+#include "base/pb.h"
 
 #define BACKOFF_FIRST_S 0.1
 #define BACKOFF_GROW_BELOW_S 2.0

@@ -29,7 +29,7 @@
 
 #include "worker/flags.h"
 #include "worker/logging.h"
-#include "worker/rpc.h"
+#include "base/rpc.h"
 
 /* The provisioning retry schedule: 0.1 s, then each pause doubles while it
  * is under 2 s (0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 3.2, ...), until the

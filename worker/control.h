@@ -14,7 +14,7 @@
  * the worker's Data stream before it reads any bundle's response).
  *
  * The unit reaches gRPC only through a fnw_control_transport: the real one
- * (fnw_control_start) uses worker/rpc.h; tests give a fake one
+ * (fnw_control_start) uses base/rpc.h; tests give a fake one
  * (fnw_control_start_on) and drive the handler without a network.
  *
  * Loop thread only.
@@ -23,8 +23,8 @@
 #define FNW_CONTROL_H
 
 #include "worker/logging.h"
-#include "worker/pb.h"
-#include "worker/rpc.h"
+#include "base/pb.h"
+#include "base/rpc.h"
 
 typedef struct fnw_control fnw_control;
 

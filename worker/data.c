@@ -8,7 +8,7 @@
 #include "codecs/varint.h"
 #include "worker/data_conn.h"
 #include "worker/elements.h"
-#include "worker/pb.h"
+#include "base/pb.h"
 
 /* ---- connections ---------------------------------------------------------------- */
 

@@ -25,7 +25,7 @@
 
 #include "runtime/operation.h"
 #include "worker/logging.h"
-#include "worker/pb.h"
+#include "base/pb.h"
 #include "worker/plan.h"
 #include "worker/processors.h"
 

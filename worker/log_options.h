@@ -18,7 +18,7 @@
 #include <stddef.h>
 
 #include "worker/logging.h"
-#include "worker/pb.h"
+#include "base/pb.h"
 
 #define FNW_LOG_OPTION_LEVEL "default_sdk_harness_log_level"
 #define FNW_LOG_OPTION_OVERRIDES "sdk_harness_log_level_overrides"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "worker/pb.h"
+#include "base/pb.h"
 
 #define LOG_BATCH_MAX 1000
 #define LOG_FLUSH_S 0.005

@@ -8,7 +8,7 @@
  * queue; at most a fixed number wait, the rest are counted as dropped and
  * the count is reported once the stream takes entries again.
  *
- * Loop thread only. The logger uses worker/rpc.h for its stream; rpc
+ * Loop thread only. The logger uses base/rpc.h for its stream; rpc
  * reports its own failures back through fnw_log_rpc_sink(), a callback
  * fixed at rpc's init, so the two never call each other in a circle. The
  * stream is reached through a fnw_log_transport: gRPC for fnw_log_start,
@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "worker/log_level.h"
-#include "worker/rpc.h"
+#include "base/rpc.h"
 
 typedef struct fnw_log_item fnw_log_item;
 
@@ -71,7 +71,7 @@ size_t fnw_log_dropped(const fnw_logger *lg);
 /* 1 while the Logging stream is open (after fnw_log_stop: until the runner
  * closes it, or fnw_log_free cancels it). */
 int fnw_log_streaming(const fnw_logger *lg);
-/* The sink worker/rpc.h reports its failures to: ERROR entries of lg. */
+/* The sink base/rpc.h reports its failures to: ERROR entries of lg. */
 fnw_rpc_log_sink fnw_log_rpc_sink(fnw_logger *lg);
 /* Logs one entry; ERROR entries are sent at once, so a failure's message
  * reaches the runner before the response that reports it. With lg NULL

@@ -28,7 +28,7 @@
 
 #include "codecs/arena.h"
 #include "runtime/engine.h"
-#include "worker/pb.h"
+#include "base/pb.h"
 
 /* The group every fnworker metric lives under, and its type label. */
 #define FNW_METRICS_GROUP "fnworker"

@@ -25,7 +25,7 @@
 #include "codecs/serializer.h"
 #include "codecs/type.h"
 #include "runtime/operation.h"
-#include "worker/pb.h"
+#include "base/pb.h"
 #include "worker/step.h"
 
 typedef struct fnw_plan {

@@ -26,7 +26,7 @@
 #include "codecs/type.h"
 #include "runtime/operation.h"
 #include "runtime/spec.h"
-#include "worker/pb.h"
+#include "base/pb.h"
 
 typedef struct fnw_plan_step {
     char *transform_id;

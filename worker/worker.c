@@ -29,12 +29,12 @@
 #include "worker/data.h"
 #include "worker/descriptors.h"
 #include "worker/logging.h"
-#include "worker/mailbox.h"
-#include "worker/pb.h"
+#include "base/mailbox.h"
+#include "base/pb.h"
 #include "worker/pool_stats.h"
 #include "worker/processors.h"
-#include "worker/pump.h"
-#include "worker/rpc.h"
+#include "base/pump.h"
+#include "base/rpc.h"
 
 /* A bundle in progress, and the descriptor whose pool gets its processor
  * back. */

@@ -11,7 +11,7 @@
 
 #include "codecs/serializer.h"
 #include "tests/alloc/alloc_run.h"
-#include "worker/pb.h"
+#include "base/pb.h"
 
 typedef Org__Apache__Flink__FnExecution__V1__TypeInfo__RowTypeInfo RowTI;
 typedef Org__Apache__Flink__FnExecution__V1__TypeInfo__RowTypeInfo__Field FieldTI;

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/builtin_http_internal.h"
-#include "runtime/kserve_config.h"
+#include "ops/http/builtin_http_internal.h"
+#include "ops/kserve/kserve_config.h"
 #include "runtime/operation.h"
 #include "tests/alloc/alloc_run.h"
 #include "tests/unit/binding_build.h"

@@ -1,9 +1,9 @@
 /* tests/fuzz/fuzz_http_json.c — fuzz target for what an HTTP service's
  * response body becomes in a row: jansson's parser with the `http`
  * operation's flags, the operation's result picking (RFC 6901 pointers,
- * runtime/binding_jptr.c, and the batch form "/items/{i}/v" that takes
+ * ops/bind/binding_jptr.c, and the batch form "/items/{i}/v" that takes
  * element i of an array, fnw_httpop_pick) for a batch of three elements,
- * the JSON -> typed value conversion (runtime/binding_convert_json.c) into
+ * the JSON -> typed value conversion (ops/bind/binding_convert_json.c) into
  * several target types, and the error excerpt of a body with a secret
  * masked (fnw_httpop_excerpt).
  *
@@ -28,8 +28,8 @@
 #include "codecs/arena.h"
 #include "codecs/type.h"
 #include "codecs/value.h"
-#include "runtime/binding_convert.h"
-#include "runtime/builtin_http_internal.h"
+#include "ops/bind/binding_convert.h"
+#include "ops/http/builtin_http_internal.h"
 #include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

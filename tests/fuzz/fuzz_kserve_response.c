@@ -1,12 +1,12 @@
 /* tests/fuzz/fuzz_kserve_response.c — fuzz target for what a KServe v2
  * (Open Inference Protocol) server's answer becomes in rows: the
  * ModelInferResponse bytes through protobuf-c, the kserve operation's
- * tensor splitter (runtime/tensor_unpack.c) for a batch of 1 to 4 rows and
+ * tensor splitter (ops/kserve/tensor/tensor_unpack.c) for a batch of 1 to 4 rows and
  * the output rows it assembles, for three output configurations (an FP32
  * vector, an INT64 scalar and a BYTES string; a fixed-shape FP32 array and
  * an INT64 scalar into LONG; an FP16 blob and a BYTES array); and the same
  * bytes read as a ModelMetadataResponse through the metadata check
- * (runtime/tensor_meta.c).
+ * (ops/kserve/tensor/tensor_meta.c).
  *
  * The first input byte picks the batch size (bits 0-1: 1 to 4 rows), the
  * configuration (bits 2-3) and the metadata check's max batch (bit 4: 1,
@@ -30,7 +30,7 @@
 #include "codecs/arena.h"
 #include "codecs/type.h"
 #include "codecs/value.h"
-#include "runtime/tensor.h"
+#include "ops/kserve/tensor/tensor.h"
 #include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_redis_reply.c — fuzz target for what a Redis server's
  * bytes become in a row: hiredis's reply reader, the `redis` operation's
- * reply adapter (runtime/builtin_redis_map.c), the neutral reply -> typed
- * value conversion (runtime/binding_convert_reply.c) for several target
+ * reply adapter (ops/redis/builtin_redis_map.c), the neutral reply -> typed
+ * value conversion (ops/bind/binding_convert_reply.c) for several target
  * types, and the operation's reply -> output row mapping for four plans
  * (GET into one field, HGETALL by name and into a MAP, HMGET by position).
  *
@@ -31,8 +31,8 @@
 #include "codecs/arena.h"
 #include "codecs/type.h"
 #include "codecs/value.h"
-#include "runtime/binding_convert.h"
-#include "runtime/builtin_redis_internal.h"
+#include "ops/bind/binding_convert.h"
+#include "ops/redis/builtin_redis_internal.h"
 #include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -5,7 +5,7 @@
 # install-launcher command fills a shared directory (the initContainer and
 # its emptyDir), the image's default command runs the pool (the sidecar), and
 # a TaskManager stand-in holds only a JRE, the launcher from the shared
-# directory and the harness (scripts/harness) playing Flink: no fnworker
+# directory and the harness (tests/harness) playing Flink: no fnworker
 # binary, none of its libraries. A job then runs through launcher, pool and
 # worker, and killing the launcher must stop its worker in the sidecar.
 #

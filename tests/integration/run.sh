@@ -1,8 +1,8 @@
 #!/bin/sh
-# Integration tests: the harness (scripts/harness, a stand-in for Flink's JVM
+# Integration tests: the harness (tests/harness, a stand-in for Flink's JVM
 # side) launches the real worker binary for each scenario. The scenarios are
 # Java sources under tests/integration/scenarios/, compiled into the harness
-# jar by scripts/harness/build.sh; IntegrationTests lists and runs them.
+# jar by tests/harness/build.sh; IntegrationTests lists and runs them.
 #   sh tests/integration/run.sh BUILD [FILTER]
 # BUILD is the build dir (holds fnworker and harness/); FILTER keeps scenarios
 # whose name contains it. FNW_WRAPPER (e.g. valgrind ...) prefixes the worker.
@@ -15,8 +15,8 @@ if [ ! -x "$BUILD/fnworker" ]; then
   exit 1
 fi
 if [ ! -f "$BUILD/harness/classpath" ]; then
-  echo "integration: harness not built; running scripts/harness/build.sh $BUILD/harness" >&2
-  sh "$ROOT/scripts/harness/build.sh" "$BUILD/harness"
+  echo "integration: harness not built; running tests/harness/build.sh $BUILD/harness" >&2
+  sh "$ROOT/tests/harness/build.sh" "$BUILD/harness"
 fi
 CP=$(cat "$BUILD/harness/classpath")
 # The harness checks itself first (codec bytes, descriptor shape); quiet unless it fails.

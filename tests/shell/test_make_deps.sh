@@ -14,14 +14,14 @@ unset MAKEFLAGS MFLAGS MAKELEVEL   # a dry run of its own, not part of the calli
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0
-UNIT=$(ls tests/unit/test_*.c | sed 's|tests/unit/\(.*\)\.c|tests/\1|')
+UNIT=$(ls tests/unit/*/test_*.c | sed 's|tests/unit/\(.*\)\.c|tests/\1|')
 FUZZ=$(ls tests/fuzz/fuzz_*.c | sed 's|tests/fuzz/fuzz_\(.*\)\.c|fuzz/replay_\1|')
 ALLOC=$(ls tests/alloc/alloc_*.c | grep -v alloc_run.c | sed 's|tests/alloc/\(.*\)\.c|alloc/\1|')
-for t in fnworker plugins/dns.so plugins/sha256.so tests/plugins/good_a.so harness/harness.jar $UNIT $FUZZ $ALLOC; do
+for t in fnworker plugins/dns.so plugins/sha256.so tests/worker/plugins/good_a.so harness/harness.jar $UNIT $FUZZ $ALLOC; do
   target=$T/b/$t
   [ "$t" = plugins ] && target=plugins
   out=$(make -n BUILD="$T/b" "$target" 2>&1) || { echo "FAIL test_make_deps: make -n $t: $(printf '%s' "$out" | tail -n 1)"; fails=$((fails + 1)); continue; }
-  first_tool=$(printf '%s\n' "$out" | grep -n -E '^(cc|gcc|clang|\$\(CC\)|ar|protoc|protoc-c|javac|sh scripts/harness/build.sh)( |$)' | head -n 1 | cut -d: -f1)
+  first_tool=$(printf '%s\n' "$out" | grep -n -E '^(cc|gcc|clang|\$\(CC\)|ar|protoc|protoc-c|javac|sh tests/harness/build.sh)( |$)' | head -n 1 | cut -d: -f1)
   first_dep=$(printf '%s\n' "$out" | grep -n 'install-deps.sh' | head -n 1 | cut -d: -f1)
   if [ -n "$first_tool" ] && { [ -z "$first_dep" ] || [ "$first_dep" -gt "$first_tool" ]; }; then
     echo "FAIL test_make_deps: $t runs '$(printf '%s\n' "$out" | sed -n "${first_tool}p" | cut -c1-60)...' before installing its packages"

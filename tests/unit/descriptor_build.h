@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/pb.h"
+#include "base/pb.h"
 #include "worker/plan.h"
 
 /* ---- a tiny descriptor builder over packed protobuf-c messages ------------ */

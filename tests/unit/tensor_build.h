@@ -9,7 +9,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "runtime/tensor.h"
+#include "ops/kserve/tensor/tensor.h"
 #include "tests/unit/binding_build.h"
 
 #define TB_MAX 8

@@ -6,7 +6,7 @@
 #ifndef TEST_ENGINE_OPS_H
 #define TEST_ENGINE_OPS_H
 
-#include "test_engine_harness.h"
+#include "tests/unit/test_engine_harness.h"
 
 static const char *const NO_OPTS[] = { NULL };
 

@@ -1,5 +1,5 @@
 // fnworker's integration tests: named scenarios, each launching the real
-// worker binary through the harness (scripts/harness) and asserting the
+// worker binary through the harness (tests/harness) and asserting the
 // behaviour a Flink job relies on. This file lists every scenario in run
 // order and runs them: prints "PASS name" / "FAIL name: reason", then
 // "N passed, N failed".

@@ -1,0 +1,50 @@
+/* bench/descriptor.h — the ProcessBundleDescriptor the benchmark
+ * registers, shaped as Flink builds it for a one-input DataStream operator
+ * with one function: source `fn/read/input:0`
+ * -> `transform-0` (the operation) -> `transform-revise` (REVISE_OUTPUT) ->
+ * sink `fn/write/output:0`, Flink coders with raw types ROW(LONG, LONG,
+ * ROW<STRING, INT>) in and ROW(LONG, ROW<STRING, INT>) out (for feature
+ * records ROW<LONG, PRIMITIVE_ARRAY<FLOAT>> in place of ROW<STRING, INT>), the
+ * param-windowed-value wire coders Beam adds, PCollections and the
+ * windowing strategy. The function's payload is a fnworker OperationSpec.
+ */
+#ifndef BENCH_DESCRIPTOR_H
+#define BENCH_DESCRIPTOR_H
+
+#include <stdint.h>
+
+#include "codecs/buf.h"
+
+#define BENCH_SOURCE_ID "fn/read/input:0"
+#define BENCH_SINK_ID "fn/write/output:0"
+#define BENCH_MAX_OPTS 6
+
+/* What runs in transform-0 (README, "The OperationSpec payload"). */
+typedef struct bench_op {
+    const char *operation;          /* "identity", "echo", "kserve", ... */
+    int batched;                    /* mode BATCH (function type stays PROCESS, as Flink sends) */
+    int unordered;                  /* output_mode UNORDERED (1), else ORDERED (0) */
+    int capacity;
+    int64_t timeout_ms;
+    int batch_size;
+    int64_t batch_timeout_ms;
+    int features;                   /* > 0: the records are feature records (records.h) */
+    /* RetryStrategy (kind 0 = none) and TimeoutAction (0 = TIMEOUT_FAIL) */
+    int retry_kind;                 /* 1 FIXED_DELAY, 2 EXPONENTIAL_BACKOFF */
+    int retry_max_attempts;
+    int64_t retry_delay_ms;
+    int retry_on_error, retry_on_empty;
+    int on_timeout;                 /* 1 TIMEOUT_EMPTY, 2 TIMEOUT_OPERATION */
+    int n_opts;
+    const char *opt_key[BENCH_MAX_OPTS];
+    const char *opt_val[BENCH_MAX_OPTS];
+} bench_op;
+
+/* Adds option key=value (copied pointers must outlive the op). */
+void bench_op_set(bench_op *op, const char *key, const char *val);
+
+/* Appends the serialized descriptor to out. data_url is the data (and
+ * state) endpoint put into the RemoteGrpcPorts. */
+int bench_descriptor_build(fnw_buf *out, const char *id, const char *data_url, const bench_op *op);
+
+#endif

@@ -1,0 +1,202 @@
+"""bench/flink_jobs.py — the jobs of the W15-W17 rows: one source
+(Flink's datagen table source: N rows `Row(k STRING, n INT)`, k = 'key' +
+n % 1000, through Flink's Table-to-DataStream conversion), the operator under
+test, and Flink's DiscardingSink in a vertex of its own (its read-records
+count proves every row arrived). The sides of a row differ only in the
+operator and in the worker the job picks (`python.executable`, see
+flink-udf-runner.sh).
+
+The Python functions PyFlink's own worker runs are here too; the driver has
+cloudpickle pickle this module by value, so the worker needs nothing of it."""
+
+import asyncio
+import json
+
+from pyflink.common import Row, Time, Types
+from pyflink.datastream.functions import AsyncFunction
+
+KEYS = 1000
+IN_ROW = Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.INT()])
+W15_ROW = Types.ROW_NAMED(["k", "n", "v"], [Types.STRING(), Types.INT(), Types.STRING()])
+W16_ROW = Types.ROW_NAMED(["k", "n", "score"], [Types.STRING(), Types.INT(), Types.DOUBLE()])
+# What the null worker's echo decodes as: it sends the input element
+# Row(LONG ts, LONG wm, Row(k, n)) back unparsed, and Flink reads an output
+# element as Row(LONG ts, <output type>); a TUPLE(LONG, ROW) has no null mask
+# of its own, so the watermark's 8 bytes and the data row fill it exactly.
+NULL_OUT = Types.TUPLE([Types.LONG(), IN_ROW])
+
+
+def source(t_env, rows):
+    """The datagen source as a DataStream of IN_ROW."""
+    name = "gen_%d" % id(t_env)
+    t_env.execute_sql(
+        "CREATE TEMPORARY TABLE %s (id BIGINT) WITH ('connector' = 'datagen', "
+        "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '%d', "
+        "'rows-per-second' = '1000000000')" % (name, rows))
+    table = t_env.sql_query(
+        "SELECT CONCAT('key', CAST(MOD(id, %d) AS STRING)) AS k, CAST(id AS INT) AS n FROM %s"
+        % (KEYS, name))
+    return t_env.to_data_stream(table)
+
+
+def discard(ds):
+    """Flink's DiscardingSink (sink v2), not chained, so it is a vertex whose
+    read-records are the rows that reached it."""
+    from pyflink.datastream.connectors import Sink
+    from pyflink.java_gateway import get_gateway
+    j_sink = get_gateway().jvm.org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink()
+    return ds.sink_to(Sink(j_sink)).name("discard").disable_chaining()
+
+
+# ---- PyFlink's side: Python functions run by PyFlink's own worker -------------------------
+
+class RedisLookup(AsyncFunction):
+    """W15 in Python: one GET per row with redis.asyncio (redis-py's asyncio
+    client; its pool opens a connection per command in flight)."""
+
+    def __init__(self, port):
+        self.port = port
+        self.client = None
+
+    async def async_invoke(self, value):
+        if self.client is None:
+            import redis.asyncio
+            self.client = redis.asyncio.Redis(host="127.0.0.1", port=self.port, decode_responses=True)
+        v = await self.client.get(value[0])
+        return [Row(value[0], value[1], v)]
+
+
+class NoIo(AsyncFunction):
+    """W15's reference: PyFlink's async operator with a function that does no
+    I/O (what PyFlink's machinery alone allows)."""
+
+    async def async_invoke(self, value):
+        return [Row(value[0], value[1], "value")]
+
+
+class ScorePerRow(AsyncFunction):
+    """W16 in Python, per element: one POST per row with aiohttp (16
+    connections, as fnworker's max_connections)."""
+
+    def __init__(self, url, connections):
+        self.url = url
+        self.connections = connections
+        self.session = None
+
+    async def async_invoke(self, value):
+        if self.session is None:
+            import aiohttp
+            self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.connections))
+        async with self.session.post(self.url, json={"inputs": [{"n": value[1], "k": value[0]}]}) as r:
+            r.raise_for_status()
+            out = await r.json(content_type=None)
+        return [Row(value[0], value[1], float(out["outputs"][0]["score"]))]
+
+
+class ScoreBatched(AsyncFunction):
+    """W16 in Python, batched by hand: the rows in flight are gathered into one
+    POST of up to `batch` rows (sent when full, or `linger_ms` after its first
+    row), each row awaiting its own result; aiohttp, 16 connections. All of it
+    runs on the one asyncio loop of PyFlink's async operator, so no locks."""
+
+    def __init__(self, url, connections, batch, linger_ms):
+        self.url = url
+        self.connections = connections
+        self.batch = batch
+        self.linger = linger_ms / 1000.0
+        self.session = None
+        self.pending = []
+        self.timer = None
+
+    async def async_invoke(self, value):
+        loop = asyncio.get_running_loop()
+        if self.session is None:
+            import aiohttp
+            self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.connections))
+        fut = loop.create_future()
+        self.pending.append((value, fut))
+        if len(self.pending) >= self.batch:
+            self._flush()
+        elif self.timer is None:
+            self.timer = loop.call_later(self.linger, self._flush)
+        score = await fut
+        return [Row(value[0], value[1], score)]
+
+    def _flush(self):
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if not self.pending:
+            return
+        batch, self.pending = self.pending, []
+        asyncio.ensure_future(self._send(batch))
+
+    async def _send(self, batch):
+        body = json.dumps({"inputs": [{"n": v[1], "k": v[0]} for v, _ in batch]})
+        try:
+            async with self.session.post(self.url, data=body,
+                                         headers={"Content-Type": "application/json"}) as r:
+                r.raise_for_status()
+                out = (await r.json(content_type=None))["outputs"]
+            for i, (_, fut) in enumerate(batch):
+                fut.set_result(float(out[i]["score"]))
+        except Exception as e:  # every row of the batch fails with it
+            for _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(e)
+
+
+def identity(r):
+    return r
+
+
+# ---- the operators of each side -------------------------------------------------------------
+
+def build(side, ds, p):
+    """The operator of one side on ds; p holds the row's settings."""
+    import fnworker
+    from fnworker import Operation
+    from pyflink.datastream import AsyncDataStream
+    timeout = Time.milliseconds(p["timeout_ms"])
+    # PyFlink starts a threading.Timer per row when its timeout is > 0
+    # (pyflink/fn_execution/datastream/process/async_function/operation.py);
+    # by default its side runs without one (0: no timeout), its fastest.
+    py_timeout = Time.milliseconds(p["py_timeout_ms"])
+    if side == "w15-pyflink":
+        return AsyncDataStream.unordered_wait(ds, RedisLookup(p["redis_port"]), py_timeout,
+                                              p["capacity"], output_type=W15_ROW)
+    if side == "w15-pyflink-noio":
+        return AsyncDataStream.unordered_wait(ds, NoIo(), py_timeout, p["capacity"], output_type=W15_ROW)
+    if side == "w15-fnworker":
+        op = Operation("redis", address="127.0.0.1:%d" % p["redis_port"], command="GET {k}",
+                       result_field="v")
+        return fnworker.unordered_wait(ds, op, timeout, p["capacity"], output_type=W15_ROW)
+    if side == "w16-pyflink-row":
+        return AsyncDataStream.unordered_wait(ds, ScorePerRow(p["url"] + "1", p["connections"]), py_timeout,
+                                              p["capacity_row"], output_type=W16_ROW)
+    if side == "w16-pyflink-batch":
+        fn = ScoreBatched(p["url"], p["connections"], p["batch"], p["batch_timeout_ms"])
+        return AsyncDataStream.unordered_wait(ds, fn, py_timeout, p["capacity"], output_type=W16_ROW)
+    if side == "w16-fnworker":
+        op = Operation("http", method="POST", url=p["url"], body='{{"n": {n}, "k": {k}}}',
+                       batch_body='{"inputs": {items}}', max_connections=p["connections"],
+                       **{"result.score": "/outputs/{i}/score"})
+        return fnworker.unordered_wait_batch(ds, op, timeout, p["batch"],
+                                             Time.milliseconds(p["batch_timeout_ms"]),
+                                             p["capacity"], output_type=W16_ROW)
+    if side == "w17-pyflink":
+        return ds.map(identity, output_type=IN_ROW)
+    if side == "w17-fnworker":
+        return fnworker.process(ds, Operation("identity"), output_type=IN_ROW)
+    if side == "w17-null":
+        return fnworker.process(ds, Operation("identity"), output_type=NULL_OUT)
+    if side == "w17-java":
+        return ds
+    raise ValueError(side)
+
+
+# The worker each side runs in: None for PyFlink's own (python.executable is
+# the venv's Python), else the name under the runner's workers/.
+WORKER = {"w15-pyflink": None, "w15-pyflink-noio": None, "w16-pyflink-row": None, "w16-pyflink-batch": None,
+          "w17-pyflink": None, "w15-fnworker": "fnworker", "w16-fnworker": "fnworker",
+          "w17-fnworker": "fnworker", "w17-null": "null_worker", "w17-java": "none"}

@@ -1,0 +1,469 @@
+"""bench/flink_rows.py — the W15-W17 rows of `make bench`: real Flink
+jobs, fnworker next to PyFlink's own Python worker on the same Flink (one
+standalone JobManager + TaskManager, flink_cluster.py) against the same local
+services (redis-server, nginx; loopback only), in one run, the sides
+alternating part by part so that the load of a shared machine hits both.
+
+Run in the PyFlink 2.3 virtualenv:
+    build/flink/2.3/venv/bin/python bench/flink_rows.py [--build build]
+        [--out build/bench] [--smoke] [--only W15,W16,W17] [--parts N] [--scale X]
+(`make bench-flink`; `make bench` runs it after the C driver's rows).
+
+Each job: datagen source -> operator -> DiscardingSink (flink_jobs.py). A
+job's time is its RUNNING window: from the source task switching to RUNNING
+(the worker is up by then: Flink opens the Python operator, which starts the
+worker, while the task is INITIALIZING) to Flink closing the worker's
+environment after the last bundle (the TaskManager log's "Closing
+environment"; a Java-only job: the source task's FINISHED); JVM start, job
+submission, deployment, worker start and teardown are outside it. CPU is
+the TaskManager JVM's and every process under it (runner scripts, workers)
+inside that window, from /proc. Rows/s = rows / window.
+
+Exit status: 0 when every job delivered every row (PASS/MISS are findings),
+1 when a job failed or lost rows, 2 on a set-up error."""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import flink_cluster  # noqa: E402
+import flink_jobs  # noqa: E402
+
+
+# ---- set-up -----------------------------------------------------------------------------
+
+def make_runner(build, workdir):
+    """The TaskManager's PYFLINK_UDF_RUNNER_DIR (see flink-udf-runner.sh)."""
+    d = os.path.join(workdir, "runner")
+    if os.path.isdir(d):
+        shutil.rmtree(d)
+    os.makedirs(os.path.join(d, "workers"))
+    shutil.copy(os.path.join(HERE, "flink-udf-runner.sh"), os.path.join(d, "pyflink-udf-runner.sh"))
+    shutil.copy(os.path.join(ROOT, "scripts", "pyflink-udf-runner.sh"),
+                os.path.join(d, "fnworker-udf-runner.sh"))
+    with open(os.path.join(d, "pyflink-bin"), "w") as f:
+        f.write(os.path.join(flink_cluster.pyflink_home(), "bin"))
+    for name, path in (("fnworker", os.path.join(build, "fnworker")),
+                       ("null_worker", os.path.join(build, "bench", "null_worker"))):
+        if not os.access(path, os.X_OK):
+            raise SystemExit("flink_rows: %s is not built (make bench-tools)" % path)
+        os.symlink(os.path.abspath(path), os.path.join(d, "workers", name))
+    open(os.path.join(d, "launches.log"), "w").close()
+    return d
+
+
+def launches(runner):
+    with open(os.path.join(runner, "launches.log")) as f:
+        return [line.split()[1] for line in f if line.strip()]
+
+
+class Services:
+    """redis-server and nginx (tests/servers/), on free loopback ports."""
+
+    def __init__(self, workdir):
+        self.dir = os.path.join(workdir, "services")
+        self.redis_port = self.nginx_port = None
+
+    def start(self):
+        servers = os.path.join(ROOT, "tests", "servers")
+        owner = str(os.getpid())
+        out = subprocess.run(["sh", os.path.join(servers, "redis.sh"), "start",
+                              os.path.join(self.dir, "redis"), "--owner", owner],
+                             check=True, stdout=subprocess.PIPE, text=True).stdout
+        self.redis_port = int(out.split()[-1])
+        cmds = "".join("SET key%d value-%05d\n" % (i, i) for i in range(flink_jobs.KEYS))
+        subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(self.redis_port)], input=cmds,
+                       check=True, stdout=subprocess.DEVNULL, text=True)
+        out = subprocess.run(["sh", os.path.join(servers, "nginx.sh"), "start",
+                              os.path.join(self.dir, "nginx"), "--owner", owner],
+                             check=True, stdout=subprocess.PIPE, text=True).stdout
+        self.nginx_port = int(out.split()[0])
+        return self
+
+    def nginx_pid(self):
+        with open(os.path.join(self.dir, "nginx", "nginx.pid")) as f:
+            master = int(f.read().strip())
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                st = flink_cluster._proc_stat(int(name))
+                if st and st[0] == master:
+                    return int(name)    # the one worker process
+        return master
+
+    def redis_pid(self):
+        with open(os.path.join(self.dir, "redis", "redis.pid")) as f:
+            return int(f.read().strip())
+
+    def stop(self):
+        servers = os.path.join(ROOT, "tests", "servers")
+        for name in ("redis", "nginx"):
+            subprocess.run(["sh", os.path.join(servers, name + ".sh"), "stop",
+                            os.path.join(self.dir, name)], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+
+
+def proc_ticks(pid):
+    st = flink_cluster._proc_stat(pid)
+    return st[1] if st else 0
+
+
+# ---- one job --------------------------------------------------------------------------------
+
+class Runner:
+    def __init__(self, cluster, sampler, runner_dir, params, log):
+        self.cluster = cluster
+        self.sampler = sampler
+        self.runner_dir = runner_dir
+        self.p = params
+        self.log = log
+        self.jar = os.path.join(flink_cluster.pyflink_home(), "opt",
+                                            "flink-python-2.3.0.jar")
+        self.service_pids = {}
+
+    def run(self, side, rows):
+        """Runs one job of a side; returns its figures (a dict)."""
+        from pyflink.common import Configuration
+        from pyflink.datastream import StreamExecutionEnvironment
+        from pyflink.table import StreamTableEnvironment
+        from pyflink.java_gateway import get_gateway
+        # PyFlink's get_execution_environment(conf) outside `flink run` is a
+        # local one (Java's createLocalEnvironment sets execution.target
+        # local): make Java's remote environment and wrap it.
+        gw = get_gateway()
+        jars = gw.new_array(gw.jvm.String, 1)
+        jars[0] = self.jar
+        j_env = gw.jvm.org.apache.flink.streaming.api.environment.StreamExecutionEnvironment \
+            .createRemoteEnvironment("127.0.0.1", self.cluster.rest_port, Configuration()._j_configuration, jars)
+        if self.p.get("bundle_size"):
+            c = Configuration()
+            c.set_string("python.fn-execution.bundle.size", str(self.p["bundle_size"]))
+            j_env.configure(c._j_configuration)
+        env = StreamExecutionEnvironment(j_env)
+        env.set_parallelism(1)
+        worker = flink_jobs.WORKER[side]
+        if worker is None or worker == "none":
+            env.set_python_executable(sys.executable)
+        else:
+            env.set_python_executable(os.path.join(self.runner_dir, "workers", worker))
+        t_env = StreamTableEnvironment.create(env)
+        ds = flink_jobs.source(t_env, rows)
+        flink_jobs.discard(flink_jobs.build(side, ds, self.p))
+        before = len(launches(self.runner_dir))
+        svc0 = {k: proc_ticks(pid) for k, pid in self.service_pids.items()}
+        w0 = time.time()
+        client = env.execute_async("%s %d rows" % (side, rows))
+        job_id = str(client.get_job_id())
+        d = self.cluster.wait_job(job_id, timeout=self.p["job_timeout"])
+        w1 = time.time()
+        svc1 = {k: proc_ticks(pid) for k, pid in self.service_pids.items()}
+        fig = {"side": side, "rows": rows, "job": job_id, "state": d["state"], "ok": False}
+        if d["state"] != "FINISHED":
+            fig["error"] = self.cluster.exceptions(job_id)
+            self.log.write("%s: job %s %s\n%s\n" % (side, job_id, d["state"], fig["error"]))
+            return fig
+        verts = d["vertices"]
+        src = verts[0]
+        sink = [v for v in verts if v["name"].startswith("discard") or "discard" in v["name"]][-1]
+        ts_src = self.cluster.subtask_times(job_id, src["id"])
+        ts_sink = self.cluster.subtask_times(job_id, sink["id"])
+        t0 = ts_src["RUNNING"] / 1000.0
+        t_fin = ts_sink["FINISHED"] / 1000.0
+        # The end of the rows: when Flink closes the worker's environment
+        # (the Python operator's close, after its finish() has flushed the
+        # last bundle), not when the task is FINISHED, which is after the
+        # worker's teardown (~0.5 s). A Java-only job: the source's FINISHED.
+        closing = self.cluster.tm_log_times("DefaultJobBundleFactory.*Closing environment", t0, t_fin)
+        t1 = closing[0] if closing else ts_src["FINISHED"] / 1000.0
+        got = sink["metrics"]["read-records"]
+        cpu = self.sampler.cpu_between(t0, t1)
+        tm_key = [k for k in cpu if k[0] == self.cluster.tm_pid()]
+        tm_cpu = sum(cpu[k] for k in tm_key)
+        workers = {self.sampler.names[k]: round(v, 3) for k, v in cpu.items() if k not in tm_key}
+        worker_cpu = sum(v for k, v in cpu.items() if k not in tm_key)
+        launched = launches(self.runner_dir)[before:]
+        secs = t1 - t0
+        fig.update({
+            "seconds": secs, "rows_per_s": rows / secs if secs > 0 else 0.0,
+            "received": got, "tm_cpu_s": tm_cpu, "worker_cpu_s": worker_cpu,
+            "cpu_us_per_row": (tm_cpu + worker_cpu) / rows * 1e6,
+            "tm_us_per_row": tm_cpu / rows * 1e6, "worker_us_per_row": worker_cpu / rows * 1e6,
+            "workers": workers, "launched": launched,
+            "tm_threads": self.sampler.threads_between(t0, t1),
+            "machine_cores": self.sampler.machine_between(t0, t1),
+            "wall_s": w1 - w0, "init_s": (ts_src["RUNNING"] - ts_src.get("INITIALIZING", ts_src["RUNNING"])) / 1000.0,
+            "teardown_s": t_fin - t1,
+            "service_cpu_s": {k: (svc1[k] - svc0[k]) / flink_cluster.HZ for k in svc0},
+        })
+        expect = "pyflink" if worker is None else worker
+        problems = []
+        if got != rows:
+            problems.append("the sink received %d of %d rows" % (got, rows))
+        if expect == "none":
+            if launched:
+                problems.append("a Java-only job launched a worker: %s" % launched)
+        elif not launched or any(w != expect for w in launched):
+            problems.append("expected worker %s, launched %s" % (expect, launched or "none"))
+        fig["ok"] = not problems
+        if problems:
+            fig["error"] = "; ".join(problems)
+        self.log.write(json.dumps(fig) + "\n")
+        self.log.flush()
+        return fig
+
+
+class Tee:
+    """The report to the terminal and to a file."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text):
+        for s in self.streams:
+            s.write(text)
+            s.flush()
+
+    def flush(self):
+        pass
+
+
+# ---- rows -----------------------------------------------------------------------------------
+
+def fmt_rate(r):
+    if r >= 1e6:
+        return "%.2f M" % (r / 1e6)
+    if r >= 1e3:
+        return "%.1f k" % (r / 1e3)
+    return "%.0f" % r
+
+
+def alternate(runner, sides, parts, out):
+    """Runs each side's `parts` jobs in turns (a, b, ..., a, b, ...); returns
+    {side: aggregate} (rows and seconds summed over its parts)."""
+    agg = {s: {"rows": 0, "seconds": 0.0, "tm": 0.0, "worker": 0.0, "parts": [], "ok": True,
+               "machine": [], "service": {}, "threads": {}} for s in sides}
+    for i in range(parts):
+        order = sides if i % 2 == 0 else list(reversed(sides))
+        for side, rows in order:
+            f = runner.run(side, rows)
+            a = agg[(side, rows)]
+            a["parts"].append(f)
+            if not f["ok"]:
+                a["ok"] = False
+                out.write("  %s part %d FAILED: %s\n" % (side, i + 1, f.get("error", f["state"])))
+                continue
+            a["rows"] += f["rows"]
+            a["seconds"] += f["seconds"]
+            a["tm"] += f["tm_cpu_s"]
+            a["worker"] += f["worker_cpu_s"]
+            if f["machine_cores"] is not None:
+                a["machine"].append(f["machine_cores"])
+            for k, v in f["service_cpu_s"].items():
+                a["service"][k] = a["service"].get(k, 0.0) + v
+            for k, v in f["tm_threads"]:
+                a["threads"][k] = a["threads"].get(k, 0.0) + v
+            out.write("  %-18s part %d: %9d rows in %6.2f s = %9s rows/s; TM %.1f + worker %.1f us/row;"
+                      " machine %.2f cores\n" % (side, i + 1, f["rows"], f["seconds"],
+                                                 fmt_rate(f["rows_per_s"]), f["tm_us_per_row"],
+                                                 f["worker_us_per_row"], f["machine_cores"] or 0))
+            out.flush()
+    res = {}
+    for (side, _), a in agg.items():
+        if a["rows"] and a["seconds"] > 0:
+            a["rows_per_s"] = a["rows"] / a["seconds"]
+            a["tm_us"] = a["tm"] / a["rows"] * 1e6
+            a["worker_us"] = a["worker"] / a["rows"] * 1e6
+            a["tm_cores"] = a["tm"] / a["seconds"]
+            a["worker_cores"] = a["worker"] / a["seconds"]
+        else:
+            a["rows_per_s"] = 0.0
+            a["tm_us"] = a["worker_us"] = a["tm_cores"] = a["worker_cores"] = 0.0
+        res[side] = a
+    return res
+
+
+def side_line(name, a):
+    top = sorted(a["threads"].items(), key=lambda x: -x[1])[:4]
+    busy = ", ".join("%s %.0f%%" % (k.strip(), 100 * v / a["seconds"]) for k, v in top) if a["seconds"] else ""
+    return ("%-18s %9s rows/s  TM JVM %.2f cores %.1f us/row, workers %.2f cores %.1f us/row\n"
+            "  %-18s JVM threads (share of a core): %s"
+            % (name, fmt_rate(a["rows_per_s"]), a["tm_cores"], a["tm_us"], a["worker_cores"],
+               a["worker_us"], "", busy))
+
+
+def verdict(ok, passed):
+    if not ok:
+        return "FAIL"
+    return "PASS" if passed else "MISS"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--smoke", action="store_true", help="tiny jobs: counts and plumbing only")
+    ap.add_argument("--only", default="W15,W16,W17")
+    ap.add_argument("--parts", type=int, default=None, help="jobs per side, alternating (default 2)")
+    ap.add_argument("--scale", type=float, default=1.0, help="every row count x this")
+    ap.add_argument("--bundle-size", type=int, default=0,
+                    help="python.fn-execution.bundle.size of every job (default: Flink's, 1000)")
+    ap.add_argument("--pyflink-timeout", action="store_true",
+                    help="give PyFlink's async functions the same timeout as fnworker's "
+                         "(PyFlink then starts a timer thread per row)")
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    outdir = os.path.abspath(args.out or os.path.join(build, "bench"))
+    workdir = os.path.join(outdir, "flink")
+    os.makedirs(workdir, exist_ok=True)
+    only = set(x.strip().upper() for x in args.only.split(","))
+    parts = args.parts or (1 if args.smoke else 2)
+    scale = args.scale * (0.01 if args.smoke else 1.0)
+
+    def n(x, unit=1):
+        return max(unit, int(x * scale) // unit * unit)
+
+    import cloudpickle
+    cloudpickle.register_pickle_by_value(flink_jobs)
+    out = Tee(sys.stdout, open(os.path.join(outdir, "flink-smoke.txt" if args.smoke
+                                            else "flink-results.txt"), "w"))
+    log = open(os.path.join(outdir, "flink-jobs.log"), "w")
+    services = Services(workdir).start()
+    runner_dir = make_runner(build, workdir)
+    cluster = flink_cluster.Cluster(workdir, runner_dir)
+    sampler = None
+    rc = 0
+    results = {"smoke": args.smoke, "rows": {}}
+    try:
+        t = time.time()
+        cluster.start()
+        sampler = flink_cluster.Sampler(cluster.tm_pid()).start()
+        out.write("Flink 2.3 standalone cluster up in %.1f s (TaskManager pid %d, REST 127.0.0.1:%d); "
+                  "redis 127.0.0.1:%d, nginx 127.0.0.1:%d\n"
+                  % (time.time() - t, cluster.tm_pid(), cluster.rest_port, services.redis_port,
+                     services.nginx_port))
+        url = "http://127.0.0.1:%d/score" % services.nginx_port
+        params = {"redis_port": services.redis_port, "url": url, "capacity": 1000,
+                  "capacity_row": 64, "connections": 16, "batch": 64, "batch_timeout_ms": 5,
+                  "timeout_ms": 10000, "job_timeout": 900,
+                  "py_timeout_ms": 10000 if args.pyflink_timeout else 0,
+                  "bundle_size": args.bundle_size}
+        runner = Runner(cluster, sampler, runner_dir, params, log)
+        # warm-up: the JVM's JIT and class loading, both worker kinds
+        out.write("warm-up jobs ...\n")
+        out.flush()
+        for side in () if args.smoke else ("w17-java", "w17-fnworker", "w17-pyflink"):
+            f = runner.run(side, n(200000) if not args.smoke else 1000)
+            if not f["ok"]:
+                out.write("warm-up %s FAILED: %s\n" % (side, f.get("error")))
+                rc = 1
+        rows_out = []
+
+        if "W15" in only:
+            out.write("W15: enrichment per element from Redis, unordered_wait, capacity 1000\n")
+            runner.service_pids = {"redis": services.redis_pid()}
+            r = alternate(runner, [("w15-pyflink", n(40000)), ("w15-fnworker", n(2000000)),
+                                   ("w15-pyflink-noio", n(40000))], parts, out)
+            py, fw, noio = r["w15-pyflink"], r["w15-fnworker"], r["w15-pyflink-noio"]
+            ok = py["ok"] and fw["ok"]
+            ratio = fw["rows_per_s"] / py["rows_per_s"] if py["rows_per_s"] else 0
+            rows_out.append(("W15", "PyFlink AsyncFunction (redis.asyncio) vs fnworker redis",
+                             "%s vs %s rows/s = %.1fx" % (fmt_rate(py["rows_per_s"]), fmt_rate(fw["rows_per_s"]), ratio),
+                             ">= 10x", verdict(ok, ratio >= 10)))
+            rows_out.append(("W15n", "PyFlink AsyncFunction doing no I/O (its machinery alone)",
+                             "%s rows/s" % fmt_rate(noio["rows_per_s"]), "(info)", "" if noio["ok"] else "FAIL"))
+            for name, a in (("pyflink", py), ("fnworker", fw), ("pyflink no I/O", noio)):
+                out.write("  " + side_line(name, a) + "; redis %.2f cores\n"
+                          % (a["service"].get("redis", 0.0) / a["seconds"] if a["seconds"] else 0))
+            results["rows"]["W15"] = {"pyflink": py, "fnworker": fw, "pyflink_noio": noio, "ratio": ratio}
+            ok = ok and noio["ok"]
+            rc |= 0 if ok else 1
+
+        if "W16" in only:
+            out.write("W16: scoring over HTTP (nginx /score, 16 connections); fnworker batch 64, "
+                      "capacity 1000\n")
+            runner.service_pids = {"nginx": services.nginx_pid()}
+            r = alternate(runner, [("w16-pyflink-row", n(20000)), ("w16-pyflink-batch", n(40000, 64)),
+                                   ("w16-fnworker", n(2000000, 64))], parts, out)
+            pr, pb, fw = r["w16-pyflink-row"], r["w16-pyflink-batch"], r["w16-fnworker"]
+            best = pr if pr["rows_per_s"] >= pb["rows_per_s"] else pb
+            best_name = "per element" if best is pr else "batched by hand"
+            ok = pr["ok"] and pb["ok"] and fw["ok"]
+            ratio = fw["rows_per_s"] / best["rows_per_s"] if best["rows_per_s"] else 0
+            rows_out.append(("W16", "PyFlink aiohttp (best: %s) vs fnworker http batch 64" % best_name,
+                             "%s vs %s rows/s = %.1fx" % (fmt_rate(best["rows_per_s"]), fmt_rate(fw["rows_per_s"]), ratio),
+                             ">= 10x", verdict(ok, ratio >= 10)))
+            for name, a in (("pyflink per row", pr), ("pyflink batched", pb), ("fnworker", fw)):
+                ng = a["service"].get("nginx", 0.0)
+                out.write("  " + side_line(name, a) + "; nginx %.2f cores\n" % (ng / a["seconds"] if a["seconds"] else 0))
+            # the server's ceiling: batch requests per nginx CPU second
+            reqs = fw["rows"] / params["batch"]
+            ng = fw["service"].get("nginx", 0.0)
+            ceiling = reqs / ng * params["batch"] if ng > 0 else None
+            if ceiling is None:
+                out.write("  nginx ceiling: not measured (its CPU was below one clock tick)\n")
+            else:
+                out.write("  nginx ceiling (one worker process): %.0f batch requests per CPU second = %s rows/s"
+                          " per core; fnworker's side used %.2f cores of it\n"
+                          % (reqs / ng, fmt_rate(ceiling), ng / fw["seconds"] if fw["seconds"] else 0))
+            results["rows"]["W16"] = {"pyflink_row": pr, "pyflink_batch": pb, "fnworker": fw,
+                                      "best": best_name, "ratio": ratio, "nginx_ceiling_rows_per_s": ceiling}
+            rc |= 0 if ok else 1
+
+        if "W17" in only:
+            out.write("W17: pass-through\n")
+            runner.service_pids = {}
+            r = alternate(runner, [("w17-pyflink", n(1000000)), ("w17-fnworker", n(5000000)),
+                                   ("w17-null", n(5000000)), ("w17-java", n(10000000))], parts, out)
+            py, fw, nl, jv = r["w17-pyflink"], r["w17-fnworker"], r["w17-null"], r["w17-java"]
+            ok = py["ok"] and fw["ok"] and nl["ok"] and jv["ok"]
+            vs_null = fw["rows_per_s"] / nl["rows_per_s"] if nl["rows_per_s"] else 0
+            vs_py = fw["rows_per_s"] / py["rows_per_s"] if py["rows_per_s"] else 0
+            rows_out.append(("W17a", "fnworker identity vs null worker",
+                             "%s vs %s rows/s = %.0f%%" % (fmt_rate(fw["rows_per_s"]), fmt_rate(nl["rows_per_s"]), vs_null * 100),
+                             ">= 90%", verdict(ok, vs_null >= 0.9)))
+            rows_out.append(("W17b", "fnworker identity vs PyFlink map(lambda r: r)",
+                             "%s vs %s rows/s = %.1fx" % (fmt_rate(fw["rows_per_s"]), fmt_rate(py["rows_per_s"]), vs_py),
+                             ">= 10x", verdict(ok, vs_py >= 10)))
+            rows_out.append(("W17c", "Java only (no Python operator)", "%s rows/s" % fmt_rate(jv["rows_per_s"]),
+                             "(info)", "" if ok else "FAIL"))
+            for name, a in (("pyflink map", py), ("fnworker", fw), ("null worker", nl), ("java only", jv)):
+                out.write("  " + side_line(name, a) + "\n")
+            results["rows"]["W17"] = {"pyflink": py, "fnworker": fw, "null": nl, "java": jv,
+                                      "vs_null": vs_null, "vs_pyflink": vs_py}
+            rc |= 0 if ok else 1
+
+        load = [m for row in results["rows"].values() for a in row.values() if isinstance(a, dict)
+                for m in a.get("machine", [])]
+        out.write("\n%-5s %-58s %-36s %-7s %s\n" % ("id", "workload", "result", "target", ""))
+        for row in rows_out:
+            out.write("%-5s %-58s %-36s %-7s %s\n" % row)
+        if load:
+            out.write("machine load during the jobs (all processes): %.2f-%.2f cores of %d\n"
+                      % (min(load), max(load), os.cpu_count()))
+        if args.smoke:
+            out.write("(smoke: tiny jobs, the figures are not measurements)\n")
+        results["table"] = rows_out
+    except Exception as e:  # noqa: BLE001 - reported, exit 2
+        out.write("flink_rows: %s: %s\n" % (type(e).__name__, e))
+        rc = 2
+    finally:
+        if sampler:
+            sampler.stop()
+        cluster.stop()
+        services.stop()
+        log.close()
+        with open(os.path.join(outdir, "flink-results.json"), "w") as f:
+            json.dump(results, f, indent=1, default=str)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+/* tests/unit/pool/test_pool_wire.c — the launcher protocol (pool/wire.c): a
+ * request split across any number of reads parses to the same fields; the
+ * bytes after the empty line are left to the caller; hostile input (control
+ * characters, NUL, a missing or repeated field, a non-flag arg, too many
+ * args, a request without end beyond the size limit) and an unknown version
+ * or command are refused with a message naming the problem; worker output
+ * is framed into one protocol line per line, long lines split, the
+ * unfinished last line flushed; a worker's stats line parses, a malformed
+ * one is refused. */
+#include <check.h>
+#include <string.h>
+
+#include "pool/wire.h"
+#include "tests/unit/check_run.h"
+
+static fnw_wire_request req;
+static fnw_error err;
+
+static int feed_all(const char *text, size_t chunk, size_t *total_used)
+{
+    size_t n = strlen(text), off = 0;
+    *total_used = 0;
+    fnw_wire_request_init(&req);
+    memset(&err, 0, sizeof err);
+    while (off < n) {
+        size_t k = n - off < chunk ? n - off : chunk, used = 0;
+        int rc = fnw_wire_request_feed(&req, text + off, k, &used, &err);
+        *total_used += used;
+        if (rc != 0)
+            return rc;
+        off += k;
+    }
+    return 0;
+}
+
+static int parse(const char *text)
+{
+    size_t used;
+    return feed_all(text, strlen(text) ? strlen(text) : 1, &used);
+}
+
+#define GOOD "FNWPOOL 1 START\nid=w-1\nprovision_endpoint=localhost:4567\narg=--log-level=debug\narg=--semi_persist_dir=/tmp\n\n"
+
+START_TEST(request_in_any_split)
+{
+    for (size_t chunk = 1; chunk <= strlen(GOOD); chunk++) {
+        size_t used;
+        ck_assert_int_eq(feed_all(GOOD, chunk, &used), 1);
+        ck_assert_uint_eq(used, strlen(GOOD));
+        ck_assert_str_eq(req.id, "w-1");
+        ck_assert_str_eq(req.provision_endpoint, "localhost:4567");
+        ck_assert_uint_eq(req.n_args, 2);
+        ck_assert_str_eq(req.args[0], "--log-level=debug");
+        ck_assert_str_eq(req.args[1], "--semi_persist_dir=/tmp");
+    }
+}
+END_TEST
+
+START_TEST(crlf_lines_and_trailing_bytes)
+{
+    const char *text = "FNWPOOL 1 START\r\nid=a\r\nprovision_endpoint=h:1\r\n\r\nEXTRA";
+    size_t used;
+    ck_assert_int_eq(feed_all(text, strlen(text), &used), 1);
+    ck_assert_uint_eq(used, strlen(text) - 5);
+    ck_assert_str_eq(req.id, "a");
+    ck_assert_str_eq(req.provision_endpoint, "h:1");
+}
+END_TEST
+
+START_TEST(needs_more_until_empty_line)
+{
+    size_t used;
+    fnw_wire_request_init(&req);
+    ck_assert_int_eq(fnw_wire_request_feed(&req, "FNWPOOL 1 START\nid=a\n", 21, &used, &err), 0);
+    ck_assert_uint_eq(used, 21);
+}
+END_TEST
+
+static void refused(const char *text, const char *needle)
+{
+    ck_assert_int_eq(parse(text), -1);
+    ck_assert_msg(strstr(err.msg, needle), "'%s' not in '%s'", needle, err.msg);
+}
+
+START_TEST(unknown_version_and_command)
+{
+    refused("FNWPOOL 2 START\nid=a\nprovision_endpoint=h:1\n\n", "unsupported protocol version 2");
+    refused("FNWPOOL 1 STOP\n\n", "unknown command 'STOP'");
+    refused("FNWPOOL x START\n\n", "malformed first line");
+    refused("GET / HTTP/1.1\r\nHost: x\r\n\r\n", "not a fnworker pool request");
+    refused("\n\n", "empty request");
+}
+END_TEST
+
+START_TEST(hostile_lines)
+{
+    refused("FNWPOOL 1 START\nid=a\x01" "b\nprovision_endpoint=h:1\n\n", "control character 0x01");
+    refused("FNWPOOL 1 START\nid=a\nid=b\nprovision_endpoint=h:1\n\n", "'id' given twice");
+    refused("FNWPOOL 1 START\nid=\nprovision_endpoint=h:1\n\n", "'id' is empty");
+    refused("FNWPOOL 1 START\nprovision_endpoint=h:1\n\n", "no id field");
+    refused("FNWPOOL 1 START\nid=a\n\n", "no provision_endpoint field");
+    refused("FNWPOOL 1 START\nid=a\nprovision_endpoint=h:1\nshell=rm -rf /\n\n", "unknown field 'shell'");
+    refused("FNWPOOL 1 START\nid=a\nprovision_endpoint=h:1\nnovalue\n\n", "expected key=value");
+    refused("FNWPOOL 1 START\nid=a\nprovision_endpoint=h:1\narg=pool\n\n", "is not a --flag");
+    size_t used;
+    fnw_wire_request_init(&req);
+    ck_assert_int_eq(fnw_wire_request_feed(&req, "FNWPOOL 1\0START\n\n", 17, &used, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "NUL"));
+}
+END_TEST
+
+/* Bytes after the empty line are not the request's: a NUL there is not
+ * refused, whether it arrives in the same read or a later one (found by
+ * tests/fuzz/fuzz_pool_wire.c); a NUL before it still is, in any split. */
+START_TEST(nul_only_refused_inside_the_request)
+{
+    static const char text[] = "FNWPOOL 1 START\nid=a\nprovision_endpoint=h:1\n\n\0after";
+    size_t req_len = strlen(text);
+    for (size_t chunk = 1; chunk <= sizeof text - 1; chunk++) {
+        size_t off = 0, used = 0, total = 0;
+        int rc = 0;
+        fnw_wire_request_init(&req);
+        while (rc == 0 && off < sizeof text - 1) {
+            size_t k = sizeof text - 1 - off < chunk ? sizeof text - 1 - off : chunk;
+            rc = fnw_wire_request_feed(&req, text + off, k, &used, &err);
+            total += used;
+            off += k;
+        }
+        ck_assert_msg(rc == 1, "chunk %zu: %d %s", chunk, rc, err.msg);
+        ck_assert_uint_eq(total, req_len);
+        ck_assert_str_eq(req.provision_endpoint, "h:1");
+    }
+    static const char inside[] = "FNWPOOL 1 START\nid=a\0\nprovision_endpoint=h:1\n\n";
+    for (size_t chunk = 1; chunk <= sizeof inside - 1; chunk++) {
+        size_t off = 0, used = 0;
+        int rc = 0;
+        fnw_wire_request_init(&req);
+        while (rc == 0 && off < sizeof inside - 1) {
+            size_t k = sizeof inside - 1 - off < chunk ? sizeof inside - 1 - off : chunk;
+            rc = fnw_wire_request_feed(&req, inside + off, k, &used, &err);
+            off += k;
+        }
+        ck_assert_int_eq(rc, -1);
+        ck_assert_ptr_nonnull(strstr(err.msg, "NUL"));
+    }
+}
+END_TEST
+
+START_TEST(too_many_args)
+{
+    char text[4096] = "FNWPOOL 1 START\nid=a\nprovision_endpoint=h:1\n";
+    for (int i = 0; i <= FNW_WIRE_MAX_ARGS; i++)
+        strcat(text, "arg=--x=1\n");
+    strcat(text, "\n");
+    refused(text, "more than 32 arg fields");
+}
+END_TEST
+
+START_TEST(oversized_request)
+{
+    static char big[FNW_WIRE_REQUEST_MAX + 100];
+    strcpy(big, "FNWPOOL 1 START\nid=");
+    size_t n = strlen(big);
+    memset(big + n, 'x', sizeof big - n - 1);
+    big[sizeof big - 1] = '\0';
+    size_t used;
+    ck_assert_int_eq(feed_all(big, 1000, &used), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "request larger than 16384 bytes"));
+    ck_assert_uint_le(used, FNW_WIRE_REQUEST_MAX);
+}
+END_TEST
+
+/* ---- framing ----------------------------------------------------------------- */
+
+static char framed[3 * FNW_WIRE_LINE_MAX + 64];
+static size_t framed_len;
+static int n_lines;
+
+static void collect(void *ctx, const char *line, size_t len)
+{
+    memcpy(framed + framed_len, line, len);
+    framed_len += len;
+    n_lines++;
+}
+
+START_TEST(framer_lines)
+{
+    fnw_wire_framer f;
+    framed_len = 0;
+    n_lines = 0;
+    fnw_wire_framer_init(&f, 'E');
+    fnw_wire_framer_feed(&f, "one\ntw", 6, collect, NULL);
+    fnw_wire_framer_feed(&f, "o\n\nthr\0e", 8, collect, NULL);
+    ck_assert_int_eq(n_lines, 3);
+    fnw_wire_framer_flush(&f, collect, NULL);
+    framed[framed_len] = '\0';
+    ck_assert_str_eq(framed, "E one\nE two\nE \nE thr?e\n");
+    fnw_wire_framer_flush(&f, collect, NULL);
+    ck_assert_int_eq(n_lines, 4);
+}
+END_TEST
+
+START_TEST(framer_splits_long_lines)
+{
+    static char line[FNW_WIRE_LINE_MAX + 10];
+    fnw_wire_framer f;
+    framed_len = 0;
+    n_lines = 0;
+    memset(line, 'a', sizeof line);
+    line[sizeof line - 1] = '\n';
+    fnw_wire_framer_init(&f, 'O');
+    fnw_wire_framer_feed(&f, line, sizeof line, collect, NULL);
+    ck_assert_int_eq(n_lines, 2);
+    ck_assert_uint_eq(framed_len, (FNW_WIRE_LINE_MAX + 3) + (9 + 3));
+    ck_assert_int_eq(framed[FNW_WIRE_LINE_MAX + 2], '\n');
+    ck_assert_int_eq(framed[FNW_WIRE_LINE_MAX + 3], 'O');
+}
+END_TEST
+
+START_TEST(worker_figures_line)
+{
+    fnw_wire_figures f = {0};
+    ck_assert_int_eq(fnw_wire_figures_parse("bundles=3 bundle_errors=1 records_in=600 records_out=590 "
+                                            "calls=12 call_failures=2 active_bundles=1", &f), 0);
+    ck_assert_int_eq(f.known, 1);
+    ck_assert_uint_eq(f.bundles, 3);
+    ck_assert_uint_eq(f.bundle_errors, 1);
+    ck_assert_uint_eq(f.records_in, 600);
+    ck_assert_uint_eq(f.records_out, 590);
+    ck_assert_uint_eq(f.calls, 12);
+    ck_assert_uint_eq(f.call_failures, 2);
+    ck_assert_uint_eq(f.active_bundles, 1);
+    /* a malformed line leaves the last figures as they were */
+    ck_assert_int_eq(fnw_wire_figures_parse("bundles=4 bundle_errors=x", &f), -1);
+    ck_assert_int_eq(fnw_wire_figures_parse("bundles=4 bundle_errors=0 records_in=0 records_out=0 "
+                                            "calls=0 call_failures=0 active_bundles=0 extra", &f), -1);
+    ck_assert_uint_eq(f.bundles, 3);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("pool_wire");
+    TCase *tc = tcase_create("wire");
+    tcase_add_test(tc, request_in_any_split);
+    tcase_add_test(tc, crlf_lines_and_trailing_bytes);
+    tcase_add_test(tc, needs_more_until_empty_line);
+    tcase_add_test(tc, unknown_version_and_command);
+    tcase_add_test(tc, hostile_lines);
+    tcase_add_test(tc, nul_only_refused_inside_the_request);
+    tcase_add_test(tc, too_many_args);
+    tcase_add_test(tc, oversized_request);
+    tcase_add_test(tc, framer_lines);
+    tcase_add_test(tc, framer_splits_long_lines);
+    tcase_add_test(tc, worker_figures_line);
+    suite_add_tcase(s, tc);
+    return fnw_check_run(s);
+}
