@@ -143,6 +143,7 @@ $(BUILD)/tests/runtime/test_operation_api: tests/unit/runtime/test_operation_api
 unit: $(UNIT_BIN) $(BUILD)/fnworker
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; CK_DEFAULT_TIMEOUT=30 $$t; done
 	@echo "== tests/check_exports.sh"; sh tests/check_exports.sh $(BUILD)/fnworker
+	@echo "== tests/check_floors.py"; $(PYTHON) tests/check_floors.py
 
 # ---- JVM runner harness --------------------------------------------------------
 harness: $(BUILD)/harness/harness.jar

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/builtins.h"
 #include "codecs/error.h"
 #include "runtime/blocking_pool.h"
 #include "pool/pool.h"
@@ -35,7 +36,7 @@ int main(int argc, char **argv)
     int named;
     const char *dir = fnw_plugins_dir(flags.plugins_dir, dir_buf, sizeof dir_buf, &named);
     fnw_registry_init(&ops);
-    fnw_registry_add_builtins(&ops);
+    fnw_builtins_register(&ops);
     if (fnw_plugins_load_dir(&ops, dir, named, flags.level, &err) < 0) {
         fprintf(stderr, "fnworker: %s\n", err.msg);
         return 2;

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/builtins.h"
 #include "runtime/registry.h"
 
 void fnw_registry_init(fnw_registry *r)
@@ -49,18 +48,6 @@ int fnw_operation_check(const fnw_operation *op, fnw_error *err)
     if (!op->sync && !op->cancel)
         return fnw_error_set(err, "operation '%s' is asynchronous but has no cancel function", op->name);
     return 0;
-}
-
-void fnw_registry_add_builtins(fnw_registry *r)
-{
-    /* Built-ins are valid and distinctly named; a clash with an operation
-     * registered earlier under the same name keeps the earlier one. */
-    fnw_registry_add(r, &fnw_op_identity, NULL);
-    fnw_registry_add(r, &fnw_op_echo, NULL);
-    fnw_registry_add(r, &fnw_op_project, NULL);
-    fnw_registry_add(r, &fnw_op_redis, NULL);
-    fnw_registry_add(r, &fnw_op_http, NULL);
-    fnw_registry_add(r, &fnw_op_kserve, NULL);
 }
 
 const fnw_operation *fnw_registry_find(const fnw_registry *r, const char *name, fnw_error *err)

@@ -17,8 +17,6 @@ struct fnw_registry {
 };
 
 void fnw_registry_init(fnw_registry *r);           /* empty */
-/* Registers every built-in operation (identity, echo, project, redis). */
-void fnw_registry_add_builtins(fnw_registry *r);
 /* The table is usable: exactly one of invoke and invoke_blocking, cancel
  * for an asynchronous one, a blocking one not sync. */
 int fnw_operation_check(const fnw_operation *op, fnw_error *err);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/builtins.h"
 #include "tests/alloc/alloc_run.h"
 #include "tests/unit/fake_data_io.h"
 #include "worker/bundle.h"
@@ -69,7 +70,7 @@ static void *fx_new(size_t n_steps)
     fnw_data_config cfg = {0};
     fake_data_init(&fx->dm, fx->loop, &cfg);
     fnw_registry_init(&fx->reg);
-    fnw_registry_add_builtins(&fx->reg);
+    fnw_builtins_register(&fx->reg);
     fx->type = fnw_type_new(FNW_INT);
     static char *ids[2] = {"transform-0", "transform-1"};
     for (size_t i = 0; i < n_steps; i++) {

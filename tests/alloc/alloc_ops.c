@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/builtins.h"
 #include "ops/http/builtin_http_internal.h"
 #include "ops/kserve/kserve_config.h"
 #include "runtime/operation.h"
@@ -40,7 +41,7 @@ static fixture *fx_new(const char *op, fnw_type *in, fnw_type *out, const char *
     fnw_error err;
     fx->loop = ev_loop_new(EVFLAG_AUTO);
     fnw_registry_init(&fx->reg);
-    fnw_registry_add_builtins(&fx->reg);
+    fnw_builtins_register(&fx->reg);
     fx->op = fnw_registry_find(&fx->reg, op, &err);
     if (!fx->op) {
         fprintf(stderr, "%s\n", err.msg);

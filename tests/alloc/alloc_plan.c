@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/builtins.h"
 #include "tests/alloc/alloc_run.h"
 #include "tests/unit/descriptor_build.h"
 #include "worker/descriptors.h"
@@ -53,7 +54,7 @@ static void *fx_setup(void)
     flink_shape(&fx->b, 2, WIRE);
     echo_step(&fx->b);
     fnw_registry_init(&fx->reg);
-    fnw_registry_add_builtins(&fx->reg);
+    fnw_builtins_register(&fx->reg);
     return fx;
 }
 

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/builtins.h"
 #include "runtime/registry.h"
 #include "worker/control.h"
 #include "worker/descriptors.h"
@@ -286,7 +287,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fnw_log_init(&quiet, NULL, FNW_LOG_ERROR);
     fnw_registry reg;
     fnw_registry_init(&reg);
-    fnw_registry_add_builtins(&reg);
+    fnw_builtins_register(&reg);
     fetch f, again;
     fetch_bytes(data, size, &quiet, &f);
     fetch_bytes(data, size, &quiet, &again);

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/builtins.h"
 #include "codecs/type.h"
 #include "runtime/registry.h"
 #include "worker/step.h"
@@ -168,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_validate(data + 1, size - 1);
     fnw_registry reg;
     fnw_registry_init(&reg);
-    fnw_registry_add_builtins(&reg);
+    fnw_builtins_register(&reg);
     pb_UDSF f = ORG__APACHE__FLINK__FN_EXECUTION__V1__USER_DEFINED_DATA_STREAM_FUNCTION__INIT;
     f.function_type = (data[0] & 1) ? 7 : 0;
     f.payload.data = (uint8_t *)(uintptr_t)(data + 1);

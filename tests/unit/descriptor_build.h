@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/builtins.h"
 #include "base/pb.h"
 #include "worker/plan.h"
 
@@ -295,7 +296,7 @@ static inline int build(builder *b, fnw_plan **p, fnw_error *err)
 {
     fnw_registry reg;
     fnw_registry_init(&reg);
-    fnw_registry_add_builtins(&reg);
+    fnw_builtins_register(&reg);
     return fnw_plan_build(&b->d, &reg, p, err);
 }
 

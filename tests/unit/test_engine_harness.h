@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/builtins.h"
 #include "codecs/type.h"
 #include "runtime/engine.h"
 #include "runtime/operation.h"
@@ -88,7 +89,7 @@ static inline void h_init(harness *h)
     h->loop = ev_loop_new(EVFLAG_AUTO);
     ck_assert_ptr_nonnull(h->loop);
     fnw_registry_init(&h->reg);
-    fnw_registry_add_builtins(&h->reg);
+    fnw_builtins_register(&h->reg);
     h->type = fnw_type_new(FNW_INT);
     ck_assert_ptr_nonnull(h->type);
     h->auto_finish = 1;

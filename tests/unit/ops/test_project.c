@@ -5,6 +5,7 @@
 #include <check.h>
 #include <ev.h>
 
+#include "ops/builtins.h"
 #include "tests/unit/check_run.h"
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@ static const fnw_operation *project_op(void)
 {
     static fnw_registry reg;
     fnw_registry_init(&reg);
-    fnw_registry_add_builtins(&reg);
+    fnw_builtins_register(&reg);
     fnw_error err;
     const fnw_operation *op = fnw_registry_find(&reg, "project", &err);
     ck_assert_msg(op != NULL, "%s", err.msg);

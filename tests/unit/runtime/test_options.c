@@ -2,6 +2,7 @@
  * with, and the operation registry (lookup messages, built-ins). */
 #include <check.h>
 
+#include "ops/builtins.h"
 #include "tests/unit/check_run.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,7 +95,7 @@ START_TEST(test_registry)
     fnw_registry_init(&r);
     ck_assert_ptr_null(fnw_registry_find(&r, "echo", &err));
     ck_assert_str_eq(err.msg, "unknown operation 'echo'; registered operations: (none)");
-    fnw_registry_add_builtins(&r);
+    fnw_builtins_register(&r);
     const fnw_operation *id = fnw_registry_find(&r, "identity", &err);
     ck_assert_ptr_nonnull(id);
     ck_assert_str_eq(id->name, "identity");

@@ -7,6 +7,7 @@
  * while a fetch is in flight leaves the waiting bundles to the fetch. */
 #include <check.h>
 
+#include "ops/builtins.h"
 #include "tests/unit/check_run.h"
 #include "tests/unit/descriptor_build.h"
 #include <stdio.h>
@@ -44,7 +45,7 @@ static void fx_init(fixture *f)
 {
     memset(f, 0, sizeof *f);
     fnw_registry_init(&f->reg);
-    fnw_registry_add_builtins(&f->reg);
+    fnw_builtins_register(&f->reg);
     fnw_descriptors_init(&f->c, &f->reg, NULL, &events, &f->r);
 }
 

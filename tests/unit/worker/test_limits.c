@@ -7,6 +7,7 @@
  * the memory. */
 #include <check.h>
 
+#include "ops/builtins.h"
 #include "tests/unit/check_run.h"
 #include "tests/unit/wire_build.h"
 #include <stdio.h>
@@ -159,7 +160,7 @@ static int step_from_pickled(const wire *spec, fnw_plan_step *st, fnw_error *err
     f.payload.len = n;
     fnw_registry reg;
     fnw_registry_init(&reg);
-    fnw_registry_add_builtins(&reg);
+    fnw_builtins_register(&reg);
     memset(st, 0, sizeof *st);
     int rc = fnw_step_build(&f, "transform-0", &reg, st, err);
     free(pk);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ops/builtins.h"
 #include "runtime/registry.h"
 #include "tests/unit/check_run.h"
 #include "worker/plugins.h"
@@ -68,7 +69,7 @@ static void plugin_path(const char *name, char *buf, size_t n)
 static void reg_with_builtins(fnw_registry *r)
 {
     fnw_registry_init(r);
-    fnw_registry_add_builtins(r);
+    fnw_builtins_register(r);
 }
 
 static int index_of(const fnw_registry *r, const char *name)
