@@ -2,12 +2,13 @@
  * (fnworker.h, invoke_blocking), internal to the runtime.
  *
  * A pool is a fixed number of threads taking jobs from one queue in
- * submission order (a hand-off without a loop, base/handoff.h: its lock is
- * the only one outside the loops' hand-offs, because idle threads must
- * sleep until a job comes). A job's run() executes on a pool thread and
- * must hand the job back to its owner itself (through the owner's loop's
- * hand-off): the pool knows nothing about calls or loops. Threads start on the first
- * submit, so a process without blocking operations has none. A thread is
+ * submission order: a hand-off without a loop (base/handoff.h), whose
+ * takers are the threads, sleeping on its condition variable until a job
+ * comes; so the pool has no lock of its own. A job's run() executes on a
+ * pool thread and must hand the job back to its owner itself (through the
+ * owner's loop's hand-off): the pool knows nothing about calls or loops.
+ * Threads start on the first submit, so a process without blocking
+ * operations has none. A thread is
  * never interrupted: a job that was submitted runs to its end, unless its
  * owner withdraws it while it is still queued.
  *
