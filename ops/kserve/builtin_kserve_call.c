@@ -98,7 +98,7 @@ static void on_answer(void *user, grpc_status_code code, const char *details, gr
     kserve_op *op = p->op;
     fnw_call *c = p->call;
     fnw_call_set_op_data(c, NULL);
-    fnw_kserve_idle(op);
+    fnw_kserve_op_idle(op);
     fnw_error err = { "" };
     if (code == GRPC_STATUS_OK) {
         if (emit_rows(op, p, response, &err) == 0)
@@ -109,7 +109,7 @@ static void on_answer(void *user, grpc_status_code code, const char *details, gr
     }
     char quoted[512];
     snprintf(quoted, sizeof quoted, "%s", details ? details : "");
-    fnw_kserve_mask(op, quoted);
+    fnw_kserve_op_mask(op, quoted);
     fnw_call_fail_after(c, retryable(code) ? 0 : FNW_CALL_NO_RETRY,
                         "operation '%s': model '%s' at '%s' answered status %s: %.500s", KSERVE_OP,
                         op->cfg.model_name, op->cfg.target, status_name(code), quoted);
@@ -146,7 +146,7 @@ void fnw_kserve_call_start(kserve_op *op, fnw_call *call)
         fnw_call_fail(call, "operation '%s': gRPC refused the call to '%s'", KSERVE_OP, op->cfg.target);
         return;
     }
-    fnw_kserve_busy(op);
+    fnw_kserve_op_busy(op);
     fnw_call_set_op_data(call, p);
 }
 
@@ -157,5 +157,5 @@ void fnw_kserve_call_cancel(kserve_op *op, fnw_call *call)
         return;
     fnw_call_set_op_data(call, NULL);
     fnw_rpc_unary_cancel(p->u);   /* its completion still comes: rpc.c then only frees the record */
-    fnw_kserve_idle(op);
+    fnw_kserve_op_idle(op);
 }

@@ -76,13 +76,13 @@ static void on_answer(void *user, grpc_status_code code, const char *details, gr
     kserve_op *op = user;
     int step = op->check_step;
     op->check = NULL;
-    fnw_kserve_idle(op);
+    fnw_kserve_op_idle(op);
     fnw_error err = { "" };
     int rc;
     if (code != GRPC_STATUS_OK) {
         char quoted[512];
         snprintf(quoted, sizeof quoted, "%s", details ? details : "");
-        fnw_kserve_mask(op, quoted);
+        fnw_kserve_op_mask(op, quoted);
         rc = unreachable(op, code, step_name[step], quoted, &err);
     } else {
         static const ProtobufCMessageDescriptor *const desc[] = { &inference__server_ready_response__descriptor,
@@ -118,7 +118,7 @@ static int start_step(kserve_op *op, int step, fnw_error *err)
                       (double)op->cfg.connect_timeout_ms / 1000.0, 1, on_answer, op, &op->check) != 0)
         return fnw_error_set(err, "operation '%s': gRPC refused the %s call to '%s'", KSERVE_OP, step_name[step],
                              op->cfg.target);
-    fnw_kserve_busy(op);
+    fnw_kserve_op_busy(op);
     return 0;
 }
 
@@ -134,5 +134,5 @@ void fnw_kserve_ready_stop(kserve_op *op)
         return;
     fnw_rpc_unary_cancel(op->check);   /* rpc.c frees its record when gRPC returns it */
     op->check = NULL;
-    fnw_kserve_idle(op);
+    fnw_kserve_op_idle(op);
 }

@@ -67,7 +67,7 @@ struct kserve_op {
 /* Masks the auth header's value (the secret read from auth_header_env) in
  * text quoted from the server (a status's details) before it goes into a
  * message. */
-static inline void fnw_kserve_mask(const kserve_op *op, char *text)
+static inline void fnw_kserve_op_mask(const kserve_op *op, char *text)
 {
     const char *secret[2] = { op->cfg.auth_header,
                               op->cfg.auth_header ? fnw_secret_credential(op->cfg.auth_header) : NULL };
@@ -76,13 +76,13 @@ static inline void fnw_kserve_mask(const kserve_op *op, char *text)
 
 /* Something is in flight (a gRPC call whose completion the loop must see) /
  * no longer is: the loop's hand-off is held while anything is. */
-static inline void fnw_kserve_busy(kserve_op *op)
+static inline void fnw_kserve_op_busy(kserve_op *op)
 {
     if (op->in_flight++ == 0)
         fnw_handoff_hold(op->handoff);
 }
 
-static inline void fnw_kserve_idle(kserve_op *op)
+static inline void fnw_kserve_op_idle(kserve_op *op)
 {
     if (op->in_flight && --op->in_flight == 0)
         fnw_handoff_release(op->handoff);
