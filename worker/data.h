@@ -41,7 +41,7 @@
 #include "worker/inbox.h"
 #include "worker/instr.h"
 #include "worker/logging.h"
-#include "base/rpc.h"
+#include "base/stream.h"
 
 typedef struct fnw_data_conn fnw_data_conn;
 
