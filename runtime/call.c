@@ -24,7 +24,7 @@
 #include <stdlib.h>
 
 #include "codecs/arena.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "runtime/call.h"
 
 /* Slow paths stay out of line, so the per-record paths need no stack frame

@@ -118,7 +118,7 @@ static void provision_retry_cb(struct ev_loop *loop, ev_timer *t, int revents)
 int fnw_boot_read_provision(fnw_boot *b, const uint8_t *p, size_t n)
 {
     fnw_error err;   /* pipeline_options is a Struct, which nests without a limit */
-    if (fnw_pb_check_nesting(&PB(get_provision_info_response__descriptor), p, n, &err) < 0) {
+    if (fnw_pb_nesting_check(&PB(get_provision_info_response__descriptor), p, n, &err) < 0) {
         fnw_err(b->log, "GetProvisionInfo: %s", err.msg);
         return -1;
     }

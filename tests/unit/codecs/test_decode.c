@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 
 /* ---- containers ------------------------------------------------------------------ */
 
@@ -310,7 +310,7 @@ START_TEST(decode_budget_bounds_zero_width_amplification)
     ck_assert_ptr_nonnull(sp);
     size_t used = 0;
     fnw_error err = { "" };
-    ck_assert_int_eq(fnw_ser_skip(sp, b, sizeof b, &used, &err), 0);
+    ck_assert_int_eq(fnw_skip_program_run(sp, b, sizeof b, &used, &err), 0);
     ck_assert_uint_eq(used, sizeof b);
     fnw_arena big;
     fnw_arena_init(&big, 4096, 0);

@@ -9,7 +9,7 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "ops/bind/binding_convert.h"
 #include "ops/bind/binding_missing.h"
 #include "ops/bind/binding_row.h"

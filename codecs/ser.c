@@ -1,10 +1,10 @@
-/* codecs/serializer_read.c — the out-of-line half of the serializer's shared
- * readers (the inline half is serializer_internal.h): the failure reporters,
+/* codecs/ser.c — the out-of-line half of the serializer's shared
+ * readers (the inline half is ser_internal.h): the failure reporters,
  * which are cold and so kept out of the hot loops, the smallest size of a
  * type's encoding, and the java.time kinds, whose validation skip, decode
  * and encode all apply the same way.
  */
-#include "codecs/serializer_internal.h"
+#include "codecs/ser_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-/* codecs/encode.c — encode: one fnw_value of a type appended to a buffer in
+/* codecs/ser_encode.c — encode: one fnw_value of a type appended to a buffer in
  * the byte format of Flink's Java serializer for that type, the inverse of
- * decode (decode.c): what encode writes, decode reads back as the same value.
+ * decode (ser_decode.c): what encode writes, decode reads back as the same value.
  *
  * The value is checked against the type as it is written (its kind, its
  * field count, the ranges of narrow integers, dates and times, that an
@@ -9,7 +9,7 @@
  * the offending part ("ROW field 2 'name': MAP value 0: ..."). One helper
  * per kind of encoding, dispatched by enc_value.
  */
-#include "codecs/serializer_internal.h"
+#include "codecs/ser_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -338,7 +338,7 @@ static int enc_avro(const fnw_type *t, const fnw_value *v, const wr *w)
         return efail(w, t, "%u bytes but no data pointer", v->count);
     size_t used;
     const uint8_t *b = v->count ? v->u.bytes : fnw_ser_empty_input;
-    if (fnw_avro_skip(t->avro_program, b, v->count, &used, w->err) < 0)
+    if (fnw_avro_program_skip(t->avro_program, b, v->count, &used, w->err) < 0)
         return fnw_error_prefix(w->err, "encoding AVRO: the datum does not match the schema");
     if (used != v->count)
         return efail(w, t, "the datum ends after %zu of its %u bytes", used, v->count);

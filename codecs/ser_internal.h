@@ -1,6 +1,6 @@
-/* codecs/serializer_internal.h — internal to the serializer unit (skip.c,
- * skip_program.c, decode.c, encode.c, serializer_read.c); not part of its
- * interface, which is codecs/serializer.h.
+/* codecs/ser_internal.h — internal to the serializer unit (ser_skip.c,
+ * skip_program.c, ser_decode.c, ser_encode.c, ser.c); not part of its
+ * interface, which is codecs/ser.h.
  *
  * What the unit's files share: the input cursor (fnw_ser_rd), the table of
  * fixed-width kinds, the ROW null mask layout, and the bounded readers for
@@ -8,24 +8,24 @@
  * blob, an element count, BIG_INT's length forms). The readers are static
  * inline so that the per-record loops of skip and decode keep them inlined;
  * the cold failure reporters and the rarer readers live in
- * serializer_read.c.
+ * ser.c.
  *
  * Every reader checks the bytes that remain before it reads, returns the
  * first byte after what it read, and on failure returns NULL after filling
  * r->err (when it is not NULL) with "<KIND> at offset <n>: <why>", the
  * offset counted from r->base.
  */
-#ifndef FNW_SERIALIZER_INTERNAL_H
-#define FNW_SERIALIZER_INTERNAL_H
+#ifndef FNW_SER_INTERNAL_H
+#define FNW_SER_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "codecs/arena.h"
-#include "codecs/avro_datum.h"
+#include "codecs/avro_program.h"
 #include "codecs/bytes.h"
 #include "codecs/error.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "codecs/type.h"
 
 /* The input of one skip or decode. */
@@ -76,7 +76,7 @@ typedef struct fnw_ser_local {
 const uint8_t *fnw_ser_read_local(const fnw_ser_rd *r, const uint8_t *p, const fnw_type *t,
                                   fnw_ser_local *lp);
 
-/* The generic walk over one value of t at depth (skip.c): what decode
+/* The generic walk over one value of t at depth (ser_skip.c): what decode
  * accepts, without building anything. The skip program falls back to it. */
 const uint8_t *fnw_ser_skip_value(const fnw_type *t, const uint8_t *p, const fnw_ser_rd *r, int depth);
 

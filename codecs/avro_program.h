@@ -1,4 +1,4 @@
-/* codecs/avro_datum.h — delimits one AVRO value by walking it with its
+/* codecs/avro_program.h — delimits one AVRO value by walking it with its
  * schema. Flink's AvroSerializer writes a GenericRecord field with no length
  * prefix, in Flink's own encoding (its DataOutputEncoder), which is not Avro
  * binary: no zigzag varints anywhere.
@@ -26,8 +26,8 @@
  * the remaining bytes; recursive schemas are bounded by FNW_AVRO_MAX_DEPTH.
  * A program is immutable after compilation and owned by its fnw_type.
  */
-#ifndef FNW_AVRO_DATUM_H
-#define FNW_AVRO_DATUM_H
+#ifndef FNW_AVRO_PROGRAM_H
+#define FNW_AVRO_PROGRAM_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -51,9 +51,9 @@ uint32_t fnw_avro_program_min_size(const fnw_avro_program *pl);
 /* Walks one datum starting at p (end = end of input; base = where offsets in
  * error messages count from). Returns the first byte after the datum, or
  * NULL with err set. */
-const uint8_t *fnw_avro_walk(const fnw_avro_program *pl, const uint8_t *p, const uint8_t *end,
+const uint8_t *fnw_avro_program_walk(const fnw_avro_program *pl, const uint8_t *p, const uint8_t *end,
                              const uint8_t *base, fnw_error *err);
 /* Convenience: the datum's length in *used. */
-int fnw_avro_skip(const fnw_avro_program *pl, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
+int fnw_avro_program_skip(const fnw_avro_program *pl, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
 
 #endif

@@ -1,18 +1,18 @@
-/* codecs/serializer.h — Flink's Java type serializers, byte for byte: skip
+/* codecs/ser.h — Flink's Java type serializers, byte for byte: skip
  * (validate and measure), decode and encode one value of an fnw_type, in the
  * format Flink's DataStream serializers write (big-endian fixed widths,
  * int32 lengths and counts, a null mask before a ROW's fields).
  *
- * The unit's files: skip.c (the generic skip), skip_program.c (the compiled
- * skip program and fnw_ser_skip), decode.c, encode.c, and what they share,
- * serializer_internal.h and serializer_read.c.
+ * The unit's files: ser_skip.c (the generic skip), skip_program.c (the compiled
+ * skip program and fnw_skip_program_run), ser_decode.c, ser_encode.c, and what they share,
+ * ser_internal.h and ser.c.
  *
  * All three are bounded by the input: a length field larger than what
  * remains fails with a message naming the type and the byte offset, before
  * anything is allocated. Nothing here does I/O.
  */
-#ifndef FNW_SERIALIZER_H
-#define FNW_SERIALIZER_H
+#ifndef FNW_SER_H
+#define FNW_SER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,15 +38,15 @@ void fnw_skip_program_free(fnw_skip_program *sp);
 
 /* Validates one encoded value of sp's type at p[0..n) and sets *used to its
  * length, without building it (the fast path for pass-through operations). */
-int fnw_ser_skip(const fnw_skip_program *sp, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
+int fnw_skip_program_run(const fnw_skip_program *sp, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
 
 /* The same answer, messages and *used from the recursive walk alone, without
- * the compiled program. For tests that check the two agree; use fnw_ser_skip. */
+ * the compiled program. For tests that check the two agree; use fnw_skip_program_run. */
 int fnw_ser_skip_generic(const fnw_type *t, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
 
 /* Decodes one value; strings/blobs point into p, containers come from a
  * (a may be NULL for types without containers). Accepts exactly what
- * fnw_ser_skip accepts, except a value whose decoded form would take more
+ * fnw_skip_program_run accepts, except a value whose decoded form would take more
  * than fnw_ser_decode_budget(n) bytes of the arena: zero-width elements
  * (e.g. LIST<LIST<TUPLE<>>>) cost no input bytes, so without this bound 164
  * input bytes could cost a gigabyte. Such a value fails with "arena limit

@@ -1,14 +1,14 @@
-/* codecs/decode.c — decode: one encoded value of a type into an fnw_value.
+/* codecs/ser_decode.c — decode: one encoded value of a type into an fnw_value.
  *
  * Strings, blobs, BIG_INT magnitudes and AVRO datums point into the input
  * (the caller keeps it alive, or copies the value); the item arrays of
  * ROW, TUPLE and the containers come from the caller's arena, and only
  * after the count has been checked against the bytes left. Decode accepts
- * exactly what the generic skip (skip.c) accepts, with the same messages,
+ * exactly what the generic skip (ser_skip.c) accepts, with the same messages,
  * so a record that passed skip decodes. One helper per kind of encoding,
  * dispatched by dec_value.
  */
-#include "codecs/serializer_internal.h"
+#include "codecs/ser_internal.h"
 
 #include <string.h>
 
@@ -239,7 +239,7 @@ static const uint8_t *dec_tuple(const fnw_type *t, const uint8_t *p, const fnw_s
 /* The datum's bytes, delimited by the Avro program. */
 static const uint8_t *dec_avro(const fnw_type *t, const uint8_t *p, const fnw_ser_rd *r, fnw_value *v)
 {
-    const uint8_t *q = fnw_avro_walk(t->avro_program, p, r->end, r->base, r->err);
+    const uint8_t *q = fnw_avro_program_walk(t->avro_program, p, r->end, r->base, r->err);
     if (!q)
         return NULL;
     v->u.bytes = p;

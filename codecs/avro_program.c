@@ -1,9 +1,9 @@
-/* codecs/avro_datum.c — schema-compiled walker for AVRO values in Flink's
- * encoding (see avro_datum.h for the byte layout). Compilation turns
+/* codecs/avro_program.c — schema-compiled walker for AVRO values in Flink's
+ * encoding (see avro_program.h for the byte layout). Compilation turns
  * libavro's schema tree (with its named links) into an array of nodes
  * indexed by number; the walk is a small recursive interpreter over that
  * array. */
-#include "codecs/avro_datum.h"
+#include "codecs/avro_program.h"
 
 #include <avro.h>
 #include <inttypes.h>
@@ -469,16 +469,16 @@ static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, in
     }
 }
 
-const uint8_t *fnw_avro_walk(const fnw_avro_program *prog, const uint8_t *p, const uint8_t *end,
+const uint8_t *fnw_avro_program_walk(const fnw_avro_program *prog, const uint8_t *p, const uint8_t *end,
                              const uint8_t *base, fnw_error *err)
 {
     av_rd r = { .prog = prog, .base = base, .end = end, .err = err };
     return av_walk(0, p, &r, 0);
 }
 
-int fnw_avro_skip(const fnw_avro_program *prog, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
+int fnw_avro_program_skip(const fnw_avro_program *prog, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
 {
-    const uint8_t *q = fnw_avro_walk(prog, p, p + n, p, err);
+    const uint8_t *q = fnw_avro_program_walk(prog, p, p + n, p, err);
     if (!q)
         return -1;
     *used = (size_t)(q - p);

@@ -1,4 +1,4 @@
-/* codecs/skip.c — the generic skip: validates one encoded value of a type
+/* codecs/ser_skip.c — the generic skip: validates one encoded value of a type
  * and measures it by walking the type recursively, building nothing and
  * allocating nothing.
  *
@@ -9,7 +9,7 @@
  * Depth is bounded by FNW_TYPE_MAX_DEPTH; every count is checked against
  * the bytes left before the elements are walked.
  */
-#include "codecs/serializer_internal.h"
+#include "codecs/ser_internal.h"
 
 /* A fixed-width value inline, anything else through the walk. */
 static inline const uint8_t *skip_elem(const fnw_type *t, const uint8_t *p, const fnw_ser_rd *r, int depth)
@@ -161,7 +161,7 @@ const uint8_t *fnw_ser_skip_value(const fnw_type *t, const uint8_t *p, const fnw
     case FNW_TUPLE:
         return skip_tuple(t, p, r, depth);
     case FNW_AVRO:
-        return fnw_avro_walk(t->avro_program, p, r->end, r->base, r->err);
+        return fnw_avro_program_walk(t->avro_program, p, r->end, r->base, r->err);
     default:
         return fnw_ser_fail(r, p, t, "unsupported type kind %d", (int)t->kind);
     }
