@@ -14,12 +14,12 @@
 
 #include "pool/children.h"
 #include "pool/extpool.h"
-#include "pool/http.h"
+#include "pool/pool_http.h"
 #include "pool/launcher.h"
 #include "pool/listen.h"
 #include "pool/pool_flags.h"
 #include "pool/report.h"
-#include "pool/token.h"
+#include "pool/pool_token.h"
 
 typedef struct pool {
     struct ev_loop *loop;

@@ -43,8 +43,8 @@ static void metric(FILE *f, const char *name, const char *type, const char *help
 static void worker_labels(FILE *f, const char *name, fnw_child *c)
 {
     fprintf(f, "%s{worker_id=\"", name);
-    put_label(f, fnw_child_id(c));
-    fprintf(f, "\",pid=\"%d\"}", (int)fnw_child_pid(c));
+    put_label(f, fnw_children_id(c));
+    fprintf(f, "\",pid=\"%d\"}", (int)fnw_children_pid(c));
 }
 
 /* The figures each worker reports on its stats pipe (pool/wire.h). */
@@ -65,7 +65,7 @@ static void figures(FILE *f, fnw_children *cs)
         fprintf(f, "# HELP %s %s (reported once a second)\n# TYPE %s %s\n", m[k].name, m[k].help,
                 m[k].name, m[k].type);
         for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c)) {
-            const fnw_wire_figures *g = fnw_child_figures(c);
+            const fnw_wire_figures *g = fnw_children_figures(c);
             if (!g->known)
                 continue;
             worker_labels(f, m[k].name, c);
@@ -79,19 +79,19 @@ static void per_worker(FILE *f, fnw_children *cs, double now)
     fputs("# HELP fnworker_pool_worker_rss_bytes Resident memory of a running worker.\n"
           "# TYPE fnworker_pool_worker_rss_bytes gauge\n", f);
     for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c)) {
-        int64_t rss = fnw_report_rss(fnw_child_pid(c));
+        int64_t rss = fnw_report_rss(fnw_children_pid(c));
         if (rss < 0)
             continue;
         fputs("fnworker_pool_worker_rss_bytes{worker_id=\"", f);
-        put_label(f, fnw_child_id(c));
-        fprintf(f, "\",pid=\"%d\"} %" PRId64 "\n", (int)fnw_child_pid(c), rss);
+        put_label(f, fnw_children_id(c));
+        fprintf(f, "\",pid=\"%d\"} %" PRId64 "\n", (int)fnw_children_pid(c), rss);
     }
     fputs("# HELP fnworker_pool_worker_uptime_seconds Seconds since a running worker started.\n"
           "# TYPE fnworker_pool_worker_uptime_seconds gauge\n", f);
     for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c)) {
         fputs("fnworker_pool_worker_uptime_seconds{worker_id=\"", f);
-        put_label(f, fnw_child_id(c));
-        fprintf(f, "\",pid=\"%d\"} %.3f\n", (int)fnw_child_pid(c), now - fnw_child_started_at(c));
+        put_label(f, fnw_children_id(c));
+        fprintf(f, "\",pid=\"%d\"} %.3f\n", (int)fnw_children_pid(c), now - fnw_children_started_at(c));
     }
 }
 
@@ -137,9 +137,9 @@ char *fnw_report_state(fnw_children *cs, int draining, double now, unsigned dump
     fprintf(f, "state dump (SIGQUIT) requested from %u workers; each writes it to its log\n",
             dumps_requested);
     for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c))
-        fprintf(f, "worker id=%s pid=%d uptime_s=%.1f rss_bytes=%" PRId64 "\n", fnw_child_id(c),
-                (int)fnw_child_pid(c), now - fnw_child_started_at(c),
-                fnw_report_rss(fnw_child_pid(c)));
+        fprintf(f, "worker id=%s pid=%d uptime_s=%.1f rss_bytes=%" PRId64 "\n", fnw_children_id(c),
+                (int)fnw_children_pid(c), now - fnw_children_started_at(c),
+                fnw_report_rss(fnw_children_pid(c)));
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

@@ -1,5 +1,5 @@
-/* pool/token.c — reading and checking the launcher token (see token.h). */
-#include "pool/token.h"
+/* pool/pool_token.c — reading and checking the launcher token (see pool_token.h). */
+#include "pool/pool_token.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* pool/http.h — the pool's HTTP endpoint (libmicrohttpd): GET /metrics
+/* pool/pool_http.h — the pool's HTTP endpoint (libmicrohttpd): GET /metrics
  * (Prometheus text), /healthz (200 "ok" while serving, 503 "draining" after
  * SIGTERM) and /debug/state. libmicrohttpd runs without a thread of its
  * own: its epoll fd is watched on the pool's libev loop, so the answers are

@@ -1,4 +1,4 @@
-/* pool/token.h — the shared secret a launcher must send with its start
+/* pool/pool_token.h — the shared secret a launcher must send with its start
  * request (the `token=` field, pool/wire.h), when the operator gave one.
  *
  * The pool reads it at start from --token-file PATH, else from the file

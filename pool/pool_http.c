@@ -1,4 +1,4 @@
-/* pool/http.c — the pool's HTTP endpoint on libmicrohttpd (see http.h).
+/* pool/pool_http.c — the pool's HTTP endpoint on libmicrohttpd (see pool_http.h).
  *
  * Hostile clients: every connection has a total deadline per request
  * (FNW_POOL_HTTP_DEADLINE_S from its start or its previous request's end;
@@ -8,7 +8,7 @@
  * at most FNW_POOL_HTTP_PER_IP connections of FNW_POOL_HTTP_CONNECTIONS, so
  * a probe from another address always finds room. /debug/state answers
  * only clients on the loopback interface (it signals every worker). */
-#include "pool/http.h"
+#include "pool/pool_http.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
