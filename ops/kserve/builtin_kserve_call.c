@@ -112,7 +112,7 @@ static Inference__ModelInferResponse *unpack_response(kserve_rpc *r, fnw_arena *
         return NULL;
     grpc_slice all = grpc_byte_buffer_reader_readall(&rd);
     ProtobufCAllocator al;
-    fnw_tensor_allocator_init(&al, a);
+    fnw_tensor_alloc_init(&al, a);
     ProtobufCMessage *m = protobuf_c_message_unpack(&inference__model_infer_response__descriptor, &al,
                                                     GRPC_SLICE_LENGTH(all), GRPC_SLICE_START_PTR(all));
     grpc_slice_unref(all);
@@ -135,7 +135,7 @@ static int emit_rows(kserve_op *op, kserve_rpc *r, fnw_call *c, fnw_error *err)
         return -1;
     for (size_t i = 0; i < r->n; i++) {
         fnw_value row;
-        if (fnw_tensor_output_row(op->cfg.plan, &r->rows[i], vals, r->n, i, a, &row, err) != 0 ||
+        if (fnw_tensor_unpack_row(op->cfg.plan, &r->rows[i], vals, r->n, i, a, &row, err) != 0 ||
             fnw_call_emit_value(c, i, &row, err) != 0)
             return fnw_error_prefix(err, "output row %zu", i);
     }

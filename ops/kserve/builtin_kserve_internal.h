@@ -83,7 +83,7 @@ typedef struct kserve_op {
 static inline void fnw_kserve_mask(const kserve_op *op, char *text)
 {
     const char *secret[2] = { op->cfg.auth_header,
-                              op->cfg.auth_header ? fnw_secret_credential(op->cfg.auth_header) : NULL };
+                              op->cfg.auth_header ? fnw_secret_mask_credential(op->cfg.auth_header) : NULL };
     fnw_secret_mask_str(text, secret, 2);
 }
 

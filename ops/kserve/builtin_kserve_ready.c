@@ -72,7 +72,7 @@ static int metadata(kserve_op *op, fnw_error *err)
                               (ProtobufCMessage **)&md, details, sizeof details);
     if (st != GRPC_STATUS_OK)
         return unreachable(op, st, "ModelMetadata", details, err);
-    int rc = fnw_tensor_check_metadata(op->cfg.plan, md, (int64_t)op->batch_size, err);
+    int rc = fnw_tensor_meta_check(op->cfg.plan, md, (int64_t)op->batch_size, err);
     protobuf_c_message_free_unpacked(&md->base, NULL);
     if (rc != 0)
         fnw_error_prefix(err, "operation '%s' (option check_metadata)", KSERVE_OP);

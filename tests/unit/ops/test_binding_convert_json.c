@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/bind/binding_convert.h"
+#include "ops/bind/conv.h"
 #include "tests/unit/binding_build.h"
 #include "tests/unit/check_run.h"
 
@@ -43,7 +43,7 @@ static fnw_value conv_ok(fnw_type *t, const char *text)
     ck_assert_msg(fnw_conv_check_type(t, "r", &err) == 0, "%s", err.msg);
     json_t *j = parse(text);
     fnw_value v;
-    ck_assert_msg(fnw_conv_from_json(t, j, "r", &arena, &v, &err) == 0, "%s: %s", text, err.msg);
+    ck_assert_msg(fnw_conv_json(t, j, "r", &arena, &v, &err) == 0, "%s: %s", text, err.msg);
     ck_assert_int_eq(v.kind, t->kind);
     json_decref(j);
     fnw_type_free(t);
@@ -56,7 +56,7 @@ static void conv_fails(fnw_type *t, const char *text, const char *want)
     fnw_error err = { "" };
     json_t *j = parse(text);
     fnw_value v;
-    ck_assert_int_eq(fnw_conv_from_json(t, j, "r", &arena, &v, &err), -1);
+    ck_assert_int_eq(fnw_conv_json(t, j, "r", &arena, &v, &err), -1);
     ck_assert_msg(strstr(err.msg, want) != NULL, "'%s' lacks '%s'", err.msg, want);
     json_decref(j);
     fnw_type_free(t);
@@ -128,7 +128,7 @@ START_TEST(test_string_is_copied_into_the_arena)
     fnw_type *t = T(FNW_STRING);
     fnw_value v;
     fnw_error err;
-    ck_assert_int_eq(fnw_conv_from_json(t, j, "r", &arena, &v, &err), 0);
+    ck_assert_int_eq(fnw_conv_json(t, j, "r", &arena, &v, &err), 0);
     ck_assert_ptr_ne(v.u.bytes, json_string_value(j));
     json_decref(j);   /* the value outlives the document */
     ck_assert_int_eq(memcmp(v.u.bytes, "borrowed?", 9), 0);
@@ -143,7 +143,7 @@ START_TEST(test_nulls)
     fnw_error err;
     fnw_value v;
     fnw_type *t = R(1, "a", T(FNW_INT));
-    ck_assert_int_eq(fnw_conv_from_json(t, NULL, "r", &arena, &v, &err), 0);   /* absent is null */
+    ck_assert_int_eq(fnw_conv_json(t, NULL, "r", &arena, &v, &err), 0);   /* absent is null */
     ck_assert(v.is_null && v.kind == FNW_ROW);
     fnw_type_free(t);
     v = conv_ok(C(FNW_BASIC_ARRAY, T(FNW_STRING)), "[\"a\", null]");
@@ -216,7 +216,7 @@ START_TEST(test_error_path_and_excerpt)
     json_t *j = parse(text);
     fnw_value v;
     fnw_type *it = T(FNW_INT);
-    ck_assert_int_eq(fnw_conv_from_json(it, j, "count", &arena, &v, &err), -1);
+    ck_assert_int_eq(fnw_conv_json(it, j, "count", &arena, &v, &err), -1);
     char want[200] = "field 'count': cannot convert JSON string \"\\x01\\\"";
     for (int i = 0; i < 29; i++)
         strcat(want, "ab");
@@ -265,7 +265,7 @@ START_TEST(test_arena_limit)
     fnw_type *t = T(FNW_STRING);
     fnw_value v;
     fnw_error err;
-    ck_assert_int_eq(fnw_conv_from_json(t, j, "r", &small, &v, &err), -1);
+    ck_assert_int_eq(fnw_conv_json(t, j, "r", &small, &v, &err), -1);
     ck_assert_msg(strstr(err.msg, "out of memory"), "%s", err.msg);
     json_decref(j);
     fnw_type_free(t);
@@ -285,7 +285,7 @@ START_TEST(test_hostile_documents)
     fnw_type *t = C(FNW_LIST, C(FNW_LIST, T(FNW_INT)));
     fnw_value v;
     fnw_error err;
-    ck_assert_int_eq(fnw_conv_from_json(t, root, "r", &arena, &v, &err), -1);
+    ck_assert_int_eq(fnw_conv_json(t, root, "r", &arena, &v, &err), -1);
     /* the excerpt is the first 60 characters of the remaining 4998 levels */
     char want[200] = "field 'r[0][0]': cannot convert JSON array ";
     memset(want + strlen(want), '[', 60);

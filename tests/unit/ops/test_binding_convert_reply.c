@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/bind/binding_convert.h"
+#include "ops/bind/conv.h"
 #include "tests/unit/binding_build.h"
 #include "tests/unit/check_run.h"
 
@@ -53,7 +53,7 @@ static fnw_value conv_ok(fnw_type *t, fnw_reply r)
     fnw_error err;
     ck_assert_msg(fnw_conv_check_type(t, "v", &err) == 0, "%s", err.msg);
     fnw_value v;
-    ck_assert_msg(fnw_conv_from_reply(t, &r, "v", &arena, &v, &err) == 0, "%s", err.msg);
+    ck_assert_msg(fnw_conv_reply(t, &r, "v", &arena, &v, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(v.kind, t->kind);
     fnw_type_free(t);
     return v;
@@ -63,7 +63,7 @@ static void conv_fails(fnw_type *t, fnw_reply r, const char *want)
 {
     fnw_error err = { "" };
     fnw_value v;
-    ck_assert_int_eq(fnw_conv_from_reply(t, &r, "v", &arena, &v, &err), -1);
+    ck_assert_int_eq(fnw_conv_reply(t, &r, "v", &arena, &v, &err), -1);
     ck_assert_msg(strstr(err.msg, want) != NULL, "'%s' lacks '%s'", err.msg, want);
     fnw_type_free(t);
 }
@@ -164,13 +164,13 @@ START_TEST(test_binary_strings_and_excerpt)
     fnw_error err;
     fnw_value v;
     fnw_type *t = T(FNW_INT);
-    ck_assert_int_eq(fnw_conv_from_reply(t, &r, "count", &arena, &v, &err), -1);
+    ck_assert_int_eq(fnw_conv_reply(t, &r, "count", &arena, &v, &err), -1);
     ck_assert_str_eq(err.msg, "field 'count': cannot convert Redis string \"a\\x00\\xff\\\"\\\\z\" to INT: not a "
                      "whole number (optional '-' and decimal digits) that fits 64 bits");
     char big[1000];
     memset(big, 'q', sizeof big - 1);
     big[sizeof big - 1] = '\0';
-    ck_assert_int_eq(fnw_conv_from_reply(t, &(fnw_reply){ .kind = FNW_REPLY_STRING, .len = 999, .u.str = big },
+    ck_assert_int_eq(fnw_conv_reply(t, &(fnw_reply){ .kind = FNW_REPLY_STRING, .len = 999, .u.str = big },
                                          "count", &arena, &v, &err), -1);
     ck_assert_msg(strstr(err.msg, "\"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq\"... to INT"),
                   "%s", err.msg);
@@ -190,7 +190,7 @@ START_TEST(test_nil)
     fnw_error err;
     fnw_value out;
     fnw_type *t = T(FNW_INT);
-    ck_assert_int_eq(fnw_conv_from_reply(t, NULL, "v", &arena, &out, &err), 0);   /* absent is nil */
+    ck_assert_int_eq(fnw_conv_reply(t, NULL, "v", &arena, &out, &err), 0);   /* absent is nil */
     ck_assert(out.is_null);
     fnw_type_free(t);
 }
@@ -255,7 +255,7 @@ START_TEST(test_hostile_replies)
     fnw_type *t = C(FNW_LIST, T(FNW_INT));
     fnw_value v;
     fnw_error err;
-    ck_assert_int_eq(fnw_conv_from_reply(t, &(fnw_reply){ .kind = FNW_REPLY_ARRAY, .len = 10, .u.items = many },
+    ck_assert_int_eq(fnw_conv_reply(t, &(fnw_reply){ .kind = FNW_REPLY_ARRAY, .len = 10, .u.items = many },
                                          "v", &small, &v, &err), -1);
     ck_assert_msg(strstr(err.msg, "out of memory"), "%s", err.msg);
     fnw_type_free(t);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/bind/binding_jptr.h"
+#include "ops/bind/jptr.h"
 #include "tests/unit/check_run.h"
 
 static const char *DOC =

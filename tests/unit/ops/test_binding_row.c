@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "codecs/ser.h"
-#include "ops/bind/binding_convert.h"
-#include "ops/bind/binding_missing.h"
-#include "ops/bind/binding_row.h"
+#include "ops/bind/conv.h"
+#include "ops/bind/missing.h"
+#include "ops/bind/outrow.h"
 #include "tests/unit/binding_build.h"
 #include "tests/unit/check_run.h"
 
@@ -185,7 +185,7 @@ START_TEST(test_element_round_trip)
     json_t *doc = json_loads("{\"age\": 31, \"tags\": [\"x\", \"y\"], \"m\": {\"k\": 1.5, \"n\": null}}", 0, &jerr);
     fnw_value row;
     ck_assert_int_eq(fnw_outrow_assemble(r, &input, &a, &row, &err), 0);
-    ck_assert_msg(fnw_conv_from_json(fnw_outrow_result_type(r, 0), doc, "user", &a,
+    ck_assert_msg(fnw_conv_json(fnw_outrow_result_type(r, 0), doc, "user", &a,
                                      &row.u.items[fnw_outrow_slot(r, 0)], &err) == 0, "%s", err.msg);
     json_decref(doc);
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/bind/binding_template.h"
+#include "ops/bind/tmpl.h"
 #include "tests/unit/binding_build.h"
 #include "tests/unit/check_run.h"
 

@@ -10,29 +10,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/http/builtin_http_internal.h"
+#include "ops/http/httpop_internal.h"
 #include "ops/builtins.h"
 #include "tests/unit/binding_build.h"
 #include "tests/unit/check_run.h"
 
 START_TEST(test_query_start)
 {
-    ck_assert_uint_eq(fnw_httpop_query_start("http://h/a/{x}?q={y}"), 14);
-    ck_assert_uint_eq(fnw_httpop_query_start("http://h/a"), 10);
+    ck_assert_uint_eq(fnw_httpop_text_query_start("http://h/a/{x}?q={y}"), 14);
+    ck_assert_uint_eq(fnw_httpop_text_query_start("http://h/a"), 10);
     /* a '?' inside a placeholder is part of its name, not the query */
-    ck_assert_uint_eq(fnw_httpop_query_start("http://h/{a?b}"), 14);
-    ck_assert_uint_eq(fnw_httpop_query_start("http://h/{{?}}"), 11);
-    ck_assert_uint_eq(fnw_httpop_authority_end("http://{h}:80/a"), 13);
-    ck_assert_uint_eq(fnw_httpop_authority_end("https://h:1?x"), 11);
-    ck_assert_uint_eq(fnw_httpop_authority_end("http://h"), 8);
+    ck_assert_uint_eq(fnw_httpop_text_query_start("http://h/{a?b}"), 14);
+    ck_assert_uint_eq(fnw_httpop_text_query_start("http://h/{{?}}"), 11);
+    ck_assert_uint_eq(fnw_httpop_text_authority_end("http://{h}:80/a"), 13);
+    ck_assert_uint_eq(fnw_httpop_text_authority_end("https://h:1?x"), 11);
+    ck_assert_uint_eq(fnw_httpop_text_authority_end("http://h"), 8);
     size_t n = 0;
-    ck_assert_ptr_null(fnw_httpop_dot_segment("http://h/a/.b/c..?x=/../", &n));
-    ck_assert_str_eq(fnw_httpop_dot_segment("http://h/a/../b", &n), "../b");
+    ck_assert_ptr_null(fnw_httpop_text_dot_segment("http://h/a/.b/c..?x=/../", &n));
+    ck_assert_str_eq(fnw_httpop_text_dot_segment("http://h/a/../b", &n), "../b");
     ck_assert_uint_eq(n, 2);
-    ck_assert_str_eq(fnw_httpop_dot_segment("http://h/a/.", &n), ".");
+    ck_assert_str_eq(fnw_httpop_text_dot_segment("http://h/a/.", &n), ".");
     ck_assert_uint_eq(n, 1);
-    ck_assert_ptr_null(fnw_httpop_dot_segment("http://h/.../", &n));
-    ck_assert_ptr_nonnull(fnw_httpop_dot_segment("http://h/a/..?q", &n));
+    ck_assert_ptr_null(fnw_httpop_text_dot_segment("http://h/.../", &n));
+    ck_assert_ptr_nonnull(fnw_httpop_text_dot_segment("http://h/a/..?q", &n));
 }
 END_TEST
 
@@ -40,21 +40,21 @@ START_TEST(test_batch_body)
 {
     char *p, *s;
     fnw_error err;
-    ck_assert_int_eq(fnw_httpop_split_batch_body("{\"inputs\": {items}, \"n\": 1}", &p, &s, &err), 0);
+    ck_assert_int_eq(fnw_httpop_text_split_batch_body("{\"inputs\": {items}, \"n\": 1}", &p, &s, &err), 0);
     ck_assert_str_eq(p, "{\"inputs\": ");
     ck_assert_str_eq(s, ", \"n\": 1}");
     free(p);
     free(s);
-    ck_assert_int_eq(fnw_httpop_split_batch_body("{items}", &p, &s, &err), 0);
+    ck_assert_int_eq(fnw_httpop_text_split_batch_body("{items}", &p, &s, &err), 0);
     ck_assert_str_eq(p, "");
     ck_assert_str_eq(s, "");
     free(p);
     free(s);
-    ck_assert_int_eq(fnw_httpop_split_batch_body("{\"a\": 1}", &p, &s, &err), -1);
+    ck_assert_int_eq(fnw_httpop_text_split_batch_body("{\"a\": 1}", &p, &s, &err), -1);
     ck_assert_msg(strstr(err.msg, "'batch_body'") && strstr(err.msg, "exactly once"), "%s", err.msg);
-    ck_assert_int_eq(fnw_httpop_split_batch_body("[{items}, {items}]", &p, &s, &err), -1);
+    ck_assert_int_eq(fnw_httpop_text_split_batch_body("[{items}, {items}]", &p, &s, &err), -1);
     ck_assert_msg(strstr(err.msg, "exactly once"), "%s", err.msg);
-    ck_assert_int_eq(fnw_httpop_split_batch_body("{\"inputs\": {items}", &p, &s, &err), -1);
+    ck_assert_int_eq(fnw_httpop_text_split_batch_body("{\"inputs\": {items}", &p, &s, &err), -1);
     ck_assert_msg(strstr(err.msg, "is not JSON"), "%s", err.msg);
 }
 END_TEST
@@ -63,42 +63,42 @@ START_TEST(test_split_index)
 {
     char *a, *b;
     fnw_error err;
-    ck_assert_int_eq(fnw_httpop_split_index("/outputs/{i}/embedding", "result.e", &a, &b, &err), 1);
+    ck_assert_int_eq(fnw_httpop_text_split_index("/outputs/{i}/embedding", "result.e", &a, &b, &err), 1);
     ck_assert_str_eq(a, "/outputs");
     ck_assert_str_eq(b, "/embedding");
     free(a);
     free(b);
-    ck_assert_int_eq(fnw_httpop_split_index("/{i}", "result.e", &a, &b, &err), 1);
+    ck_assert_int_eq(fnw_httpop_text_split_index("/{i}", "result.e", &a, &b, &err), 1);
     ck_assert_str_eq(a, "");
     ck_assert_str_eq(b, "");
     free(a);
     free(b);
     /* only a whole reference token counts */
-    ck_assert_int_eq(fnw_httpop_split_index("/a/{i}x/b", "result.e", &a, &b, &err), 0);
+    ck_assert_int_eq(fnw_httpop_text_split_index("/a/{i}x/b", "result.e", &a, &b, &err), 0);
     ck_assert_ptr_null(a);
-    ck_assert_int_eq(fnw_httpop_split_index("/a/b", "result.e", &a, &b, &err), 0);
-    ck_assert_int_eq(fnw_httpop_split_index("/{i}/x/{i}", "result.e", &a, &b, &err), -1);
+    ck_assert_int_eq(fnw_httpop_text_split_index("/a/b", "result.e", &a, &b, &err), 0);
+    ck_assert_int_eq(fnw_httpop_text_split_index("/{i}/x/{i}", "result.e", &a, &b, &err), -1);
     ck_assert_msg(strstr(err.msg, "result.e") && strstr(err.msg, "more than one"), "%s", err.msg);
 }
 END_TEST
 
 START_TEST(test_header_names_and_status)
 {
-    ck_assert(fnw_httpop_header_name_ok("X-Api-Key"));
-    ck_assert(fnw_httpop_header_name_ok("Authorization"));
-    ck_assert(!fnw_httpop_header_name_ok(""));
-    ck_assert(!fnw_httpop_header_name_ok("Bad Name"));
-    ck_assert(!fnw_httpop_header_name_ok("A:B"));
-    ck_assert_int_eq(fnw_httpop_classify(200), HTTPOP_OK);
-    ck_assert_int_eq(fnw_httpop_classify(204), HTTPOP_OK);
-    ck_assert_int_eq(fnw_httpop_classify(404), HTTPOP_MISSING);
-    ck_assert_int_eq(fnw_httpop_classify(408), HTTPOP_RETRY);
-    ck_assert_int_eq(fnw_httpop_classify(429), HTTPOP_RETRY);
-    ck_assert_int_eq(fnw_httpop_classify(500), HTTPOP_RETRY);
-    ck_assert_int_eq(fnw_httpop_classify(503), HTTPOP_RETRY);
-    ck_assert_int_eq(fnw_httpop_classify(400), HTTPOP_REFUSED);
-    ck_assert_int_eq(fnw_httpop_classify(401), HTTPOP_REFUSED);
-    ck_assert_int_eq(fnw_httpop_classify(302), HTTPOP_REFUSED);
+    ck_assert(fnw_httpop_text_header_name_ok("X-Api-Key"));
+    ck_assert(fnw_httpop_text_header_name_ok("Authorization"));
+    ck_assert(!fnw_httpop_text_header_name_ok(""));
+    ck_assert(!fnw_httpop_text_header_name_ok("Bad Name"));
+    ck_assert(!fnw_httpop_text_header_name_ok("A:B"));
+    ck_assert_int_eq(fnw_httpop_text_classify(200), HTTPOP_OK);
+    ck_assert_int_eq(fnw_httpop_text_classify(204), HTTPOP_OK);
+    ck_assert_int_eq(fnw_httpop_text_classify(404), HTTPOP_MISSING);
+    ck_assert_int_eq(fnw_httpop_text_classify(408), HTTPOP_RETRY);
+    ck_assert_int_eq(fnw_httpop_text_classify(429), HTTPOP_RETRY);
+    ck_assert_int_eq(fnw_httpop_text_classify(500), HTTPOP_RETRY);
+    ck_assert_int_eq(fnw_httpop_text_classify(503), HTTPOP_RETRY);
+    ck_assert_int_eq(fnw_httpop_text_classify(400), HTTPOP_REFUSED);
+    ck_assert_int_eq(fnw_httpop_text_classify(401), HTTPOP_REFUSED);
+    ck_assert_int_eq(fnw_httpop_text_classify(302), HTTPOP_REFUSED);
 }
 END_TEST
 
@@ -107,13 +107,13 @@ START_TEST(test_excerpt)
     char out[1024];
     const char *secrets[] = { "hunter2", NULL };
     const char body[] = "bad key \"hunter2\"\n";
-    fnw_httpop_excerpt(body, strlen(body), secrets, 2, out, sizeof out);
+    fnw_httpop_text_excerpt(body, strlen(body), secrets, 2, out, sizeof out);
     ck_assert_str_eq(out, "\"bad key \\\"*******\\\"\\x0a\"");
     /* longer than the excerpt: cut with "...", and a secret cut off at the end is masked */
     char big[400];
     memset(big, 'a', sizeof big);
     memcpy(big + HTTPOP_EXCERPT - 3, "hunter2", 7);
-    fnw_httpop_excerpt(big, sizeof big, secrets, 1, out, sizeof out);
+    fnw_httpop_text_excerpt(big, sizeof big, secrets, 1, out, sizeof out);
     ck_assert_uint_eq(strlen(out), HTTPOP_EXCERPT + 5);
     ck_assert_msg(!strstr(out, "hun") && strstr(out, "aaa***\"..."), "%s", out);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/redis/builtin_redis_internal.h"
+#include "ops/redis/redisop_internal.h"
 #include "tests/unit/binding_build.h"
 #include "tests/unit/check_run.h"
 
@@ -20,7 +20,7 @@ static fnw_type *in_type(void)
 
 /* Opens a plan for kv (NULL-terminated key, value pairs); frees the types
  * afterwards unless the plan holds them (then the caller frees both). */
-static fnw_redisop_plan *plan_for(fnw_type *in, fnw_type *out, const char *const *kv, fnw_error *err)
+static fnw_redisop_config *plan_for(fnw_type *in, fnw_type *out, const char *const *kv, fnw_error *err)
 {
     fnw_option items[16];
     size_t n = 0;
@@ -28,7 +28,7 @@ static fnw_redisop_plan *plan_for(fnw_type *in, fnw_type *out, const char *const
         items[n] = (fnw_option){ kv[2 * n], kv[2 * n + 1] };
     fnw_options o = { n, items };
     fnw_op_env env = { .options = &o, .input_type = in, .output_type = out, .transform_id = "t" };
-    return fnw_redisop_plan_new(&env, err);
+    return fnw_redisop_config_new(&env, err);
 }
 
 /* The plan must fail with a message holding every string of want. */
@@ -36,7 +36,7 @@ static void expect_refused(fnw_type *out, const char *const *kv, const char *w1,
 {
     fnw_type *in = in_type();
     fnw_error err = { "" };
-    fnw_redisop_plan *p = plan_for(in, out, kv, &err);
+    fnw_redisop_config *p = plan_for(in, out, kv, &err);
     ck_assert_msg(p == NULL, "accepted: %s", kv[1]);
     ck_assert_msg(strstr(err.msg, "operation 'redis'"), "'%s' does not name the operation", err.msg);
     ck_assert_msg(strstr(err.msg, w1), "'%s' lacks '%s'", err.msg, w1);
@@ -51,7 +51,7 @@ START_TEST(test_defaults_and_shapes)
     fnw_type *out = R(3, "id", T(FNW_INT), "name", T(FNW_STRING), "city", T(FNW_STRING));
     fnw_error err;
     const char *kv[] = { "command", "get user:{id}", "result_field", "city", NULL };
-    fnw_redisop_plan *p = plan_for(in, out, kv, &err);
+    fnw_redisop_config *p = plan_for(in, out, kv, &err);
     ck_assert_msg(p != NULL, "%s", err.msg);
     ck_assert_str_eq(p->host, "127.0.0.1");
     ck_assert_int_eq(p->port, 6379);
@@ -61,7 +61,7 @@ START_TEST(test_defaults_and_shapes)
     ck_assert_int_eq(p->shape, FNW_REDISOP_GET);
     ck_assert_int_eq(p->mapping, FNW_REDISOP_ONE);
     ck_assert_int_eq(p->on_missing, FNW_MISSING_NULL);
-    fnw_redisop_plan_free(p);
+    fnw_redisop_config_free(p);
 
     /* HMGET without result_fields: its literal fields, in order */
     const char *kv2[] = { "command", "HMGET user:{id} city name", "address", "[::1]:7000", "pool_size", "4",
@@ -75,13 +75,13 @@ START_TEST(test_defaults_and_shapes)
     ck_assert_str_eq(p->host, "::1");
     ck_assert_int_eq(p->port, 7000);
     ck_assert_int_eq(p->pool_size, 4);
-    fnw_redisop_plan_free(p);
+    fnw_redisop_config_free(p);
 
     /* GET with two arguments is some other command: no MGET rewrite */
     const char *kv3[] = { "command", "GET a b", "result_field", "city", NULL };
     ck_assert_msg((p = plan_for(in, out, kv3, &err)) != NULL, "%s", err.msg);
     ck_assert_int_eq(p->shape, FNW_REDISOP_OTHER);
-    fnw_redisop_plan_free(p);
+    fnw_redisop_config_free(p);
     fnw_type_free(in);
     fnw_type_free(out);
     fnw_type_free(out2);
@@ -93,17 +93,17 @@ START_TEST(test_address)
     char host[64];
     int port;
     fnw_error err;
-    ck_assert_int_eq(fnw_redisop_parse_address("10.1.2.3:1", host, sizeof host, &port, &err), 0);
+    ck_assert_int_eq(fnw_redisop_config_parse_address("10.1.2.3:1", host, sizeof host, &port, &err), 0);
     ck_assert_str_eq(host, "10.1.2.3");
     ck_assert_int_eq(port, 1);
-    ck_assert_int_eq(fnw_redisop_parse_address("localhost:6379", host, sizeof host, &port, &err), -1);
+    ck_assert_int_eq(fnw_redisop_config_parse_address("localhost:6379", host, sizeof host, &port, &err), -1);
     ck_assert_msg(strstr(err.msg, "'address'") && strstr(err.msg, "'localhost' is not an IPv4 address"), "%s",
                   err.msg);
-    ck_assert_int_eq(fnw_redisop_parse_address("127.0.0.1:70000", host, sizeof host, &port, &err), -1);
+    ck_assert_int_eq(fnw_redisop_config_parse_address("127.0.0.1:70000", host, sizeof host, &port, &err), -1);
     ck_assert_msg(strstr(err.msg, "port '70000'"), "%s", err.msg);
-    ck_assert_int_eq(fnw_redisop_parse_address("127.0.0.1", host, sizeof host, &port, &err), -1);
+    ck_assert_int_eq(fnw_redisop_config_parse_address("127.0.0.1", host, sizeof host, &port, &err), -1);
     ck_assert_msg(strstr(err.msg, "IP:PORT"), "%s", err.msg);
-    ck_assert_int_eq(fnw_redisop_parse_address("[::1:6379", host, sizeof host, &port, &err), -1);
+    ck_assert_int_eq(fnw_redisop_config_parse_address("[::1:6379", host, sizeof host, &port, &err), -1);
 }
 END_TEST
 
@@ -180,7 +180,7 @@ static const fnw_reply nil = { .kind = FNW_REPLY_NIL };
 
 typedef struct fixture {
     fnw_type *in, *out;
-    fnw_redisop_plan *p;
+    fnw_redisop_config *p;
     fnw_arena a;
     fnw_value f[2], input;
 } fixture;
@@ -200,7 +200,7 @@ static void fx_open(fixture *x, fnw_type *out, const char *const *kv)
 
 static void fx_close(fixture *x)
 {
-    fnw_redisop_plan_free(x->p);
+    fnw_redisop_config_free(x->p);
     fnw_arena_free(&x->a);
     fnw_type_free(x->in);
     fnw_type_free(x->out);
@@ -286,10 +286,10 @@ START_TEST(test_map_by_pos)
     ck_assert_int_eq(fnw_redisop_map(x.p, &x.input, &r, &x.a, &row, &err), FNW_REDISOP_ROW);
     ck_assert(memcmp(row.u.items[1].u.bytes, "Rome", 4) == 0);
     ck_assert(row.u.items[0].is_null);
-    ck_assert(!fnw_redisop_is_missing(x.p, &r));
+    ck_assert(!fnw_redisop_map_is_missing(x.p, &r));
     fnw_reply nils[] = { nil, nil };
     fnw_reply gone = arr(nils, 2);
-    ck_assert(fnw_redisop_is_missing(x.p, &gone));      /* HMGET of no hash */
+    ck_assert(fnw_redisop_map_is_missing(x.p, &gone));      /* HMGET of no hash */
     fnw_reply one = arr(two, 1);
     ck_assert_int_eq(fnw_redisop_map(x.p, &x.input, &one, &x.a, &row, &err), -1);
     ck_assert_msg(strstr(err.msg, "1 element(s) for 2 result field(s)"), "%s", err.msg);
@@ -324,7 +324,7 @@ START_TEST(test_map_whole_reply)
     ck_assert_uint_eq(row.u.items[1].count, 2);
     ck_assert_int_eq(row.u.items[1].u.items[1].u.i, -6);
     fnw_reply none = arr(NULL, 0);                      /* an empty list is a value, not missing */
-    ck_assert(!fnw_redisop_is_missing(x.p, &none));
+    ck_assert(!fnw_redisop_map_is_missing(x.p, &none));
     fx_close(&x);
 }
 END_TEST
@@ -343,7 +343,7 @@ START_TEST(test_adapt)
     fnw_arena_init(&a, 0, 0);
     fnw_reply r;
     fnw_error err;
-    ck_assert_int_eq(fnw_redisop_adapt(&top, &a, &r, &err), 0);
+    ck_assert_int_eq(fnw_redisop_map_adapt(&top, &a, &r, &err), 0);
     ck_assert_int_eq(r.kind, FNW_REPLY_ARRAY);
     ck_assert_uint_eq(r.len, 5);
     ck_assert_int_eq(r.u.items[0].kind, FNW_REPLY_STRING);
@@ -353,7 +353,7 @@ START_TEST(test_adapt)
     ck_assert_int_eq(r.u.items[3].kind, FNW_REPLY_STRING);
     ck_assert_int_eq(r.u.items[4].u.items[0].u.i, -7);
     redisReply e = { .type = REDIS_REPLY_ERROR, .str = "ERR", .len = 3 };
-    ck_assert_int_eq(fnw_redisop_adapt(&e, &a, &r, &err), -1);
+    ck_assert_int_eq(fnw_redisop_map_adapt(&e, &a, &r, &err), -1);
     fnw_arena_free(&a);
 }
 END_TEST

@@ -5,7 +5,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "ops/kserve/tensor/tensor_dtype.h"
+#include "ops/kserve/tensor/dtype.h"
 #include "tests/unit/check_run.h"
 
 START_TEST(test_names_and_sizes)
