@@ -10,7 +10,7 @@
  * Ownership: a stream owns the slices queued on it; fnw_stream_free()
  * hands the stream back, and the memory goes once its last tag returns.
  *
- * Dependencies run one way: the logger (worker/logging.h) sends over these
+ * Dependencies run one way: the logger (worker/log.h) sends over these
  * streams, and this module reports its own failures through the
  * fnw_rpc_log_sink given to fnw_rpc_init, never by calling the logger.
  */

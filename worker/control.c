@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "codecs/pb_nesting.h"
-#include "worker/logging.h"
+#include "worker/log.h"
 
 struct fnw_control {
     const fnw_control_transport *t;

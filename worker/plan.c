@@ -404,7 +404,7 @@ int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
         fnw_error_set(err, "the descriptor has no function between source '%s' and its sink", sid);
         goto fail;
     }
-    if (fnw_steps_link(p->steps, p->n_steps, p->input_type, p->output_type, err) < 0)
+    if (fnw_step_link(p->steps, p->n_steps, p->input_type, p->output_type, err) < 0)
         goto fail;
     *out = p;
     return 0;

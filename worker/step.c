@@ -192,7 +192,7 @@ static int step_output(fnw_plan_step *steps, size_t i, size_t n, const fnw_type 
     return 0;
 }
 
-int fnw_steps_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink,
+int fnw_step_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink,
                    fnw_error *err)
 {
     for (size_t i = 0; i < n; i++) {

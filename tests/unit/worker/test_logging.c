@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "worker/logging.h"
+#include "worker/log.h"
 #include "base/pb.h"
 
 typedef struct fixture {
@@ -43,7 +43,7 @@ START_TEST(entries_below_the_level_are_not_kept)
 {
     fixture f;
     fx_init(&f, FNW_LOG_INFO);
-    ck_assert_int_eq(fnw_log_level(&f.lg), FNW_LOG_INFO);
+    ck_assert_int_eq(fnw_log_get_level(&f.lg), FNW_LOG_INFO);
     fnw_debug(&f.lg, "not kept");
     ck_assert_uint_eq(fnw_log_queued(&f.lg), 0);
     fnw_info(&f.lg, "kept");

@@ -1,4 +1,4 @@
-/* worker/logging.h — the worker's log: every entry goes to stderr (which the
+/* worker/log.h — the worker's log: every entry goes to stderr (which the
  * launcher script tees into Flink's boot log) and, once the Logging stream
  * is open, to the runner as LogEntry batches, where the TaskManager log
  * shows them. Entries are queued (bounded; overflow is counted and
@@ -14,8 +14,8 @@
  * stream is reached through a fnw_log_transport: gRPC for fnw_log_start,
  * a fake one in tests (fnw_log_start_on).
  */
-#ifndef FNW_LOGGING_H
-#define FNW_LOGGING_H
+#ifndef FNW_LOG_H
+#define FNW_LOG_H
 
 #include <ev.h>
 #include <stddef.h>
@@ -36,7 +36,7 @@ typedef struct fnw_log_transport {
 /* The most entries that wait to be sent; more are dropped and counted. */
 #define FNW_LOG_QUEUE_MAX 10000
 
-/* Embedded by its owner; the fields are private to logging.c (use the
+/* Embedded by its owner; the fields are private to log.c (use the
  * functions below). */
 typedef struct fnw_logger {
     struct ev_loop *loop;
@@ -61,7 +61,7 @@ void fnw_log_init(fnw_logger *lg, struct ev_loop *loop, fnw_level level);
 void fnw_log_start(fnw_logger *lg, fnw_rpc *rpc, grpc_channel *ch);
 /* The same over another transport (t borrowed for the logger's life). */
 void fnw_log_start_on(fnw_logger *lg, const fnw_log_transport *t, void *ctx);
-fnw_level fnw_log_level(const fnw_logger *lg);
+fnw_level fnw_log_get_level(const fnw_logger *lg);
 /* Entries below level are dropped from now on (not counted as dropped). */
 void fnw_log_set_level(fnw_logger *lg, fnw_level level);
 /* Entries waiting to be sent. */

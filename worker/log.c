@@ -1,5 +1,5 @@
-/* worker/logging.c — stderr + Beam Logging stream (see logging.h). */
-#include "worker/logging.h"
+/* worker/log.c — stderr + Beam Logging stream (see log.h). */
+#include "worker/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -138,7 +138,7 @@ void fnw_log_start_on(fnw_logger *lg, const fnw_log_transport *t, void *ctx)
     log_flush(lg);
 }
 
-fnw_level fnw_log_level(const fnw_logger *lg)
+fnw_level fnw_log_get_level(const fnw_logger *lg)
 {
     return lg->level;
 }

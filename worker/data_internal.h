@@ -1,4 +1,4 @@
-/* worker/data_conn.h — what worker/data.c (streams, outbound) and
+/* worker/data_internal.h — what worker/data.c (streams, outbound) and
  * worker/inbound.c (received data, inboxes, early data) share about a data
  * connection, and the table through which a connection reaches its
  * endpoint. Internal to the data plane and its unit tests; everyone else
@@ -8,8 +8,8 @@
  * what inbound.c needs of a connection (pausing receives, the time) goes
  * through the io table, which data.c fixes at init.
  */
-#ifndef FNW_DATA_CONN_H
-#define FNW_DATA_CONN_H
+#ifndef FNW_DATA_INTERNAL_H
+#define FNW_DATA_INTERNAL_H
 
 #include "worker/data.h"
 #include "worker/inbox_internal.h"
