@@ -470,7 +470,7 @@ static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, in
 }
 
 const uint8_t *fnw_avro_program_walk(const fnw_avro_program *prog, const uint8_t *p, const uint8_t *end,
-                             const uint8_t *base, fnw_error *err)
+                                     const uint8_t *base, fnw_error *err)
 {
     av_rd r = { .prog = prog, .base = base, .end = end, .err = err };
     return av_walk(0, p, &r, 0);

@@ -52,7 +52,7 @@ uint32_t fnw_avro_program_min_size(const fnw_avro_program *pl);
  * error messages count from). Returns the first byte after the datum, or
  * NULL with err set. */
 const uint8_t *fnw_avro_program_walk(const fnw_avro_program *pl, const uint8_t *p, const uint8_t *end,
-                             const uint8_t *base, fnw_error *err);
+                                     const uint8_t *base, fnw_error *err);
 /* Convenience: the datum's length in *used. */
 int fnw_avro_program_skip(const fnw_avro_program *pl, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
 

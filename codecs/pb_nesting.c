@@ -153,7 +153,7 @@ int fnw_pb_nesting_check(const ProtobufCMessageDescriptor *desc, const uint8_t *
 }
 
 int fnw_pb_nesting_step_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt, const uint8_t **body,
-                      size_t *body_len)
+                              size_t *body_len)
 {
     const uint8_t *q = *p;
     uint64_t tag, n = 0;

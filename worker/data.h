@@ -118,8 +118,8 @@ void fnw_inbound_finish(fnw_data_mgr *m, const char *instruction_id);
  * instruction already ran, data came for another transform of it, or memory
  * ran out. */
 fnw_inbox *fnw_inbound_claim(fnw_data_conn *c, const char *instruction_id,
-                                const char *transform_id, const fnw_data_listener *l,
-                                fnw_error *err);
+                             const char *transform_id, const fnw_data_listener *l,
+                             fnw_error *err);
 /* Frees a claimed inbox and finishes its instruction; later data for it is
  * discarded. */
 void fnw_inbound_release(fnw_inbox *ib);
@@ -127,7 +127,7 @@ void fnw_inbound_release(fnw_inbox *ib);
 /* The outbound stream of (instruction, sink transform) on c. NULL when out
  * of memory. */
 fnw_outbox *fnw_data_outbox_new(fnw_data_conn *c, const char *instruction_id,
-                           const char *transform_id);
+                                const char *transform_id);
 /* Appends one record (varint length + payload) to the outbox, sending
  * when the buffer reaches flush_bytes. payload is written by the caller
  * into the returned space of exactly len bytes. NULL on allocation failure.

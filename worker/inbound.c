@@ -475,7 +475,7 @@ static int claim_error(fnw_data_conn *c, fnw_instr *e, const char *tid, fnw_erro
 }
 
 fnw_inbox *fnw_inbound_claim(fnw_data_conn *c, const char *iid, const char *tid,
-                                const fnw_data_listener *l, fnw_error *err)
+                             const fnw_data_listener *l, fnw_error *err)
 {
     fnw_instr *e = instr_go_live(c->mgr, iid, strlen(iid));
     if (!e) {

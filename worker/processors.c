@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 int fnw_processors_open(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
-                      fnw_error *err)
+                        fnw_error *err)
 {
     fnw_processor *p = calloc(1, sizeof *p);
     if (!p)

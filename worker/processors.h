@@ -34,7 +34,7 @@ typedef struct fnw_processor {
 /* Opens one engine per step of plan (plan must outlive the processor).
  * On failure err names the transform whose operation did not open. */
 int fnw_processors_open(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
-                      fnw_error *err);
+                        fnw_error *err);
 /* Closes every operation and frees p (NULL is fine). */
 void fnw_processors_close(fnw_processor *p);
 

@@ -193,7 +193,7 @@ static int step_output(fnw_plan_step *steps, size_t i, size_t n, const fnw_type 
 }
 
 int fnw_step_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink,
-                   fnw_error *err)
+                  fnw_error *err)
 {
     for (size_t i = 0; i < n; i++) {
         steps[i].input_type = i == 0 ? input : steps[i - 1].output_type;

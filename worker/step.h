@@ -49,7 +49,7 @@ int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
  * (see the header comment). Pointers are borrowed from the arguments and
  * from the steps' declared types. */
 int fnw_step_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink,
-                   fnw_error *err);
+                  fnw_error *err);
 
 /* Frees what st owns (not st itself). */
 void fnw_step_free(fnw_plan_step *st);

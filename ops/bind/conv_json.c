@@ -214,7 +214,7 @@ static int conv(const fnw_type *t, const json_t *j, const fnw_conv_at *at, fnw_a
 }
 
 int fnw_conv_json(const fnw_type *t, const json_t *j, const char *field, fnw_arena *a,
-                       fnw_value *out, fnw_error *err)
+                  fnw_value *out, fnw_error *err)
 {
     fnw_conv_at top = { NULL, field ? field : "?", 0 };
     return conv(t, j, &top, a, out, err, 1);

@@ -209,7 +209,7 @@ static int conv(const fnw_type *t, const fnw_reply *r, const fnw_conv_at *at, fn
 }
 
 int fnw_conv_reply(const fnw_type *t, const fnw_reply *r, const char *field, fnw_arena *a,
-                        fnw_value *out, fnw_error *err)
+                   fnw_value *out, fnw_error *err)
 {
     fnw_conv_at top = { NULL, field ? field : "?", 0 };
     return conv(t, r, &top, a, out, err, 1);

@@ -142,7 +142,7 @@ static int fill_results(httpop_ctx *x, const json_t *doc, size_t i, fnw_value *r
             continue;           /* null: the field stays null */
         }
         if (fnw_conv_json(fnw_outrow_result_type(st->out, k), v, name, fnw_call_arena(x->call),
-                               &row->u.items[fnw_outrow_slot(st->out, k)], err) != 0)
+                          &row->u.items[fnw_outrow_slot(st->out, k)], err) != 0)
             return -1;
     }
     return 0;
@@ -198,7 +198,7 @@ static void on_ok(httpop_ctx *x, const fnw_http_response *resp)
         if (!doc) {
             char excerpt[HTTPOP_EXCERPT * 4 + 8];
             fnw_httpop_text_excerpt(resp->body, resp->body_len, (const char *const *)x->st->secrets, x->st->n_secrets, excerpt,
-                               sizeof excerpt);
+                                    sizeof excerpt);
             fnw_call_fail_after(x->call, FNW_CALL_NO_RETRY, "%s: the response (status %ld) is not JSON: %s; "
                                 "body %s", x->what, resp->status, jerr.text, excerpt);
             return;

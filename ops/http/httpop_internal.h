@@ -95,7 +95,7 @@ int fnw_httpop_text_split_batch_body(const char *text, char **prefix, char **suf
  * (both malloc'd). 0 when there is none (both NULL), 1 when split, -1 when
  * the token occurs twice (err names the option). */
 int fnw_httpop_text_split_index(const char *pointer, const char *option, char **before, char **after,
-                           fnw_error *err);
+                                fnw_error *err);
 
 /* 1 if name is a valid header name (an RFC 9110 token). */
 int fnw_httpop_text_header_name_ok(const char *name);
@@ -114,7 +114,7 @@ httpop_status fnw_httpop_text_classify(long status);
  * occurrence of a secret, and a secret's beginning cut off at the end,
  * replaced by '*'. */
 void fnw_httpop_text_excerpt(const char *body, size_t len, const char *const *secrets, size_t n_secrets,
-                        char *out, size_t cap);
+                             char *out, size_t cap);
 
 /* With a {i} pointer whose array is in doc: 1 and its element count in
  * *count; otherwise 0. */

@@ -102,7 +102,7 @@ static const char *find_index_token(const char *p)
 }
 
 int fnw_httpop_text_split_index(const char *pointer, const char *option, char **before, char **after,
-                           fnw_error *err)
+                                fnw_error *err)
 {
     *before = *after = NULL;
     const char *at = find_index_token(pointer);
@@ -149,7 +149,7 @@ httpop_status fnw_httpop_text_classify(long status)
 }
 
 void fnw_httpop_text_excerpt(const char *body, size_t len, const char *const *secrets, size_t n_secrets,
-                        char *out, size_t cap)
+                             char *out, size_t cap)
 {
     char b[HTTPOP_EXCERPT];
     size_t n = len < sizeof b ? len : sizeof b;

@@ -71,7 +71,7 @@ static int convert_into(const fnw_redisop_config *p, size_t k, const fnw_reply *
                         fnw_error *err)
 {
     return fnw_conv_reply(fnw_outrow_result_type(p->row, k), r, fnw_outrow_result_name(p->row, k), a,
-                               &row->u.items[fnw_outrow_slot(p->row, k)], err);
+                          &row->u.items[fnw_outrow_slot(p->row, k)], err);
 }
 
 /* HGETALL: key, value, key, value... each value into the field of its key. */

@@ -119,6 +119,6 @@ void fnw_tensor_alloc_init(ProtobufCAllocator *al, fnw_arena *a);
  * 1), and every fixed dimension equal (-1 on either side matches). The
  * message names the model, the tensor and what differs. */
 int fnw_tensor_meta_check(const fnw_tensor_plan *p, const Inference__ModelMetadataResponse *md,
-                              int64_t max_batch, fnw_error *err);
+                          int64_t max_batch, fnw_error *err);
 
 #endif

@@ -75,7 +75,7 @@ static int check_list(const fnw_tensor_map *maps, size_t count,
 }
 
 int fnw_tensor_meta_check(const fnw_tensor_plan *p, const Inference__ModelMetadataResponse *md,
-                              int64_t max_batch, fnw_error *err)
+                          int64_t max_batch, fnw_error *err)
 {
     const char *model = md->name && md->name[0] ? md->name : "(unnamed)";
     if (check_list(p->in, p->nin, md->inputs, md->n_inputs, "input", model, max_batch, err) != 0)

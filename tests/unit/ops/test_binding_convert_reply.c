@@ -171,7 +171,7 @@ START_TEST(test_binary_strings_and_excerpt)
     memset(big, 'q', sizeof big - 1);
     big[sizeof big - 1] = '\0';
     ck_assert_int_eq(fnw_conv_reply(t, &(fnw_reply){ .kind = FNW_REPLY_STRING, .len = 999, .u.str = big },
-                                         "count", &arena, &v, &err), -1);
+                                    "count", &arena, &v, &err), -1);
     ck_assert_msg(strstr(err.msg, "\"qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq\"... to INT"),
                   "%s", err.msg);
     fnw_type_free(t);
@@ -256,7 +256,7 @@ START_TEST(test_hostile_replies)
     fnw_value v;
     fnw_error err;
     ck_assert_int_eq(fnw_conv_reply(t, &(fnw_reply){ .kind = FNW_REPLY_ARRAY, .len = 10, .u.items = many },
-                                         "v", &small, &v, &err), -1);
+                                    "v", &small, &v, &err), -1);
     ck_assert_msg(strstr(err.msg, "out of memory"), "%s", err.msg);
     fnw_type_free(t);
     fnw_arena_free(&small);

@@ -186,7 +186,7 @@ START_TEST(test_element_round_trip)
     fnw_value row;
     ck_assert_int_eq(fnw_outrow_assemble(r, &input, &a, &row, &err), 0);
     ck_assert_msg(fnw_conv_json(fnw_outrow_result_type(r, 0), doc, "user", &a,
-                                     &row.u.items[fnw_outrow_slot(r, 0)], &err) == 0, "%s", err.msg);
+                                &row.u.items[fnw_outrow_slot(r, 0)], &err) == 0, "%s", err.msg);
     json_decref(doc);
 
     ck_assert_msg(fnw_ser_encode(out, &row, &outbytes, &err) == 0, "%s", err.msg);
