@@ -4,7 +4,7 @@
  * value back, skip measures them, and every strict prefix fails cleanly.
  * Also the java.time ranges the shared readers (ser.c) apply
  * to LOCAL_DATE/TIME on both decode and encode. Containers are in
- * test_decode.c, hostile input in test_skip.c. */
+ * test_ser_decode.c, hostile input in test_ser_skip.c. */
 #include <check.h>
 
 #include "tests/unit/check_run.h"

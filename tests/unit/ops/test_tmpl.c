@@ -1,4 +1,4 @@
-/* tests/unit/ops/test_binding_template.c — request templates: placeholder
+/* tests/unit/ops/test_tmpl.c — request templates: placeholder
  * syntax and dotted paths, compile-time errors naming the option and the
  * field, the text of every scalar kind, nulls, the four escaping modes (URL
  * percent-encoding, CR/LF refused in headers, JSON values), Redis command
@@ -495,7 +495,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("binding_template");
+    Suite *s = suite_create("tmpl");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_placeholders_and_braces);
     tcase_add_test(tc, test_scalar_text);

@@ -1,4 +1,4 @@
-/* tests/unit/ops/test_binding_row.c — output row assembly and the missing-result
+/* tests/unit/ops/test_outrow.c — output row assembly and the missing-result
  * policy: copied fields by name and type, result fields null until filled,
  * row kind kept, null inputs, every open-time error naming the operation and
  * the field (and both types on a mismatch), and a whole element's path
@@ -217,7 +217,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("binding_row");
+    Suite *s = suite_create("outrow");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_plan_and_assemble);
     tcase_add_test(tc, test_result_overrides_input_field);

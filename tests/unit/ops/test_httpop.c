@@ -1,4 +1,4 @@
-/* tests/unit/ops/test_builtin_http.c — the `http` operation without a server:
+/* tests/unit/ops/test_httpop.c — the `http` operation without a server:
  * its option texts split as documented (the URL at its query, batch_body at
  * {items}, a result pointer at its {i} token), header names, what each
  * status means for a call, error excerpts (escaped, cut, secrets masked,
@@ -252,7 +252,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("builtin_http");
+    Suite *s = suite_create("httpop");
     TCase *tc = tcase_create("plan");
     tcase_add_test(tc, test_query_start);
     tcase_add_test(tc, test_batch_body);

@@ -1,4 +1,4 @@
-/* tests/unit/worker/test_logging.c — the logger's queue, without a Logging stream
+/* tests/unit/worker/test_log.c — the logger's queue, without a Logging stream
  * (entries wait for one): entries below the level are not kept, and the
  * level can change at any time; the queue is bounded, what does not fit is
  * counted as dropped (never blocks); after fnw_log_stop nothing more is
@@ -193,7 +193,7 @@ START_TEST(what_waited_is_sent_in_order_when_the_stream_starts)
     ck_assert_str_eq(e->instruction_id, "i-1");
     ck_assert_str_eq(e->transform_id, "t-1");
     ck_assert_int_eq(e->severity, FNW_LOG_INFO);
-    ck_assert_msg(strstr(e->log_location, "test_logging.c:") != NULL, "%s", e->log_location);
+    ck_assert_msg(strstr(e->log_location, "test_log.c:") != NULL, "%s", e->log_location);
     ck_assert_ptr_nonnull(e->timestamp);
     ck_assert_str_eq(sent_entry(&fs, 1)->message, "second");
     ck_assert_int_eq(sent_entry(&fs, 1)->severity, FNW_LOG_WARN);
@@ -317,7 +317,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("logging");
+    Suite *s = suite_create("log");
     TCase *tc = tcase_create("queue");
     tcase_add_test(tc, entries_below_the_level_are_not_kept);
     tcase_add_test(tc, a_full_queue_counts_what_it_drops);

@@ -1,4 +1,4 @@
-/* tests/unit/codecs/test_decode.c — decode of ROW, TUPLE and the containers (and
+/* tests/unit/codecs/test_ser_decode.c — decode of ROW, TUPLE and the containers (and
  * the same vectors through encode and skip): null masks and row kinds,
  * presence flags, wire order of MAP entries, item arrays from the arena
  * and what happens without one or when it is full, and values that are
@@ -374,7 +374,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("decode");
+    Suite *s = suite_create("ser_decode");
     TCase *tc0 = tcase_create("containers");
     tcase_add_checked_fixture(tc0, setup, teardown);
     tcase_add_test(tc0, primitive_array_vectors);

@@ -1,4 +1,4 @@
-/* tests/unit/ops/test_binding_jptr.c — RFC 6901 JSON pointers: compile errors,
+/* tests/unit/ops/test_jptr.c — RFC 6901 JSON pointers: compile errors,
  * ~0/~1 unescaping (in that order), object members and array indexes,
  * "not found" kept apart from errors ('-', non-index tokens on arrays), an
  * existing null found as null, and hostile pointers (huge indexes, long
@@ -178,7 +178,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("binding_jptr");
+    Suite *s = suite_create("jptr");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_members_and_indexes);
     tcase_add_test(tc, test_not_found);

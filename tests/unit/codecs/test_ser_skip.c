@@ -1,4 +1,4 @@
-/* tests/unit/codecs/test_skip.c — skip (and decode, which accepts exactly the
+/* tests/unit/codecs/test_ser_skip.c — skip (and decode, which accepts exactly the
  * same) against hostile input: negative and huge lengths and counts fail
  * before anything is allocated, zero-width elements and type depth are
  * bounded, skip and decode agree on random input, and the generic walk on
@@ -216,7 +216,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("skip");
+    Suite *s = suite_create("ser_skip");
     TCase *tc0 = tcase_create("hostile");
     tcase_add_checked_fixture(tc0, setup, teardown);
     tcase_add_test(tc0, huge_and_negative_lengths);

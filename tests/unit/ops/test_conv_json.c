@@ -1,4 +1,4 @@
-/* tests/unit/ops/test_binding_convert_json.c — JSON values into typed fields:
+/* tests/unit/ops/test_conv_json.c — JSON values into typed fields:
  * the strict numeric rules (integral and in range; FLOAT range), booleans,
  * strings (and other JSON kept as compact text), nulls and where they are
  * refused, containers, ROW by field name, MAP in document order, messages
@@ -321,7 +321,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("binding_convert_json");
+    Suite *s = suite_create("conv_json");
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_integers);

@@ -1,4 +1,4 @@
-/* tests/unit/ops/test_binding_convert_reply.c — Redis-style replies into typed
+/* tests/unit/ops/test_conv_reply.c — Redis-style replies into typed
  * fields: numeric text (strict digits, range, floats with inf but not nan or
  * hex), booleans from 1/0/true/false, integers, doubles and booleans into
  * every scalar they fit, nil and where it is refused, arrays into arrays,
@@ -265,7 +265,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("binding_convert_reply");
+    Suite *s = suite_create("conv_reply");
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_numeric_strings);

@@ -1,4 +1,4 @@
-/* tests/unit/codecs/test_encode.c — what encode refuses, and how it says so: a
+/* tests/unit/codecs/test_ser_encode.c — what encode refuses, and how it says so: a
  * value out of its type's range, of another kind, null where the format has
  * no null, or shaped unlike its type fails with a message that names the
  * path to the offending part, and the buffer is left as it was. */
@@ -130,7 +130,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("encode");
+    Suite *s = suite_create("ser_encode");
     TCase *tc0 = tcase_create("refusals");
     tcase_add_checked_fixture(tc0, setup, teardown);
     tcase_add_test(tc0, scalar_ranges_on_encode);

@@ -1,4 +1,4 @@
-/* tests/unit/ops/test_redis_op.c — the `redis` operation without a server: every
+/* tests/unit/ops/test_redisop.c — the `redis` operation without a server: every
  * option checked at open with a message naming the option and the field,
  * the result mapping (one field, hash keys by name, array elements by
  * position), the missing-result policy and conversion failures, and the
@@ -360,7 +360,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("redis_op");
+    Suite *s = suite_create("redisop");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_defaults_and_shapes);
     tcase_add_test(tc, test_address);

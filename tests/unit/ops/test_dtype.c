@@ -1,4 +1,4 @@
-/* tests/unit/ops/test_tensor_dtype.c — one element of each Open Inference
+/* tests/unit/ops/test_dtype.c — one element of each Open Inference
  * Protocol datatype: names and sizes, little-endian writing with range
  * checks, reading back with sign extension, conversion into each Flink kind
  * with range checks, and which kinds carry which datatypes. */
@@ -84,7 +84,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("tensor_dtype");
+    Suite *s = suite_create("dtype");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_names_and_sizes);
     tcase_add_test(tc, test_write_read);
