@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "pool/children.h"
-#include "pool/report.h"
+#include "pool/pool_report.h"
 #include "tests/unit/check_run.h"
 
 static char dir[64], exe[128];
@@ -186,7 +186,7 @@ START_TEST(metrics_name_running_workers)
     fnw_child *c = fnw_children_start(cs, "q\"x", "h:1", args, 1, &events, FNW_CHILD_BY_ID, &err);
     ck_assert_ptr_nonnull(c);
     size_t len = 0;
-    char *text = fnw_report_metrics(cs, 0, ev_now(loop), &len);
+    char *text = fnw_pool_report_metrics(cs, 0, ev_now(loop), &len);
     char want[128];
     snprintf(want, sizeof want, "fnworker_pool_worker_rss_bytes{worker_id=\"q\\\"x\",pid=\"%d\"} ",
              (int)fnw_children_pid(c));
@@ -212,7 +212,7 @@ START_TEST(figures_from_the_stats_pipe)
     ck_assert_uint_eq(fnw_children_figures(c)->bundles, 5);
     ck_assert_uint_eq(fnw_children_figures(c)->active_bundles, 2);
     size_t len = 0;
-    char *text = fnw_report_metrics(cs, 0, ev_now(loop), &len);
+    char *text = fnw_pool_report_metrics(cs, 0, ev_now(loop), &len);
     char want[128];
     snprintf(want, sizeof want, "fnworker_pool_worker_records_in_total{worker_id=\"f\",pid=\"%d\"} 70\n",
              (int)fnw_children_pid(c));

@@ -1,5 +1,5 @@
-/* pool/report.c — the pool's metrics and state text (see report.h). */
-#include "pool/report.h"
+/* pool/pool_report.c — the pool's metrics and state text (see pool_report.h). */
+#include "pool/pool_report.h"
 
 #include <inttypes.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-int64_t fnw_report_rss(pid_t pid)
+int64_t fnw_pool_report_rss(pid_t pid)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
@@ -79,7 +79,7 @@ static void per_worker(FILE *f, fnw_children *cs, double now)
     fputs("# HELP fnworker_pool_worker_rss_bytes Resident memory of a running worker.\n"
           "# TYPE fnworker_pool_worker_rss_bytes gauge\n", f);
     for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c)) {
-        int64_t rss = fnw_report_rss(fnw_children_pid(c));
+        int64_t rss = fnw_pool_report_rss(fnw_children_pid(c));
         if (rss < 0)
             continue;
         fputs("fnworker_pool_worker_rss_bytes{worker_id=\"", f);
@@ -95,7 +95,7 @@ static void per_worker(FILE *f, fnw_children *cs, double now)
     }
 }
 
-char *fnw_report_metrics(fnw_children *cs, int draining, double now, size_t *len)
+char *fnw_pool_report_metrics(fnw_children *cs, int draining, double now, size_t *len)
 {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
@@ -124,7 +124,7 @@ char *fnw_report_metrics(fnw_children *cs, int draining, double now, size_t *len
     return buf;
 }
 
-char *fnw_report_state(fnw_children *cs, int draining, double now, unsigned dumps_requested,
+char *fnw_pool_report_state(fnw_children *cs, int draining, double now, unsigned dumps_requested,
                        size_t *len)
 {
     char *buf = NULL;
@@ -139,7 +139,7 @@ char *fnw_report_state(fnw_children *cs, int draining, double now, unsigned dump
     for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c))
         fprintf(f, "worker id=%s pid=%d uptime_s=%.1f rss_bytes=%" PRId64 "\n", fnw_children_id(c),
                 (int)fnw_children_pid(c), now - fnw_children_started_at(c),
-                fnw_report_rss(fnw_children_pid(c)));
+                fnw_pool_report_rss(fnw_children_pid(c)));
     if (fclose(f) != 0) {
         free(buf);
         return NULL;
