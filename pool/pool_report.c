@@ -125,7 +125,7 @@ char *fnw_pool_report_metrics(fnw_children *cs, int draining, double now, size_t
 }
 
 char *fnw_pool_report_state(fnw_children *cs, int draining, double now, unsigned dumps_requested,
-                       size_t *len)
+                            size_t *len)
 {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
