@@ -2,7 +2,7 @@
 # launcher request, and the launcher script the TaskManager runs. Built from
 # Debian 12 packages; the runtime stage holds the stripped binary and the
 # shared libraries it links, and runs as an unprivileged user.
-# Commands, ports and the Kubernetes pod template: README, "The sidecar image".
+# Commands, ports and the Kubernetes pod template: docs/sidecar.md, "The sidecar image".
 FROM debian:bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
       gcc make pkg-config libc6-dev binutils libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \

@@ -1,7 +1,7 @@
 # fnworker: one entry point.
 #   make            install the build packages if missing, build build/fnworker and the example plugins (build/plugins/)
 #   make demo       install what is missing (Debian packages, the PyFlink 2.3 virtualenv), build,
-#                   run the README's enrichment job on a local Flink through the worker
+#                   run examples/pyflink/enrich_job.py on a local Flink through the worker
 #   make demo-harness  the older demo: 100,000 rows through the worker from the JVM runner harness
 #   make check      install what is missing, build, run every unit and integration test,
 #                   and the smoke subset of the real-Flink end-to-end suite
@@ -10,10 +10,10 @@
 #   make sanitize   the same tests under ASan+UBSan (build tree build/asan)
 #   make allocfail  every allocation of 13 scenarios failed in turn, under ASan (tests/alloc/README.md)
 #   make valgrind   the integration tests with the worker under valgrind memcheck
-#   make bench      the benchmark (README, Performance; bench/README.md)
-#   make soak       10M records through the worker with random chunking and faults (README, Reliability)
+#   make bench      the benchmark (docs/performance.md; bench/README.md)
+#   make soak       10M records through the worker with random chunking and faults (docs/reliability.md)
 #   make fuzz       every fuzz target under libFuzzer for FUZZ_S seconds (tests/fuzz/README.md)
-#   make image      the sidecar image with podman; make image-test tests it (README, "The sidecar image")
+#   make image      the sidecar image with podman; make image-test tests it (docs/sidecar.md, "The sidecar image")
 #
 # Every target installs the Debian packages it needs (scripts/install-deps.sh,
 # by group: build, test, valgrind, bench, fuzz; one stamp per group in
@@ -24,7 +24,7 @@
 # ops/ (any depth), worker/ or pool/ is part of libfnw.a; a new
 # tests/unit/<folder>/test_x.c is a new Check binary, build/tests/<folder>/test_x.
 # The floors, lowest first: base, codecs, runtime, ops, worker and pool, main.c
-# (docs/architecture.md); a folder includes only folders below it.
+# (docs/architecture.md, CONTRIBUTING.md); a folder includes only folders below it.
 
 BUILD    ?= build
 CC       ?= cc
@@ -370,7 +370,7 @@ fuzz: deps-build deps-fuzz
 clean:
 	rm -rf build
 
-# ---- the sidecar image (Dockerfile, scripts/image/; README, "The sidecar image") ------------
+# ---- the sidecar image (Dockerfile, scripts/image/; docs/sidecar.md, "The sidecar image") ------------
 #   make image        build it with podman (IMAGE, default localhost/fnworker:latest)
 #   make image-test   install podman if needed, build the images, run tests/image/run.sh
 # make check runs the image test when podman can run containers here, and

@@ -19,7 +19,7 @@
 #define BENCH_SINK_ID "fn/write/output:0"
 #define BENCH_MAX_OPTS 6
 
-/* What runs in transform-0 (README, "The OperationSpec payload"). */
+/* What runs in transform-0 (docs/pyflink.md, "The OperationSpec payload"). */
 typedef struct bench_op {
     const char *operation;          /* "identity", "echo", "kserve", ... */
     int batched;                    /* mode BATCH (function type stays PROCESS, as Flink sends) */

@@ -29,11 +29,11 @@ enum {
     OP_PUT = 'p', OP_BINPUT = 'q', OP_LONG_BINPUT = 'r', OP_MEMOIZE = 0x94,
 };
 
-#define SEE_README "(see README, \"Using fnworker from PyFlink\")"
+#define SEE_DOCS "(see docs/pyflink.md, \"Also not supported\")"
 #define HOW_TO "fnworker runs native operations, not Python code: build the function with the fnworker " \
     "Python package, e.g. `from fnworker import Operation, ordered_wait` and " \
     "`ordered_wait(ds, Operation(\"echo\"), Time.seconds(5), output_type=...)`, so that the payload " \
-    "names a native operation " SEE_README
+    "names a native operation " SEE_DOCS
 
 typedef struct cursor {
     const uint8_t *start, *p, *end;
@@ -351,7 +351,7 @@ int fnw_pickle_payload_read(const uint8_t *p, size_t n, uint8_t *out, size_t *ou
     if (take_call(&c, &data) < 0)
         return fnw_error_set(err, "the function payload is a Python pickle of " FNW_PICKLE_PAYLOAD_MODULE "."
                              FNW_PICKLE_PAYLOAD_FUNCTION " that is not in the form the fnworker package "
-                             "writes (%s); rebuild the job with the fnworker package " SEE_README, c.why);
+                             "writes (%s); rebuild the job with the fnworker package " SEE_DOCS, c.why);
     if (data.op == OP_SHORT_BINUNICODE || data.op == OP_BINUNICODE) {
         if (latin1_from_utf8(&c, &data, out, out_len) < 0)
             return fnw_error_set(err, "the function payload's OperationSpec is unreadable (%s)", c.why);

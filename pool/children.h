@@ -1,5 +1,5 @@
 /* pool/children.h — the worker processes of the pool: a fixed table of
- * slots (at most max_workers), starting a worker (fork + exec of the fnworker
+ * slots (at most max_workers), starting a worker (posix_spawn of the fnworker
  * binary, so a crashing worker never takes the pool down), relaying its
  * stdout/stderr to whoever started it, stopping it (SIGTERM, then SIGKILL
  * after FNW_CHILDREN_KILL_AFTER_S), reaping it, and the counts /metrics
@@ -67,7 +67,7 @@ void fnw_children_free(fnw_children *cs);
 #define FNW_CHILD_BY_ID 1u
 
 /* Starts `exe --id=ID --provision_endpoint=EP args...`. Fails when the pool
- * is full, the id is already running (FNW_CHILD_BY_ID) or fork/pipe fail. */
+ * is full, the id is already running (FNW_CHILD_BY_ID) or posix_spawn/pipe fail. */
 fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *provision_endpoint,
                               const char *const *args, size_t n_args, const fnw_child_events *ev,
                               unsigned flags, fnw_error *err);

@@ -1,4 +1,4 @@
-"""make demo: the README's enrichment job (examples/pyflink/enrich_job.py) on
+"""make demo: the enrichment job of docs/pyflink.md (examples/pyflink/enrich_job.py) on
 a local Flink (PyFlink's MiniCluster) through fnworker, with 100,000 orders.
 
 It starts redis-server (with a password) and the test HTTP server (whose

@@ -21,4 +21,4 @@ java -cp "$CP" fnworker.harness.Main run --worker "$BUILD/fnworker" \
 echo "demo: all 100000 rows came back unchanged"
 echo "demo: the rows/s above is bound by the Java harness, which encodes, sends, receives and"
 echo "      decodes every row in one JVM; the worker's own rate (millions of rows/s) is what"
-echo "      make bench measures, with a C driver (README, \"Performance\")"
+echo "      make bench measures, with a C driver (docs/performance.md)"

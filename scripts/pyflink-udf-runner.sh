@@ -17,7 +17,7 @@
 #
 # With FNW_POOL_ADDRESS=host:port the worker runs in the fnworker sidecar
 # instead: the script asks the `fnworker pool` listening there to start it
-# (launcher protocol version 1, see README, "The launcher protocol, version 1", over bash's /dev/tcp),
+# (launcher protocol version 1, see docs/sidecar.md, "The launcher protocol, version 1", over bash's /dev/tcp),
 # prints the worker's stdout and stderr as they come (so they reach the boot
 # log) and exits with the worker's exit code. When Flink kills this script,
 # the connection closes and the pool stops the worker. In pool mode the

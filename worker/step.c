@@ -10,7 +10,7 @@
 
 #define FT_ASYNC_BATCH ORG__APACHE__FLINK__FN_EXECUTION__V1__USER_DEFINED_DATA_STREAM_FUNCTION__FUNCTION_TYPE__ASYNC_BATCH
 #define MODE(x) FNWORKER__V1__OPERATION_SPEC__MODE__##x
-#define SEE_README "(see README, \"The OperationSpec payload\")"
+#define SEE_DOCS "(see docs/pyflink.md, \"The OperationSpec payload\")"
 
 /* ---- run mode -------------------------------------------------------------------- */
 
@@ -119,7 +119,7 @@ int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
         return fnw_error_set(err, "out of memory");
     if (f->payload.len == 0)
         return fnw_error_set(err, "transform '%s': the function payload is empty; fnworker expects a "
-                             "fnworker.v1.OperationSpec there " SEE_README, id);
+                             "fnworker.v1.OperationSpec there " SEE_DOCS, id);
     uint8_t *unpickled = NULL;
     ProtobufCBinaryData spec = f->payload;
     if (fnw_pickle_payload_is_pickle(spec.data, spec.len) && unpickle_spec(f, &unpickled, &spec, err) < 0)
@@ -132,7 +132,7 @@ int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
         return fnw_error_prefix(err, "transform '%s': OperationSpec", id);
     if (!os)
         return fnw_error_set(err, "transform '%s': the function payload is not a valid "
-                             "fnworker.v1.OperationSpec " SEE_README, id);
+                             "fnworker.v1.OperationSpec " SEE_DOCS, id);
     rc = step_from_spec(os, (int)f->function_type, reg, st, err);
     fnworker__v1__operation_spec__free_unpacked(os, NULL);
     if (rc < 0 && st->op)

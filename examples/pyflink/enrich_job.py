@@ -15,7 +15,7 @@ Redis holding hashes user:<id> with fields name and tier, and SCORER_URL
 POST {"inputs": [...]} with {"outputs": [{"score": ...}, ...]} in input
 order. The secrets come from the TaskManagers' environment, read by
 fnworker: FNW_SECRET_REDIS_PASSWORD and FNW_SECRET_SCORER_TOKEN (only
-FNW_SECRET_* variables by default: README, "Security").
+FNW_SECRET_* variables by default: docs/security.md, "Environment references").
 
 Run it on a Flink whose TaskManagers have PYFLINK_UDF_RUNNER_DIR pointing at
 fnworker (flink-conf.yaml here):
@@ -46,7 +46,7 @@ RESULT = Types.ROW_NAMED(["name", "id", "score"], [Types.STRING(), Types.LONG(),
 
 # Redis: an IP address (the worker never blocks on a DNS lookup), the
 # password from the TaskManager's environment, never from the job (only
-# FNW_SECRET_* variables by default: README, "Security").
+# FNW_SECRET_* variables by default: docs/security.md, "Environment references").
 USERS = Operation("redis", address=os.environ.get("REDIS_ADDRESS", "127.0.0.1:6379"),
                   command="HGETALL user:{user_id}", password_env="FNW_SECRET_REDIS_PASSWORD",
                   on_missing="null")

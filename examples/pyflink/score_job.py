@@ -2,7 +2,7 @@
 a KServe v2 / Triton model over gRPC, 64 rows per request (a partial batch
 leaves after 50 ms), as a native fnworker operation; no Python runs on the
 TaskManagers. The model `linear` takes `x` FP32 [-1, 4] and answers `y` FP32
-[-1, 2] (README, "kserve"). The model server's gRPC address comes from
+[-1, 2] (docs/operations.md, "kserve"). The model server's gRPC address comes from
 KSERVE_TARGET (default 127.0.0.1:8001). Run it on a Flink whose TaskManagers
 have PYFLINK_UDF_RUNNER_DIR pointing at fnworker (flink-conf.yaml here):
 

@@ -22,7 +22,7 @@ side); every fact about PyFlink is named with its file and function."""
 
 PASS_THROUGH = ("identity", "echo")
 
-README = 'see README.md, "Using fnworker from PyFlink"'
+README = 'see docs/pyflink.md, "What the helpers refuse, and why"'
 
 _NOT_A_DATASTREAM = {
     "KeyedStream": (

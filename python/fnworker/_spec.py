@@ -17,7 +17,7 @@ OUTPUT_MODES = {"ORDERED": 0, "UNORDERED": 1}
 TIMEOUT_ACTIONS = {"TIMEOUT_FAIL": 0, "TIMEOUT_EMPTY": 1, "TIMEOUT_OPERATION": 2}
 MODES = {"PER_ELEMENT": 1, "BATCH": 2}
 
-# The built-in operations' options (README, "Operations"); options of other
+# The built-in operations' options (docs/operations.md); options of other
 # operations are passed through and checked by the worker.
 BUILTIN_OPTIONS = {
     "identity": (),

@@ -1,7 +1,7 @@
 """examples/pyflink/enrich_job.py and score_job.py against stand-ins for the
 few PyFlink names they use (PyFlink is not installed here): the jobs build,
 and the functions they hand to DataStream.process carry the specs they
-describe; README's "A complete job" block is enrich_job.py. (tests/e2e/
+describe; docs/pyflink.md's "A complete job" block is enrich_job.py. (tests/e2e/
 test_examples.py runs both on a real Flink.)"""
 
 import ast
@@ -113,12 +113,12 @@ class ExampleTest(unittest.TestCase):
         self.assertIn('operation: "project" options { key: "fields" value: "name,id,score" }',
                       flat(decode(project.operation_spec)))
 
-    def test_readme_complete_job_is_enrich_job(self):
-        """The README shows enrich_job.py as it is, without its docstring."""
-        with open(os.path.join(HERE, "..", "..", "README.md"), encoding="utf-8") as f:
-            readme = f.read()
-        m = re.search(r"\*\*A complete job\*\*.*?```python\n(.*?)```", readme, re.S)
-        self.assertIsNotNone(m, "README has no python block after **A complete job**")
+    def test_docs_complete_job_is_enrich_job(self):
+        """docs/pyflink.md shows enrich_job.py as it is, without its docstring."""
+        with open(os.path.join(HERE, "..", "..", "docs", "pyflink.md"), encoding="utf-8") as f:
+            text = f.read()
+        m = re.search(r"^## A complete job\n.*?```python\n(.*?)```", text, re.S | re.M)
+        self.assertIsNotNone(m, "docs/pyflink.md has no python block after ## A complete job")
         with open(os.path.join(HERE, "..", "..", "examples", "pyflink", "enrich_job.py"),
                   encoding="utf-8") as f:
             source = f.read()

@@ -165,7 +165,7 @@ STEP_METRICS = ("recordsIn", "recordsOut", "asyncCalls", "batches", "retries", "
 
 
 def test_metrics_through_rest_api(flink):
-    """(b) The per-step metrics the README promises ("Async semantics",
+    """(b) The per-step metrics docs/operations.md promises ("Async semantics",
     Metrics), read through Flink's REST API while a job runs: one branch
     whose every call fails once and is retried, one whose every call returns
     an empty result, one whose every call times out (TIMEOUT_EMPTY). The

@@ -1,7 +1,7 @@
 """(d) The sidecar worker pool reached by real TaskManagers: `build/fnworker
 pool` on a free loopback port, TaskManagers whose PYFLINK_UDF_RUNNER_DIR
 holds pyflink-udf-runner.sh and no fnworker binary, and FNW_POOL_ADDRESS
-pointing at the pool (README, "Running as a sidecar: the worker pool").
+pointing at the pool (docs/sidecar.md).
 A module of its own, so that its cluster starts after test_cluster's has
 stopped."""
 

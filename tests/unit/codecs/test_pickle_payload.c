@@ -162,7 +162,7 @@ START_TEST(generated_other_pickles_are_named)
     uint8_t *p = slurp(fixture_dir, "refuse-builtins-len.pickle", &n);
     ck_assert_ptr_nonnull(p);
     expect_refused(p, n, "Python pickle (protocol 4) of builtins.len", "native operations",
-                   "from fnworker import", "README", NULL);
+                   "from fnworker import", "docs/pyflink.md", NULL);
     free(p);
     p = slurp(fixture_dir, "refuse-tuple.pickle", &n);
     ck_assert_ptr_nonnull(p);
@@ -170,7 +170,7 @@ START_TEST(generated_other_pickles_are_named)
     free(p);
     p = slurp(fixture_dir, "refuse-cloudpickle-function.pickle", &n);
     if (p) {   /* written when cloudpickle is installed */
-        expect_refused(p, n, "of cloudpickle.cloudpickle._make_function", "native operations", "README", NULL);
+        expect_refused(p, n, "of cloudpickle.cloudpickle._make_function", "native operations", "docs/pyflink.md", NULL);
         free(p);
     }
 }
@@ -213,7 +213,7 @@ START_TEST(other_functions_are_named)
     /* the old refusal's words stay: a pickle of something else (here no function reference at all) */
     expect_refused(B("\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00\x8c\x08" "builtins" "\x94" "."),
                    "Python pickle (protocol 4)", "does not start with a function reference", "native operations",
-                   "README", NULL);
+                   "docs/pyflink.md", NULL);
     expect_refused(B("\x80\x04" "\x94" STACK_FN SPEC_BYTES "\x85" "R" "."), "function reference", NULL);
 }
 END_TEST

@@ -211,7 +211,7 @@ START_TEST(pickled_payload_points_to_the_readme)
     transform(&b, "transform-0")->spec = fspec(&b, "beam:transform:pardo:v1", pack(&b, &pd.base));
     ck_assert_int_eq(build(&b, &p, &err), -1);
     ck_assert_msg(strstr(err.msg, "Python pickle") && strstr(err.msg, "native operations") &&
-                  strstr(err.msg, "README"), "%s", err.msg);
+                  strstr(err.msg, "docs/pyflink.md"), "%s", err.msg);
     builder_free(&b);
 }
 END_TEST

@@ -1,4 +1,4 @@
-// Integration scenarios for the async engine (README "Async semantics"),
+// Integration scenarios for the async engine (docs/operations.md, "Async semantics"),
 // driven through the real worker with the built-in `echo` operation. This
 // file lists them (in run order) and holds the helpers they share: inputs
 // whose timestamps identify them, echo specs, runners in per-element and

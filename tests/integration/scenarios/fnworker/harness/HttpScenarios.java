@@ -1,4 +1,4 @@
-// Integration scenarios for the built-in `http` operation (README.md)
+// Integration scenarios for the built-in `http` operation (docs/operations.md)
 // against real servers started by tests/servers/*.sh: nginx serving the JSON
 // fixtures (GET per element, keep-alive, HTTP/2 over TLS) and the Python test
 // server (POST bodies, /batch, delays, 5xx then success, 429 with
@@ -528,9 +528,9 @@ final class HttpScenarios {
     return AsyncScenarios.value(r, name);
   }
 
-  /** The JSON block after the "scenario: NAME" marker of README.md: an example the README shows, as written. */
-  static String readmeJson(Ctx c, String name) throws Exception {
-    File doc = new File(Server.serversDir(c).getParentFile().getParentFile(), "README.md");
+  /** The JSON block after the "scenario: NAME" marker of docs/operations.md: an example the operation reference shows, as written. */
+  static String docJson(Ctx c, String name) throws Exception {
+    File doc = new File(new File(Server.serversDir(c).getParentFile().getParentFile(), "docs"), "operations.md");
     String text = Files.readString(doc.toPath());
     int at = text.indexOf("<!-- scenario: " + name);
     check(at >= 0, "no example marker for " + name + " in " + doc);
@@ -540,7 +540,7 @@ final class HttpScenarios {
     return text.substring(from + 8, to);
   }
 
-  /** README.md's example, exactly: OpenAI-style /v1/embeddings in batch mode. */
+  /** docs/operations.md's example, exactly: OpenAI-style /v1/embeddings in batch mode. */
   static void embeddingsExample(Ctx c) throws Exception {
     try (Server py = Server.start(c, "pyhttp.sh")) {
       if (py == null) {
@@ -549,7 +549,7 @@ final class HttpScenarios {
       Worker w = c.worker(o -> o.env.put("FNW_SECRET_OPENAI_API_KEY", "sk-test"));
       TypeInfo in = TypeInfo.parse("ROW<id:LONG,text:STRING>");
       TypeInfo out = TypeInfo.parse("ROW<id:LONG,text:STRING,embedding:PRIMITIVE_ARRAY<FLOAT>>");
-      String json = readmeJson(c, "http_openai_embeddings_example").replace("https://api.openai.com", py.url(""));
+      String json = docJson(c, "http_openai_embeddings_example").replace("https://api.openai.com", py.url(""));
       OperationSpec s = RunnerRows.spec(null, null, json);
       FunctionRunner r = c.runner(w, in, out, FunctionType.PROCESS, s.toByteArray(), cfg -> { });
       List<In> rows = List.of(new In(ts(0), Row.of(0L, "hello")), new In(ts(1), Row.of(1L, "Flink")),

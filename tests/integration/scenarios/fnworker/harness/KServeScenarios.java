@@ -1,4 +1,4 @@
-// Integration scenarios for the built-in `kserve` operation (README, "kserve")
+// Integration scenarios for the built-in `kserve` operation (docs/operations.md, "kserve")
 // against the Python KServe v2 test model server (tests/servers/kserve.sh):
 // the linear model per element and in batches with checked results, the
 // BYTES model, a metadata mismatch failing the bundle at open, injected
@@ -326,7 +326,7 @@ final class KServeScenarios {
       if (s == null) {
         return;
       }
-      String json = HttpScenarios.readmeJson(c, "kserve_doc_batch_example").replace("triton:8001", target(s));
+      String json = HttpScenarios.docJson(c, "kserve_doc_batch_example").replace("triton:8001", target(s));
       FunctionRunner r = runner(c, c.worker(), IN, OUT, RunnerRows.spec(null, null, json));
       List<In> in = List.of(new In(ts(1), Row.of(1L, List.of(1.0f, 2.0f, 3.0f, 4.0f))),
           new In(ts(2), Row.of(2L, List.of(-1.0f, 0.5f, 2.0f, 0.0f))),

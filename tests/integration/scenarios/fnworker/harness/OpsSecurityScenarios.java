@@ -1,5 +1,5 @@
 // Integration scenarios for the operation-level protections of issue 19
-// (README "Security"): a row cannot choose the host or walk up the URL path,
+// (docs/security.md): a row cannot choose the host or walk up the URL path,
 // header values refuse control characters, replies from services are
 // bounded, and text quoted from a service is masked in its escaped forms too.
 // Each runs the real worker against a real server (the Python test HTTP

@@ -125,7 +125,7 @@ final class PyFlinkScenarios {
     String err = Ctx.expectBundleError(r);
     for (String part : List.of("transform 'transform-0'", "Python pickle (protocol 5) of "
         + "cloudpickle.cloudpickle._make_function", "native operations", "from fnworker import",
-        "Using fnworker from PyFlink")) {
+        "(see docs/pyflink.md, \"Also not supported\")")) {
       check(err.contains(part), "the error should contain \"" + part + "\": " + err);
     }
     FunctionRunner ok = c.runner(w, ty, ty, FunctionType.PROCESS, p.get("echo_p2"), cfg -> { });

@@ -144,7 +144,7 @@ final class RecordScenarios {
     Ctx.expectSame(ty, in, Ctx.bundle(r, ty, in));
   }
 
-  /** A pickled Python function as payload: a bundle error pointing at native operations and the README. */
+  /** A pickled Python function as payload: a bundle error pointing at native operations and docs/pyflink.md. */
   static void picklePayload(Ctx c) throws Exception {
     Worker w = c.worker();
     TypeInfo ty = t("INT");
@@ -154,7 +154,7 @@ final class RecordScenarios {
     Ctx.send(r, ty, values(ty, 3, 1));
     String err = Ctx.expectBundleError(r);
     check(err.toLowerCase(Locale.ROOT).contains("native"), "the error should mention native operations: " + err);
-    check(err.contains("README"), "the error should point to the README: " + err);
+    check(err.contains("docs/pyflink.md"), "the error should point to docs/pyflink.md: " + err);
     FunctionRunner ok = c.runner(w, ty, ty, Ctx.spec("identity"));
     List<In> in = values(ty, 5, 2);
     Ctx.expectSame(ty, in, Ctx.bundle(ok, ty, in));

@@ -221,7 +221,7 @@ public final class FakeWorker {
       byte[] payload = udf.getPayload().toByteArray();
       String error = null;
       if (payload.length > 0 && (payload[0] & 0xFF) == 0x80) {
-        error = "transform-0: the function payload is a pickled Python function; fnworker runs native operations only (see README, Operations)";
+        error = "transform-0: the function payload is a pickled Python function; fnworker runs native operations only (see docs/pyflink.md, \"Also not supported\")";
       }
       TypeInfo in = raw(d, "input_coder");
       TypeInfo out = raw(d, "output_coder");
