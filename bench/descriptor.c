@@ -3,6 +3,7 @@
  * beam_fn_api.proto, flink-fn-execution.proto and operation.proto. */
 #include "bench/descriptor.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "bench/pbwire.h"
@@ -238,28 +239,37 @@ static int pardo_spec(fnw_buf *spec, int function_type, const fnw_buf *payload)
     return rc;
 }
 
+#define BENCH_MAX_STEPS 8
+
 static int add_transforms(fnw_buf *d, const char *url, const bench_op *op)
 {
-    fnw_buf src, sink, fn, rev, ops;
+    fnw_buf src, sink, rev;
     fnw_buf_init(&src, 0);
     fnw_buf_init(&sink, 0);
-    fnw_buf_init(&fn, 0);
     fnw_buf_init(&rev, 0);
-    fnw_buf_init(&ops, 0);
     int rc = grpc_port_spec(&src, "beam:runner:source:v1", url, "fn/wire/input:0-length_prefix0") |
              grpc_port_spec(&sink, "beam:runner:sink:v1", url, "fn/wire/output:0-length_prefix0") |
-             operation_spec(&ops, op) |
-             pardo_spec(&fn, FN_PROCESS, &ops) |
              pardo_spec(&rev, FN_REVISE_OUTPUT, NULL);
     rc |= add_transform(d, BENCH_SOURCE_ID, &src, NULL, NULL, "local_output", "input");
-    rc |= add_transform(d, "transform-0", &fn, "input", "input", "output", "collection-0");
-    rc |= add_transform(d, "transform-revise", &rev, "input", "collection-0", "output", "output");
+    char in[32] = "input", out[32] = "collection-0", id[32];
+    int i = 0;
+    for (const bench_op *o = op; o && i < BENCH_MAX_STEPS; o = o->then, i++) {
+        fnw_buf fn, ops;
+        fnw_buf_init(&fn, 0);
+        fnw_buf_init(&ops, 0);
+        snprintf(id, sizeof id, "transform-%d", i);
+        snprintf(out, sizeof out, "collection-%d", i);
+        rc |= operation_spec(&ops, o) | pardo_spec(&fn, FN_PROCESS, &ops) |
+              add_transform(d, id, &fn, "input", in, "output", out);
+        snprintf(in, sizeof in, "%s", out);
+        fnw_buf_free(&fn);
+        fnw_buf_free(&ops);
+    }
+    rc |= add_transform(d, "transform-revise", &rev, "input", out, "output", "output");
     rc |= add_transform(d, BENCH_SINK_ID, &sink, "local_input", "output", NULL, NULL);
     fnw_buf_free(&src);
     fnw_buf_free(&sink);
-    fnw_buf_free(&fn);
     fnw_buf_free(&rev);
-    fnw_buf_free(&ops);
     return rc;
 }
 
@@ -291,8 +301,13 @@ int bench_descriptor_build(fnw_buf *out, const char *id, const char *data_url, c
     fnw_buf_init(&api, 0);
     int rc = bench_pb_str(out, 1, id) | add_transforms(out, data_url, op);
     rc |= add_pcollection(out, "input", "input_coder-length_prefix0") |
-          add_pcollection(out, "collection-0", "coder-0") |
           add_pcollection(out, "output", "output_coder");
+    int i = 0;
+    for (const bench_op *o = op; o && i < BENCH_MAX_STEPS; o = o->then, i++) {
+        char pc[32];
+        snprintf(pc, sizeof pc, "collection-%d", i);
+        rc |= add_pcollection(out, pc, "coder-0");
+    }
     rc |= bench_pb_str(&ws, 3, "window_coder") | bench_pb_map_entry(out, 4, "windowing_strategy", ws.p, ws.len);
     rc |= add_coders(out, op->features > 0);
     rc |= bench_pb_str(&api, 1, data_url) | bench_pb_sub(out, 7, &api);

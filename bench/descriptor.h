@@ -1,7 +1,8 @@
 /* bench/descriptor.h — the ProcessBundleDescriptor the benchmark
  * registers, shaped as Flink builds it for a one-input DataStream operator
- * with one function: source `fn/read/input:0`
- * -> `transform-0` (the operation) -> `transform-revise` (REVISE_OUTPUT) ->
+ * with one function (or several fused ones, bench_op.then): source
+ * `fn/read/input:0` -> `transform-0` (the operation) [-> `transform-1` ...]
+ * -> `transform-revise` (REVISE_OUTPUT) ->
  * sink `fn/write/output:0`, Flink coders with raw types ROW(LONG, LONG,
  * ROW<STRING, INT>) in and ROW(LONG, ROW<STRING, INT>) out (for feature
  * records ROW<LONG, PRIMITIVE_ARRAY<FLOAT>> in place of ROW<STRING, INT>), the
@@ -20,7 +21,8 @@
 #define BENCH_MAX_OPTS 6
 
 /* What runs in transform-0 (docs/pyflink.md, "The OperationSpec payload"). */
-typedef struct bench_op {
+typedef struct bench_op bench_op;
+struct bench_op {
     const char *operation;          /* "identity", "echo", "kserve", ... */
     int batched;                    /* mode BATCH (function type stays PROCESS, as Flink sends) */
     int unordered;                  /* output_mode UNORDERED (1), else ORDERED (0) */
@@ -38,7 +40,11 @@ typedef struct bench_op {
     int n_opts;
     const char *opt_key[BENCH_MAX_OPTS];
     const char *opt_val[BENCH_MAX_OPTS];
-} bench_op;
+    /* The next function fused into the same operator (Flink chains
+     * consecutive Python functions into one): transform-1, transform-2, ...
+     * each reading the previous one's collection. NULL: a single step. */
+    const bench_op *then;
+};
 
 /* Adds option key=value (copied pointers must outlive the op). */
 void bench_op_set(bench_op *op, const char *key, const char *val);

@@ -53,6 +53,8 @@ void bench_suite_run(bench_suite *s)
         suite_w10(s);
     if (suite_selected(s, "W11"))
         suite_w11(s);
+    if (suite_selected(s, "W18"))
+        suite_w18(s);
     if (suite_selected(s, "W12"))
         suite_w12(s);
     if (suite_selected(s, "W13"))

@@ -126,6 +126,7 @@ void suite_w9_idle(bench_suite *s);
 void suite_w9_flood(bench_suite *s);
 void suite_w10(bench_suite *s);
 void suite_w11(bench_suite *s);
+void suite_w18(bench_suite *s);   /* suite_throughput.c: chains */
 void suite_w12(bench_suite *s);   /* suite_redis.c */
 void suite_w13(bench_suite *s);   /* suite_http.c */
 void suite_w14(bench_suite *s);   /* suite_kserve.c */

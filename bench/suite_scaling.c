@@ -176,13 +176,20 @@ static double ipr(bench_suite *s, const char *label, const bench_op *op, uint64_
 
 void suite_instructions(bench_suite *s)
 {
-    struct { const char *id; bench_op op; } w[4] = {
-        {"W1", suite_op_identity()}, {"W2", suite_op_batch(0, 10000)}, {"W3", suite_op_batch(1, 10000)},
-        {"W4", suite_op_element(1000, NULL)},
+    bench_op echo = suite_op_element(1000, NULL), ident = suite_op_identity();
+    bench_op echo3[3] = {echo, echo, echo}, ident3[3] = {ident, ident, ident};
+    echo3[0].then = &echo3[1];
+    echo3[1].then = &echo3[2];
+    ident3[0].then = &ident3[1];
+    ident3[1].then = &ident3[2];
+    struct { const char *id, *sel; bench_op op; } w[] = {
+        {"W1", "W1", suite_op_identity()}, {"W2", "W2", suite_op_batch(0, 10000)},
+        {"W3", "W3", suite_op_batch(1, 10000)}, {"W4", "W4", suite_op_element(1000, NULL)},
+        {"W18a", "W18", ident3[0]}, {"W18b", "W18", echo3[0]},
     };
     suite_progress("running %s (callgrind)\n", "instructions per record");
-    for (int i = 0; i < 4; i++) {
-        if (!suite_selected(s, w[i].id))
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        if (!suite_selected(s, w[i].sel))
             continue;
         char err[1200], label[32];
         snprintf(label, sizeof label, "ipr-%s", w[i].id);

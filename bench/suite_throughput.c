@@ -267,3 +267,33 @@ void suite_w7(bench_suite *s)
         suite_plot_point(s, pl, suite_rate_of(&r), s->ceiling[i]);
     }
 }
+
+/* ---- W18: chained plans ------------------------------------------------------------------- */
+
+/* Three fused steps of op (Flink fuses consecutive Python functions into
+ * one operator): what a record costs when it crosses from step to step,
+ * next to the single-step row (W1 for identity, W4 for echo). */
+static void w18_point(bench_suite *s, const char *id, const char *what, const bench_op *op, uint64_t n,
+                      const char *single)
+{
+    char err[1200];
+    bench_run r;
+    bench_op chain[3] = {*op, *op, *op};
+    chain[0].then = &chain[1];
+    chain[1].then = &chain[2];
+    suite_measure(s, 0, id, &chain[0], SMALL, &n, 1, s->bundle, &r, err, sizeof err);
+    bench_row *row = suite_rate_row(s, id, what, &r, s->ceiling[0], err);
+    if (!row)
+        return;
+    snprintf(row->target, sizeof row->target, "(info: vs %s)", single);
+    suite_plot_point(s, id, suite_rate_of(&r), s->ceiling[0]);
+}
+
+void suite_w18(bench_suite *s)
+{
+    bench_op id = suite_op_identity(), echo = suite_op_element(1000, NULL);
+    suite_progress("running %s\n", "W18");
+    w18_point(s, "W18a", "identity -> identity -> identity, 10M", &id, suite_scaled(s, 10 * MILLION), "W1");
+    w18_point(s, "W18b", "echo -> echo -> echo per-element UNORDERED c1000, 2M", &echo,
+              suite_scaled(s, 2 * MILLION), "W4");
+}

@@ -98,6 +98,10 @@ static void enter(fnw_engine *e)
 #define SINK_CALL1(e, fn, arg) do { \
         if ((e)->sink.fn) { (e)->depth++; (e)->sink.fn((e)->sink.user, (arg)); (e)->depth--; } \
     } while (0)
+/* emit goes to its own user (engine.h: emit_user). */
+#define SINK_EMIT(e, out) do { \
+        if ((e)->sink.emit) { (e)->depth++; (e)->sink.emit((e)->sink.emit_user, (out)); (e)->depth--; } \
+    } while (0)
 
 static void leave(fnw_engine *e)
 {
@@ -233,7 +237,7 @@ static int on_call_emit(void *user, const fnw_record *out)
     if (stopped(e))
         return -1;
     e->m.records_out++;
-    SINK_CALL1(e, emit, out);
+    SINK_EMIT(e, out);
     return 0;
 }
 
@@ -354,7 +358,7 @@ static void emit_ready(fnw_engine *e)
             if (!sp->is_null && sp->len == 0)
                 out.data = (const uint8_t *)"";
             e->m.records_out++;
-            SINK_CALL1(e, emit, &out);
+            SINK_EMIT(e, &out);
         }
         fnw_entry_unhold_queue(&e->entries, en);
     }
@@ -500,6 +504,8 @@ void fnw_engine_start(fnw_engine *e, const fnw_engine_sink *sink, const char *bu
         cleanup(e);
     }
     e->sink = *sink;
+    if (!e->sink.emit_user)
+        e->sink.emit_user = e->sink.user;
     snprintf(e->label, sizeof e->label, "%s", bundle_label ? bundle_label : "");
     memset(&e->m, 0, sizeof e->m);
     e->next_index = 0;

@@ -56,6 +56,10 @@ typedef struct fnw_engine_sink {
     void (*failed)(void *user, const char *message);
     /* After fnw_engine_finish(): every input has ended and been emitted. */
     void (*finished)(void *user);
+    /* The user emit gets, when it is not user (NULL: user). Lets a chain
+     * (runtime/chain.h) hand its last step's outputs to its caller
+     * directly while hearing the other callbacks itself. */
+    void *emit_user;
 } fnw_engine_sink;
 
 typedef struct fnw_dist {

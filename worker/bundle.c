@@ -1,4 +1,5 @@
-/* worker/bundle.c — a running process_bundle instruction (see bundle.h). */
+/* worker/bundle.c — a running process_bundle instruction (see bundle.h):
+ * decode -> the chain's first step, the chain's last step -> encode. */
 #include "worker/bundle.h"
 
 #include <inttypes.h>
@@ -8,14 +9,10 @@
 #include <string.h>
 
 #include "codecs/row.h"
+#include "runtime/chain.h"
 #include "worker/lull.h"
 
 enum bundle_state { B_RUNNING, B_FINISHING, B_SENDING_LAST, B_DONE };
-
-typedef struct step_link {
-    fnw_bundle *b;
-    size_t i;
-} step_link;
 
 /* The last message's completion may arrive after the bundle is gone (it
  * failed or the worker stopped meanwhile): the callback holds this token,
@@ -34,7 +31,7 @@ struct fnw_bundle {
     fnw_inbox *inbox;
     fnw_outbox **outboxes;     /* [0] is the main sink */
     size_t n_out;
-    step_link *links;
+    fnw_chain *chain;          /* the steps' engines, run as one (runtime/chain.h) */
     int64_t index;             /* records read */
     int state;
     int feeding, again;
@@ -112,29 +109,24 @@ static void write_output(fnw_bundle *b, const fnw_record *out)
     fnw_row_put_output(&view, out->timestamp, out->data, out->len);
 }
 
-static void step_emit(void *user, const fnw_record *out)
+/* The last step's outputs (the chain hands them over directly). */
+static void chain_emit(void *user, const fnw_record *out)
 {
-    step_link *l = user;
-    fnw_bundle *b = l->b;
-    if (b->state == B_DONE)
-        return;
-    if (l->i + 1 < fnw_processor_steps(b->proc))
-        fnw_engine_push(fnw_processor_engine(b->proc, l->i + 1), out);
-    else
+    fnw_bundle *b = user;
+    if (b->state != B_DONE)
         write_output(b, out);
 }
 
 static void bundle_kick(fnw_bundle *b);
 
-static void step_ready(void *user)
+static void chain_ready(void *user)
 {
-    bundle_kick(((step_link *)user)->b);
+    bundle_kick(user);
 }
 
-static void step_failed(void *user, const char *message)
+static void chain_failed(void *user, const char *message)
 {
-    step_link *l = user;
-    bundle_fail(l->b, "%s", message);
+    bundle_fail(user, "%s", message);
 }
 
 static void last_sent(void *arg, int ok)
@@ -155,16 +147,12 @@ static void last_sent(void *arg, int ok)
     bundle_schedule_done(b);
 }
 
-static void step_finished(void *user)
+/* Every step has emitted every input: the last output goes with is_last. */
+static void chain_finished(void *user)
 {
-    step_link *l = user;
-    fnw_bundle *b = l->b;
+    fnw_bundle *b = user;
     if (b->state == B_DONE)
         return;
-    if (l->i + 1 < fnw_processor_steps(b->proc)) {
-        fnw_engine_finish(fnw_processor_engine(b->proc, l->i + 1));
-        return;
-    }
     b->state = B_SENDING_LAST;
     send_token *tok = malloc(sizeof *tok);
     if (!tok) {
@@ -178,18 +166,10 @@ static void step_finished(void *user)
 
 /* ---- input ------------------------------------------------------------------------------ */
 
-static int chain_has_space(const fnw_bundle *b)
-{
-    for (size_t i = 0; i < fnw_processor_steps(b->proc); i++)
-        if (!fnw_engine_has_space(fnw_processor_engine(b->proc, i)))
-            return 0;
-    return 1;
-}
-
 static void start_finish(fnw_bundle *b)
 {
     b->state = B_FINISHING;
-    fnw_engine_finish(fnw_processor_engine(b->proc, 0));
+    fnw_chain_finish(b->chain);
 }
 
 /* Records per round between checks of the data connection. */
@@ -206,7 +186,7 @@ static void feed_chain(fnw_bundle *b)
         if (fnw_data_conn_congested(b->conn))
             return;
         for (int k = 0; k < PUMP_ROUND; k++) {
-            if (b->state != B_RUNNING || !chain_has_space(b))
+            if (b->state != B_RUNNING || !fnw_chain_has_space(b->chain))
                 return;
             fnw_frame f;
             fnw_inbox_status r = fnw_inbox_next(b->inbox, &f);
@@ -228,7 +208,7 @@ static void feed_chain(fnw_bundle *b)
             }
             fnw_record rec = {row.timestamp, row.watermark, row.data, (uint32_t)row.len};
             b->index++;
-            fnw_engine_push(fnw_processor_engine(b->proc, 0), &rec);
+            fnw_chain_push(b->chain, &rec);
         }
     }
 }
@@ -386,10 +366,10 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
     b->done_timer.data = b;
     ev_timer_init(&b->lull_timer, lull_cb, 1, 1);
     b->lull_timer.data = b;
-    b->links = calloc(fnw_processor_steps(proc), sizeof *b->links);
+    b->chain = fnw_chain_new(fnw_processor_engines(proc), fnw_processor_steps(proc));
     b->outboxes = calloc(plan->n_sinks, sizeof *b->outboxes);
     b->conn = fnw_data_connect(data, plan->data_url);
-    if (!b->instruction_id || !b->links || !b->outboxes || !b->conn) {
+    if (!b->chain || !b->outboxes || !b->conn) {
         bundle_fail(b, "out of memory starting instruction %s", instruction_id);
         return b;
     }
@@ -401,12 +381,8 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
         }
         b->n_out = i + 1;
     }
-    for (size_t i = 0; i < fnw_processor_steps(proc); i++) {
-        b->links[i].b = b;
-        b->links[i].i = i;
-        fnw_engine_sink sink = {&b->links[i], step_emit, step_ready, step_failed, step_finished};
-        fnw_engine_start(fnw_processor_engine(proc, i), &sink, b->instruction_id);
-    }
+    fnw_engine_sink sink = {b, chain_emit, chain_ready, chain_failed, chain_finished, NULL};
+    fnw_chain_start(b->chain, &sink, b->instruction_id);
     fnw_data_listener l = {b, on_input, on_data_failed};
     fnw_error err;
     b->inbox = fnw_inbound_claim(b->conn, instruction_id, plan->source_id, &l, &err);
@@ -434,8 +410,8 @@ void fnw_bundle_stop(fnw_bundle *b)
     b->state = B_DONE;
     ev_timer_stop(b->loop, &b->done_timer);
     ev_timer_stop(b->loop, &b->lull_timer);
-    for (size_t i = 0; i < fnw_processor_steps(b->proc); i++)
-        fnw_engine_abort(fnw_processor_engine(b->proc, i));
+    if (b->chain)
+        fnw_chain_abort(b->chain);
 }
 
 void fnw_bundle_free(fnw_bundle *b)
@@ -446,15 +422,14 @@ void fnw_bundle_free(fnw_bundle *b)
     ev_timer_stop(b->loop, &b->lull_timer);
     if (b->last_send)
         b->last_send->b = NULL;
-    if (b->failed && b->proc)
-        for (size_t i = 0; i < fnw_processor_steps(b->proc); i++)
-            fnw_engine_abort(fnw_processor_engine(b->proc, i));
+    if (b->failed && b->chain)
+        fnw_chain_abort(b->chain);
     if (b->inbox)
         fnw_inbound_release(b->inbox);
     for (size_t i = 0; i < b->n_out; i++)
         fnw_data_outbox_free(b->outboxes[i]);
     free(b->outboxes);
-    free(b->links);
+    fnw_chain_free(b->chain);
     free(b->instruction_id);
     free(b);
 }

@@ -3,12 +3,15 @@
  * A bundle runs on a processor (worker/processors.h) that it borrows for
  * its life; its owner decides afterwards whether the processor is reused.
  *
- * A bundle takes whole records from its inbox (worker/inbox.h, which
- * assembles a record that spans chunks), pushes each through the chain while every
- * engine has space, writes results as Row(timestamp, data) to the main sink,
- * and at is_last drains the chain step by step, sends the remaining output
- * with is_last on every sink, waits until that message is written, and only
- * then reports done. Any failure (undecodable element, operation error,
+ * A bundle only frames input and output: it takes whole records from its
+ * inbox (worker/inbox.h, which assembles a record that spans chunks),
+ * decodes each and pushes it into the processor's steps, run as one chain
+ * (runtime/chain.h, which moves records from step to step and drains them
+ * step by step at the end) while the chain has space, writes what the last
+ * step emits as Row(timestamp, data) to the main sink, and once the chain
+ * has finished after is_last sends the remaining output with is_last on
+ * every sink, waits until that message is written, and only then reports
+ * done. Any failure (undecodable element, operation error,
  * lost data stream) reports done with an error naming the transform and the
  * element index.
  *

@@ -50,6 +50,11 @@ static inline fnw_engine *fnw_processor_engine(const fnw_processor *p, size_t i)
 {
     return p->engines[i];
 }
+/* All of them, step order (what a bundle runs as one chain, runtime/chain.h). */
+static inline fnw_engine *const *fnw_processor_engines(const fnw_processor *p)
+{
+    return p->engines;
+}
 
 /* The idle processors of one descriptor. Embedded by its owner; the fields
  * are private to processors.c. */

@@ -358,6 +358,28 @@ final class AsyncEngineScenarios {
         + metric(r3, "transform-2", "recordsIn"));
   }
 
+  /**
+   * A fused chain whose middle step fails (its 7th call) while the steps around it hold calls (the last
+   * one's take 300 ms): the bundle fails once, naming the middle step's transform and input and the
+   * operation's message, and the worker serves the next bundle.
+   */
+  static void chainFailingMiddle(Ctx c) throws Exception {
+    Worker w = c.worker();
+    FunctionRunner r = c.runner(w, LONG, LONG, FunctionType.PROCESS,
+        echo(opts("delay_ms", "5"), "{\"outputMode\":\"ORDERED\",\"capacity\":20}").toByteArray(),
+        cfg -> {
+          cfg.functions.add(RunnerRows.fn(FunctionType.PROCESS, echo(opts("fail_every", "7", "fail_message",
+              "boom in the middle"), "{\"capacity\":20}")));
+          cfg.functions.add(RunnerRows.fn(FunctionType.PROCESS, echo(opts("delay_ms", "300"),
+              "{\"capacity\":20}")));
+        });
+    Ctx.send(r, LONG, longs(50));
+    String err = Ctx.expectBundleError(r);
+    contains(err, "boom in the middle", "'echo'", "'transform-1'");
+    check(namedInput(err) == 6, "the middle step's 7th call (input 6) failed, the error names another: " + err);
+    stillServes(c, w);
+  }
+
   /** After a batch bundle every metric is there, user-typed, namespaced, and consistent. */
   static void metricsReported(Ctx c) throws Exception {
     Worker w = c.worker();

@@ -77,6 +77,7 @@ public final class AsyncScenarios {
     s.add(new Scenario("async_concurrency_is_real", AsyncEngineScenarios::concurrencyIsReal));
     s.add(new Scenario("async_repeat", AsyncEngineScenarios::repeat));
     s.add(new Scenario("async_chain", AsyncEngineScenarios::chain));
+    s.add(new Scenario("async_chain_failing_middle_step", AsyncEngineScenarios::chainFailingMiddle));
     s.add(new Scenario("async_metrics_reported", AsyncEngineScenarios::metricsReported));
     return s;
   }
