@@ -1,17 +1,16 @@
-/* base/rpc.h — the gRPC client plumbing the planes are built on: channels,
- * readiness waits, bidi streams and unary calls, all driven from the loop
- * thread, with completions arriving through the mailbox (base/mailbox.h).
+/* base/rpc.h — the gRPC client plumbing every gRPC user on a loop is built
+ * on (the worker's planes, the kserve operation): channels, readiness
+ * waits and unary calls, all driven from the loop thread, with completions
+ * arriving through the loop's hand-off (base/handoff.h) from its
+ * completion-queue thread (base/pump.h). Bidi streams are in base/stream.h.
  *
- * Rules this module keeps: one op of each kind in flight per call, so sends
- * are chained (the next starts when the previous one completes);
- * RECV_STATUS is posted up front; a call is freed only after every one of
- * its tags came back. Every call carries the worker_id header.
- *
- * Ownership: a stream owns the slices queued on it; fnw_stream_free()
- * hands the stream back, and the memory goes once its last tag returns.
+ * Rules this module keeps: RECV_STATUS is posted with the call; a call's
+ * record is freed (or kept for the next call) only after its completion
+ * came back. Every call carries the context's one header (the worker's
+ * worker_id, kserve's authorization), if it has one.
  *
  * Dependencies run one way: the logger (worker/log.h) sends over these
- * streams, and this module reports its own failures through the
+ * calls, and this module reports its own failures through the
  * fnw_rpc_log_sink given to fnw_rpc_init, never by calling the logger.
  */
 #ifndef FNW_RPC_H
@@ -20,9 +19,9 @@
 #include <grpc/grpc.h>
 #include <stddef.h>
 
-#include "base/mailbox.h"
+#include "base/handoff.h"
 
-struct unary_call;
+typedef struct fnw_rpc_unary_call fnw_rpc_unary_call;
 
 /* Where this module reports a failure it cannot hand to a caller (a batch
  * gRPC refused to start). error NULL: the message goes to stderr. */
@@ -31,26 +30,34 @@ typedef struct fnw_rpc_log_sink {
     void (*error)(void *user, const char *message);
 } fnw_rpc_log_sink;
 
-/* Embedded by its owner; the fields are private to rpc.c (use the
- * functions below). */
+/* Embedded by its owner; the fields are private to rpc.c and stream.c (use
+ * the functions below). */
 typedef struct fnw_rpc {
     grpc_completion_queue *cq;
-    const char *worker_id;
+    const char *header, *value;       /* the header every call carries (NULL: none) */
     fnw_rpc_log_sink log;
-    int live_calls;           /* calls whose tags are not all back */
-    struct unary_call *unary; /* unary calls in flight (for cancel_all) */
+    int live_calls;                   /* calls whose completions are not all back */
+    fnw_rpc_unary_call *unary;        /* unary calls in flight (for cancel_unary, free) */
+    fnw_rpc_unary_call *spare;        /* finished records kept for the next calls */
+    unsigned n_spare;
 } fnw_rpc;
 
-/* Every call is created on cq (drained by base/pump.h) and carries the
- * worker_id header; worker_id is borrowed for rpc's lifetime. log may be
- * NULL (stderr). */
-void fnw_rpc_init(fnw_rpc *rpc, grpc_completion_queue *cq, const char *worker_id,
+/* Every call is created on cq (drained by the loop's pump, base/pump.h)
+ * and carries the metadata header: value (both borrowed for rpc's lifetime;
+ * header NULL: no metadata). log may be NULL (stderr). */
+void fnw_rpc_init(fnw_rpc *rpc, grpc_completion_queue *cq, const char *header, const char *value,
                   const fnw_rpc_log_sink *log);
+/* The owner is done with rpc (its streams are freed): every unary call
+ * still in flight is cancelled without its callback (its record goes when
+ * its completion comes back), the kept records are freed. */
+void fnw_rpc_free(fnw_rpc *rpc);
 /* Calls (streams and unary) whose completions are not all back yet: the
  * completion queue may be shut down once this is 0. */
 int fnw_rpc_live_calls(const fnw_rpc *rpc);
 /* Cancels every unary call in flight (their callbacks still run). */
 void fnw_rpc_cancel_unary(fnw_rpc *rpc);
+/* Reports message through the log sink (for stream.c). */
+void fnw_rpc_report(fnw_rpc *rpc, const char *message);
 
 grpc_channel *fnw_rpc_channel(const char *url);
 /* The channel's connectivity state in words, for a message about a channel
@@ -63,55 +70,30 @@ typedef void (*fnw_ready_cb)(void *user, int ready);
 typedef struct fnw_ready_wait fnw_ready_wait;
 
 /* Calls cb(user, 1) once ch is READY, or cb(user, 0) at the deadline. The
- * wait frees itself after its callback; fnw_ready_cancel() before that
+ * wait frees itself after its callback; fnw_rpc_ready_cancel() before that
  * means no callback (the memory goes when gRPC returns the watch, at the
  * latest when the channel is destroyed). */
 fnw_ready_wait *fnw_rpc_wait_ready(fnw_rpc *rpc, grpc_channel *ch, double timeout_s,
                                    fnw_ready_cb cb, void *user);
-void fnw_ready_cancel(fnw_ready_wait *w);
-
-/* ---- bidi streams ---------------------------------------------------------- */
-typedef struct fnw_stream fnw_stream;
-typedef void (*fnw_sent_cb)(void *arg, int ok);
-
-typedef struct fnw_stream_handler {
-    void *user;
-    /* A message arrived; msg is borrowed (grpc_slice_ref it to keep it). */
-    void (*on_message)(void *user, grpc_slice msg);
-    /* The send queue went from >= high-water back below low-water. */
-    void (*on_writable)(void *user);
-    /* The call ended (status from the server, or a transport failure). */
-    void (*on_closed)(void *user, grpc_status_code code, const char *details);
-} fnw_stream_handler;
-
-/* wait_for_ready: the call waits for the channel to connect instead of
- * failing at once (pair it with fnw_rpc_wait_ready to bound the wait). */
-fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method,
-                            const fnw_stream_handler *h, int wait_for_ready);
-/* Queues msg (ownership taken). done, if given, runs when it was written
- * (ok = 1) or could not be (ok = 0). */
-void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg);
-/* The same for a message made of n slices (all taken). */
-void fnw_stream_send_slices(fnw_stream *s, grpc_slice *slices, size_t n, fnw_sent_cb done, void *arg);
-int fnw_stream_congested(const fnw_stream *s);   /* queued >= high-water */
-/* While paused no RECV_MESSAGE is posted: HTTP/2 flow control then slows
- * the server down. */
-void fnw_stream_pause_recv(fnw_stream *s, int paused);
-/* Half-close once the queued messages are written. */
-void fnw_stream_close_send(fnw_stream *s);
-void fnw_stream_cancel(fnw_stream *s);
-/* The owner is done with s: no more callbacks; freed when its tags return. */
-void fnw_stream_free(fnw_stream *s);
+void fnw_rpc_ready_cancel(fnw_ready_wait *w);
 
 /* ---- unary calls ----------------------------------------------------------- */
-/* response is borrowed for the callback; empty on failure. */
+/* response is borrowed for the callback; empty unless code is OK. A call
+ * whose completion failed (ok 0) reports UNAVAILABLE. */
 typedef void (*fnw_unary_cb)(void *user, grpc_status_code code, const char *details,
                              grpc_slice response);
-/* wait_for_ready: the call waits (up to timeout_s) for the channel to connect
- * instead of failing at once while the server is not up yet. Takes request.
- * 0: cb runs exactly once, later; -1: the call could not start and cb is
- * never called. */
-int fnw_unary_call(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice request,
-                   double timeout_s, int wait_for_ready, fnw_unary_cb cb, void *user);
+/* Calls method (a string that outlives the call) on ch with request (taken).
+ * timeout_s <= 0: no deadline. wait_for_ready: the call waits (up to its
+ * deadline) for the channel to connect instead of failing at once while the
+ * server is not up yet. 0: cb runs exactly once, later, on the loop (unless
+ * cancelled with fnw_rpc_unary_cancel); *handle (if handle is not NULL) is
+ * the call until then. -1: the call could not start and cb is never
+ * called. */
+int fnw_rpc_unary(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice request,
+                  double timeout_s, int wait_for_ready, fnw_unary_cb cb, void *user,
+                  fnw_rpc_unary_call **handle);
+/* The caller gives the call up before its callback ran: it is cancelled,
+ * its callback never runs, its record goes when the completion comes back. */
+void fnw_rpc_unary_cancel(fnw_rpc_unary_call *u);
 
 #endif

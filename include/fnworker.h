@@ -37,7 +37,8 @@
  * timers and I/O watchers an operation starts there need no locks. Never
  * block the loop. An operation that wraps a synchronous library sets
  * invoke_blocking instead of invoke: fnworker runs it on a bounded pool of
- * threads (see "blocking operations" below).
+ * threads (see "blocking operations" below). The loop's userdata
+ * (ev_userdata) is fnworker's: do not set it.
  *
  * Outputs: in per-element mode every emit for input 0 is one output record
  * (zero emits = an empty result). In batch mode emit(i, ...) gives input i

@@ -2,8 +2,10 @@
  *
  * One call at a time is requested from gRPC (grpc_server_request_call); when
  * it arrives the next is requested, and the call reads its one message,
- * answers it and closes: two batches, each completing through the mailbox.
- * A call is freed when its last batch is back. */
+ * answers it and closes: two batches, each completing through the loop's
+ * hand-off (base/handoff.h) from the loop's completion-queue thread
+ * (base/pump.h), whose queue the server is registered with. A call is freed
+ * when its last batch is back. */
 #include "pool/extpool.h"
 
 #include <grpc/byte_buffer.h>
@@ -14,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/mailbox.h"
+#include "base/handoff.h"
 #include "base/pb.h"
 #include "base/pump.h"
 
@@ -26,7 +28,7 @@ typedef Org__Apache__Beam__Model__FnExecution__V1__StopWorkerRequest pb_StopWork
 typedef Org__Apache__Beam__Model__FnExecution__V1__StopWorkerResponse pb_StopWorkerResponse;
 
 typedef struct srv_call {
-    fnw_tag tag;
+    fnw_handoff_item tag;
     fnw_extpool *x;
     int stage;                       /* 0 requested, 1 reading, 2 answering */
     grpc_call *call;
@@ -40,10 +42,10 @@ typedef struct srv_call {
 struct fnw_extpool {
     struct ev_loop *loop;
     fnw_children *children;
-    fnw_mailbox mailbox;
-    fnw_pump pump;
+    fnw_handoff *handoff;            /* the loop's, held while the server lives */
+    fnw_pump *pump;                  /* the loop's */
     grpc_server *server;
-    fnw_tag shutdown_tag;
+    fnw_handoff_item shutdown_tag;
     int live_calls, shut_down, draining, stopping, started;
 };
 
@@ -170,7 +172,7 @@ static void answer(srv_call *c)
         call_free(c);
 }
 
-static void call_done(fnw_tag *tag, int ok)
+static void call_done(fnw_handoff_item *tag, int ok)
 {
     srv_call *c = (srv_call *)tag;
     fnw_extpool *x = c->x;
@@ -206,14 +208,14 @@ static void request_next(fnw_extpool *x)
     c->x = x;
     grpc_call_details_init(&c->details);
     grpc_metadata_array_init(&c->md);
-    grpc_completion_queue *cq = fnw_pump_cq(&x->pump);
+    grpc_completion_queue *cq = fnw_pump_cq(x->pump);
     x->live_calls++;
     if (grpc_server_request_call(x->server, &c->call, &c->details, &c->md, cq, cq, &c->tag) !=
         GRPC_CALL_OK)
         call_free(c);
 }
 
-static void shutdown_done(fnw_tag *tag, int ok)
+static void shutdown_done(fnw_handoff_item *tag, int ok)
 {
     fnw_extpool *x = (fnw_extpool *)((char *)tag - offsetof(fnw_extpool, shutdown_tag));
     x->shut_down = 1;
@@ -231,14 +233,14 @@ fnw_extpool *fnw_extpool_new(struct ev_loop *loop, fnw_children *children, const
     x->loop = loop;
     x->children = children;
     x->shutdown_tag.done = shutdown_done;
-    fnw_mailbox_init(&x->mailbox, loop);
     x->server = grpc_server_create(NULL, NULL);
-    if (fnw_pump_start(&x->pump, &x->mailbox) < 0) {
+    if (!(x->handoff = fnw_handoff_of(loop)) || !(x->pump = fnw_pump_of(loop))) {
         fnw_error_set(err, "cannot start the completion queue thread");
         fnw_extpool_free(x);
         return NULL;
     }
-    grpc_server_register_completion_queue(x->server, fnw_pump_cq(&x->pump), NULL);
+    fnw_handoff_hold(x->handoff);
+    grpc_server_register_completion_queue(x->server, fnw_pump_cq(x->pump), NULL);
     grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
     int port = grpc_server_add_http2_port(x->server, addr, creds);
     grpc_server_credentials_release(creds);
@@ -274,15 +276,15 @@ void fnw_extpool_free(fnw_extpool *x)
     x->stopping = 1;
     if (x->server) {
         if (x->started) {
-            grpc_server_shutdown_and_notify(x->server, fnw_pump_cq(&x->pump), &x->shutdown_tag);
+            grpc_server_shutdown_and_notify(x->server, fnw_pump_cq(x->pump), &x->shutdown_tag);
             grpc_server_cancel_all_calls(x->server);
             while (!x->shut_down || x->live_calls > 0)
                 ev_run(x->loop, EVRUN_ONCE);
         }
         grpc_server_destroy(x->server);
     }
-    fnw_pump_stop(&x->pump);
-    fnw_mailbox_free(&x->mailbox);
-    grpc_shutdown();
+    if (x->handoff && x->pump)
+        fnw_handoff_release(x->handoff);
+    grpc_shutdown();   /* the loop's pump keeps its own reference until the loop ends */
     free(x);
 }

@@ -1,8 +1,8 @@
 /* pool/extpool.h — Beam's BeamFnExternalWorkerPool service (StartWorker,
  * StopWorker; beam_fn_api.proto) for runners with an EXTERNAL environment,
- * served with the gRPC C core server API on its own completion queue. The
- * queue is drained by a pump thread (base/pump.h) that hands completions
- * to the pool's loop through a mailbox (base/mailbox.h), so requests are
+ * served with the gRPC C core server API on the loop's completion queue:
+ * the loop's pump thread (base/pump.h) hands completions to the pool's
+ * loop through the loop's hand-off (base/handoff.h), so requests are
  * handled on the loop thread like everything else in the pool. Workers it
  * starts write through the pool's stderr. */
 #ifndef FNW_POOL_EXTPOOL_H

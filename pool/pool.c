@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/handoff.h"
 #include "pool/children.h"
 #include "pool/extpool.h"
 #include "pool/pool_http.h"
@@ -170,6 +171,8 @@ static void pool_free(pool *p)
     fnw_pool_http_free(p->http);
     fnw_children_free(p->children);
     fnw_pool_token_clear(&p->token);
+    if (p->loop)
+        fnw_handoff_loop_free(p->loop);   /* stops the loop's pump, if the server started one */
 }
 
 static int pool_run(pool *p, const char *exe)

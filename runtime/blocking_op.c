@@ -1,7 +1,7 @@
 /* runtime/blocking_op.c — a blocking operation's instance seen as an
  * asynchronous one (blocking_op.h). Everything here runs on the loop thread
- * except run_on_thread(), which touches only its blocking call and the
- * wrapper's result queue. */
+ * except run_on_thread(), which touches only its blocking call and puts it
+ * into the loop's hand-off. */
 #include <ev.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,8 @@ struct fnw_blocking_op {
     void *op_state;
     fnw_blocking_pool *pool;
     const fnw_type *input_type, *output_type;
-    fnw_handoff results;              /* blocking calls back from their threads */
+    fnw_handoff *results;             /* the loop's: blocking calls back from their threads */
+    int held;                         /* results is held while calls are out */
     size_t limit;                     /* calls on the pool at once */
     size_t out;                       /* submitted, not yet taken back */
     fnw_blocking_call *wait_head, *wait_tail;   /* over the limit, in order */
@@ -31,7 +32,7 @@ static void run_on_thread(fnw_blocking_job *job)
     fnw_blocking_op *b = (fnw_blocking_op *)job->owner;
     if (!atomic_load(&bc->cancelled) && b->op->invoke_blocking(b->op_state, bc) != 0 && !bc->failed)
         fnw_blocking_fail(bc, "(no message)");
-    fnw_handoff_put(&b->results, &job->link);
+    fnw_handoff_put(b->results, &job->link, 1);
 }
 
 /* ---- results, on the loop ------------------------------------------------------- */
@@ -62,15 +63,26 @@ static void apply(fnw_blocking_call *bc)
     fnw_call_complete(call);
 }
 
+static void release_if_idle(fnw_blocking_op *b)
+{
+    if (b->out == 0 && b->held) {
+        fnw_handoff_release(b->results);
+        b->held = 0;
+    }
+}
+
 static void submit(fnw_blocking_op *b, fnw_blocking_call *bc)
 {
-    if (b->out == 0)
-        fnw_handoff_wake_start(&b->results);
+    if (!b->held) {
+        fnw_handoff_hold(b->results);
+        b->held = 1;
+    }
     b->out++;
     bc->submitted = 1;
     if (fnw_blocking_pool_submit(b->pool, &bc->job) != 0) {
         b->out--;
         bc->submitted = 0;
+        release_if_idle(b);
         fnw_call *call = bc->call;
         fnw_call_set_op_data(call, NULL);
         fnw_blocking_call_free(bc);
@@ -104,31 +116,29 @@ static void admit(fnw_blocking_op *b)
     }
 }
 
-static void wrapper_free(fnw_blocking_op *b)
+/* A blocking call back from its thread, on the loop. */
+static void result_done(fnw_handoff_item *it, int ok)
 {
-    fnw_handoff_free(&b->results);
-    free(b);
+    (void)ok;
+    fnw_blocking_call *bc = (fnw_blocking_call *)it;
+    fnw_blocking_op *b = (fnw_blocking_op *)bc->job.owner;
+    b->out--;
+    b->draining = 1;
+    if (bc->call)
+        apply(bc);      /* may free the engine, and so this wrapper (deferred) */
+    fnw_blocking_call_free(bc);
+    b->draining = 0;
+    if (b->free_pending) {
+        free(b);
+        return;
+    }
+    admit(b);
+    release_if_idle(b);
 }
 
-static void results_cb(struct ev_loop *loop, ev_async *w, int revents)
+static int is_result_of(const fnw_handoff_item *it, void *owner)
 {
-    fnw_blocking_op *b = w->data;
-    fnw_handoff_item *it;
-    b->draining = 1;
-    while (!b->free_pending && (it = fnw_handoff_poll(&b->results)) != NULL) {
-        fnw_blocking_call *bc = (fnw_blocking_call *)it;
-        b->out--;
-        if (bc->call)
-            apply(bc);      /* may free the engine, and so this wrapper (deferred) */
-        fnw_blocking_call_free(bc);
-        if (!b->free_pending)
-            admit(b);
-    }
-    b->draining = 0;
-    if (b->free_pending)
-        wrapper_free(b);
-    else if (b->out == 0)
-        fnw_handoff_wake_stop(&b->results);
+    return it->done == result_done && ((const fnw_blocking_call *)it)->job.owner == owner;
 }
 
 /* ---- the wrapper's operation table ------------------------------------------------ */
@@ -141,6 +151,7 @@ static void wrap_invoke(void *state, fnw_call *call)
         fnw_call_fail(call, "out of memory copying the inputs of blocking operation '%s'", b->op->name);
         return;
     }
+    bc->job.link.done = result_done;
     fnw_call_set_op_data(call, bc);
     if (b->out < b->limit && !b->wait_head) {
         submit(b, bc);
@@ -186,8 +197,10 @@ fnw_blocking_op *fnw_blocking_op_new(struct ev_loop *loop, const fnw_operation *
                                      size_t limit, fnw_blocking_pool *pool, fnw_error *err)
 {
     fnw_blocking_op *b = pool ? calloc(1, sizeof *b) : NULL;
-    if (!b)
+    if (!b || !(b->results = fnw_handoff_of(loop))) {
+        free(b);
         return fnw_error_set(err, "out of memory starting blocking operation '%s'", op->name), NULL;
+    }
     b->table = *op;
     b->table.invoke = wrap_invoke;
     b->table.invoke_blocking = NULL;
@@ -201,7 +214,6 @@ fnw_blocking_op *fnw_blocking_op_new(struct ev_loop *loop, const fnw_operation *
     b->input_type = input_type;
     b->output_type = output_type;
     b->limit = limit ? limit : 1;
-    fnw_handoff_init_wake(&b->results, loop, results_cb, b);
     return b;
 }
 
@@ -221,9 +233,10 @@ void fnw_blocking_op_free(fnw_blocking_op *b)
         fnw_blocking_call_free((fnw_blocking_call *)j);
         j = next;
     }
-    /* The rest are on threads: wait for each to come back. */
+    /* The rest are on threads (or back, not yet run): wait for each. */
     for (; b->out > 0; b->out--)
-        fnw_blocking_call_free((fnw_blocking_call *)fnw_handoff_take(&b->results));
+        fnw_blocking_call_free((fnw_blocking_call *)fnw_handoff_take_if(b->results, is_result_of, b));
+    release_if_idle(b);
     while (b->wait_head) {
         fnw_blocking_call *bc = b->wait_head;
         b->wait_head = bc->wait_next;
@@ -233,5 +246,5 @@ void fnw_blocking_op_free(fnw_blocking_op *b)
     if (b->draining)
         b->free_pending = 1;
     else
-        wrapper_free(b);
+        free(b);
 }

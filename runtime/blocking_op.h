@@ -6,8 +6,8 @@
  * of the operation's: invoke copies the attempt into a blocking call and
  * submits it to the pool (at most `limit` of this instance on the pool at
  * once, the rest wait in order), cancel gives up on it, on_timeout goes
- * to the operation's own. Results come back through one handoff queue and
- * its ev_async; on the loop each is emitted and the fnw_call completed or
+ * to the operation's own. Results come back through the loop's hand-off
+ * (base/handoff.h); on the loop each is emitted and the fnw_call completed or
  * failed, so timeouts, retries, ordering and metrics are the call's and
  * the engine's as for any operation. A result whose call was given up is
  * dropped and freed.

@@ -1,6 +1,6 @@
 /* runtime/blocking_pool.c — the threads of blocking operations
- * (blocking_pool.h). The job queue is a handoff: the threads wait on it,
- * the loop thread puts into it and never waits. */
+ * (blocking_pool.h). The job queue is a hand-off without a loop: the
+ * threads wait on it, the loop thread puts into it and never waits. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -67,7 +67,7 @@ int fnw_blocking_pool_submit(fnw_blocking_pool *p, fnw_blocking_job *job)
 {
     if (p->started < p->size && start_threads(p) != 0)
         return -1;
-    fnw_handoff_put(&p->jobs, &job->link);
+    fnw_handoff_put(&p->jobs, &job->link, 1);
     return 0;
 }
 

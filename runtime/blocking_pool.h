@@ -1,11 +1,14 @@
 /* runtime/blocking_pool.h — the threads that run blocking operations
  * (fnworker.h, invoke_blocking), internal to the runtime.
  *
- * A pool is a fixed number of threads taking jobs from one handoff queue in
- * submission order. A job's run() executes on a pool thread and must hand
- * the job back to its owner itself (through the owner's own handoff): the
- * pool knows nothing about calls or loops. Threads start on the first
- * submit, so a process without blocking operations has none. A thread is
+ * A pool is a fixed number of threads taking jobs from one queue in
+ * submission order: a hand-off without a loop (base/handoff.h), whose
+ * takers are the threads, sleeping on its condition variable until a job
+ * comes; so the pool has no lock of its own. A job's run() executes on a
+ * pool thread and must hand the job back to its owner itself (through the
+ * owner's loop's hand-off): the pool knows nothing about calls or loops.
+ * Threads start on the first submit, so a process without blocking
+ * operations has none. A thread is
  * never interrupted: a job that was submitted runs to its end, unless its
  * owner withdraws it while it is still queued.
  *
@@ -25,7 +28,7 @@
 
 typedef struct fnw_blocking_job fnw_blocking_job;
 struct fnw_blocking_job {
-    fnw_handoff_item link;            /* the pool's queue, then the owner's */
+    fnw_handoff_item link;            /* the pool's queue, then the owner's loop's hand-off */
     void (*run)(fnw_blocking_job *job);
     const void *owner;                /* what fnw_blocking_pool_withdraw matches */
 };

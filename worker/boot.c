@@ -206,7 +206,7 @@ static int grpc_provision(void *ctx, const char *endpoint, grpc_slice request, d
     /* Not wait-for-ready: an attempt on a channel that cannot connect fails
      * at once with gRPC's reason (connection refused, unknown host), which
      * the final message names; the backoff above spaces the attempts. */
-    return fnw_unary_call(b->rpc, b->provision_ch, FNW_METHOD_PROVISION, request, timeout_s, 0, cb, user);
+    return fnw_rpc_unary(b->rpc, b->provision_ch, FNW_METHOD_PROVISION, request, timeout_s, 0, cb, user, NULL);
 }
 
 static const fnw_boot_transport grpc_transport = {grpc_provision};
@@ -255,7 +255,7 @@ void fnw_boot_start(fnw_boot *b)
 void fnw_boot_stop(fnw_boot *b)
 {
     b->stopped = 1;
-    fnw_ready_cancel(b->control_wait);
+    fnw_rpc_ready_cancel(b->control_wait);
     b->control_wait = NULL;
     ev_timer_stop(b->loop, &b->retry_timer);
 }

@@ -103,7 +103,7 @@ static int grpc_unary(void *ctx, const char *method, grpc_slice request, double 
                       fnw_unary_cb cb, void *user)
 {
     fnw_control *c = ctx;
-    return fnw_unary_call(c->rpc, c->ch, method, request, timeout_s, 0, cb, user);
+    return fnw_rpc_unary(c->rpc, c->ch, method, request, timeout_s, 0, cb, user, NULL);
 }
 
 static const fnw_control_transport grpc_transport = {grpc_start, grpc_send, grpc_cancel, grpc_free,

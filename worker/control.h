@@ -24,7 +24,7 @@
 
 #include "worker/log.h"
 #include "base/pb.h"
-#include "base/rpc.h"
+#include "base/stream.h"
 
 typedef struct fnw_control fnw_control;
 

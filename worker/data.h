@@ -41,7 +41,7 @@
 #include "worker/inbox.h"
 #include "worker/instr.h"
 #include "worker/log.h"
-#include "base/rpc.h"
+#include "base/stream.h"
 
 typedef struct fnw_data_conn fnw_data_conn;
 
@@ -75,7 +75,7 @@ struct fnw_data_io;
 typedef struct fnw_data_mgr {
     struct ev_loop *loop;
     fnw_rpc *rpc;
-    const struct fnw_data_io *io; /* how connections reach their endpoints (data_internal.h) */
+    const struct fnw_data_io *io; /* how connections reach their endpoints (data_conn.h) */
     fnw_logger *log;
     fnw_data_config cfg;
     fnw_data_conn *conns;

@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "worker/log_level.h"
-#include "base/rpc.h"
+#include "base/stream.h"
 
 typedef struct fnw_log_item fnw_log_item;
 

@@ -29,7 +29,7 @@
 #include "worker/data.h"
 #include "worker/descriptors.h"
 #include "worker/log.h"
-#include "base/mailbox.h"
+#include "base/handoff.h"
 #include "base/pb.h"
 #include "worker/pool_stats.h"
 #include "worker/processors.h"
@@ -49,8 +49,8 @@ typedef struct fnw_worker {
     struct ev_loop *loop;
     const fnw_flags *flags;
     fnw_logger log;
-    fnw_mailbox mailbox;
-    fnw_pump pump;
+    fnw_handoff *handoff;     /* the loop's: every thread's work reaches the loop here */
+    fnw_pump *pump;           /* the loop's completion-queue thread, shared with kserve */
     fnw_rpc rpc;
     fnw_registry registry;
     fnw_data_mgr data;
@@ -450,10 +450,9 @@ static void unblock_signals(void)
 /* Everything but the data plane, which is set up first (it can fail). */
 static void worker_setup(fnw_worker *w)
 {
-    fnw_mailbox_init(&w->mailbox, w->loop);
-    fnw_pump_start(&w->pump, &w->mailbox);
+    fnw_handoff_hold(w->handoff);     /* the worker's loop ends by ev_break only */
     fnw_rpc_log_sink sink = fnw_log_rpc_sink(&w->log);
-    fnw_rpc_init(&w->rpc, fnw_pump_cq(&w->pump), w->flags->id, &sink);
+    fnw_rpc_init(&w->rpc, fnw_pump_cq(w->pump), "worker_id", w->flags->id, &sink);
     fnw_descriptors_init(&w->descriptors, &w->registry, &w->log, &descriptor_events, w);
     fnw_boot_init(&w->boot, w->loop, w->flags, &w->log, &w->rpc, &boot_events, w);
     ev_timer_init(&w->idle_timer, idle_cb, 0.2, 0);
@@ -476,9 +475,9 @@ static void worker_teardown(fnw_worker *w)
     fnw_log_free(&w->log);
     fnw_descriptors_free(&w->descriptors);
     fnw_boot_free(&w->boot);
-    fnw_pump_stop(&w->pump);
-    fnw_mailbox_drain(&w->mailbox);
-    fnw_mailbox_free(&w->mailbox);
+    fnw_rpc_free(&w->rpc);
+    fnw_handoff_release(w->handoff);
+    fnw_handoff_loop_free(w->loop);   /* the pump delivers the last completions, which run */
 }
 
 int fnw_worker_run(const fnw_flags *flags, const fnw_registry *ops)
@@ -498,9 +497,12 @@ int fnw_worker_run(const fnw_flags *flags, const fnw_registry *ops)
     fnw_log_init(&w->log, w->loop, flags->level);
     fnw_data_config dc = {flags->flush_bytes, flags->flush_ms, 0, flags->connect_timeout_s, {0}};
     dc.early.early_ttl_s = flags->early_data_ttl_s;
-    if (fnw_data_init(&w->data, w->loop, &w->rpc, &w->log, &dc) < 0) {
-        fnw_err(&w->log, "out of memory at start-up; exiting");
+    w->pump = fnw_pump_of(w->loop);
+    w->handoff = fnw_handoff_of(w->loop);
+    if (!w->pump || !w->handoff || fnw_data_init(&w->data, w->loop, &w->rpc, &w->log, &dc) < 0) {
+        fnw_err(&w->log, "out of memory (or no thread) at start-up; exiting");
         fnw_log_free(&w->log);
+        fnw_handoff_loop_free(w->loop);
         ev_loop_destroy(w->loop);
         free(w);
         grpc_shutdown();

@@ -1,19 +1,27 @@
-/* ops/kserve/builtin_kserve_call.c — one `kserve` call: invoke decodes the
+/* ops/kserve/builtin_kserve_call.c — one `kserve` call: start decodes the
  * call's rows, packs them into one ModelInferRequest (the tensor codec,
- * memory from the call's arena), serializes it and starts ModelInfer on the
- * next channel; the completion (on the loop) checks the gRPC status, unpacks
- * the answer into the call's arena and emits one output row per input; a
- * retryable status fails the call for the spec's retry strategy, any other
- * fails it for good with the server's message. cancel cancels the gRPC call;
- * its late completion is then only freed.
+ * memory from the call's arena), serializes it and starts ModelInfer as a
+ * unary call (base/rpc.h) on the next channel; the answer (on the loop)
+ * checks the gRPC status, unpacks the response into the call's arena and
+ * emits one output row per input; a retryable status fails the call for
+ * the spec's retry strategy, any other fails it for good with the server's
+ * message. cancel cancels the gRPC call without its callback.
  */
-#include <grpc/byte_buffer_reader.h>
-#include <grpc/support/alloc.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "codecs/error.h"
-#include "ops/kserve/builtin_kserve_internal.h"
+#include "ops/kserve/kserve_op.h"
 #include "ops/kserve/tensor/tensor.h"
+
+/* A ModelInfer in flight, in the call's arena (the call's op data). */
+typedef struct kserve_pending {
+    kserve_op *op;
+    fnw_call *call;
+    fnw_value *rows;                  /* the decoded inputs */
+    size_t n;
+    fnw_rpc_unary_call *u;
+} kserve_pending;
 
 static const char *status_name(grpc_status_code st)
 {
@@ -32,7 +40,7 @@ static int retryable(grpc_status_code st)
            st == GRPC_STATUS_RESOURCE_EXHAUSTED || st == GRPC_STATUS_ABORTED;
 }
 
-static int build_request(kserve_op *op, fnw_call *call, fnw_value *rows, size_t n, grpc_byte_buffer **out,
+static int build_request(kserve_op *op, fnw_call *call, fnw_value *rows, size_t n, grpc_slice *out,
                          fnw_error *err)
 {
     fnw_arena *a = fnw_call_arena(call);
@@ -46,18 +54,74 @@ static int build_request(kserve_op *op, fnw_call *call, fnw_value *rows, size_t 
     if ((int64_t)len > op->cfg.max_message_bytes)
         return fnw_error_set(err, "the request for %zu rows is %zu bytes, more than option 'max_message_bytes' "
                              "(%lld)", n, len, (long long)op->cfg.max_message_bytes);
-    grpc_slice s = grpc_slice_malloc(len);
-    protobuf_c_message_pack(&req.base, GRPC_SLICE_START_PTR(s));
-    *out = grpc_raw_byte_buffer_create(&s, 1);
-    grpc_slice_unref(s);
+    *out = grpc_slice_malloc(len);
+    protobuf_c_message_pack(&req.base, GRPC_SLICE_START_PTR(*out));
     return 0;
 }
 
-void fnw_kserve_invoke_now(kserve_op *op, fnw_call *call)
+/* The answer, unpacked into the call's arena; NULL when it is not one. */
+static Inference__ModelInferResponse *unpack_response(grpc_slice response, fnw_arena *a)
+{
+    ProtobufCAllocator al;
+    fnw_tensor_alloc_init(&al, a);
+    return (Inference__ModelInferResponse *)protobuf_c_message_unpack(
+        &inference__model_infer_response__descriptor, &al, GRPC_SLICE_LENGTH(response),
+        GRPC_SLICE_START_PTR(response));
+}
+
+static int emit_rows(kserve_op *op, const kserve_pending *p, grpc_slice response, fnw_error *err)
+{
+    fnw_arena *a = fnw_call_arena(p->call);
+    Inference__ModelInferResponse *resp = unpack_response(response, a);
+    if (!resp)
+        return fnw_error_set(err, "the answer of model '%s' is not a ModelInferResponse (or does not fit the "
+                             "call's memory)", op->cfg.model_name);
+    size_t outs = fnw_tensor_plan_outputs(op->cfg.plan);
+    fnw_value *vals = fnw_arena_alloc(a, (outs * p->n + 1) * sizeof *vals);
+    if (!vals)
+        return fnw_error_set(err, "out of memory for the answer of model '%s'", op->cfg.model_name);
+    if (fnw_tensor_unpack(op->cfg.plan, resp, p->n, a, vals, err) != 0)
+        return -1;
+    for (size_t i = 0; i < p->n; i++) {
+        fnw_value row;
+        if (fnw_tensor_unpack_row(op->cfg.plan, &p->rows[i], vals, p->n, i, a, &row, err) != 0 ||
+            fnw_call_emit_value(p->call, i, &row, err) != 0)
+            return fnw_error_prefix(err, "output row %zu", i);
+    }
+    return 0;
+}
+
+/* The answer, on the loop (rpc.c runs this unless the call was given up). */
+static void on_answer(void *user, grpc_status_code code, const char *details, grpc_slice response)
+{
+    kserve_pending *p = user;
+    kserve_op *op = p->op;
+    fnw_call *c = p->call;
+    fnw_call_set_op_data(c, NULL);
+    fnw_kserve_op_idle(op);
+    fnw_error err = { "" };
+    if (code == GRPC_STATUS_OK) {
+        if (emit_rows(op, p, response, &err) == 0)
+            fnw_call_complete(c);
+        else
+            fnw_call_fail_after(c, FNW_CALL_NO_RETRY, "operation '%s': %s", KSERVE_OP, err.msg);
+        return;
+    }
+    char quoted[512];
+    snprintf(quoted, sizeof quoted, "%s", details ? details : "");
+    fnw_kserve_op_mask(op, quoted);
+    fnw_call_fail_after(c, retryable(code) ? 0 : FNW_CALL_NO_RETRY,
+                        "operation '%s': model '%s' at '%s' answered status %s: %.500s", KSERVE_OP,
+                        op->cfg.model_name, op->cfg.target, status_name(code), quoted);
+}
+
+void fnw_kserve_call_start(kserve_op *op, fnw_call *call)
 {
     size_t n = fnw_call_size(call);
-    fnw_value *rows = fnw_arena_alloc(fnw_call_arena(call), n * sizeof *rows);
-    if (!rows) {
+    fnw_arena *a = fnw_call_arena(call);
+    kserve_pending *p = fnw_arena_alloc(a, sizeof *p);
+    fnw_value *rows = fnw_arena_alloc(a, n * sizeof *rows);
+    if (!p || !rows) {
         fnw_call_fail(call, "out of memory for the call");
         return;
     }
@@ -68,107 +132,30 @@ void fnw_kserve_invoke_now(kserve_op *op, fnw_call *call)
             return;
         }
     }
-    grpc_byte_buffer *send = NULL;
-    if (build_request(op, call, rows, n, &send, &err) != 0) {
+    grpc_slice request;
+    if (build_request(op, call, rows, n, &request, &err) != 0) {
         fnw_call_fail_after(call, FNW_CALL_NO_RETRY, "operation '%s': %s", KSERVE_OP, err.msg);
         return;
     }
-    kserve_rpc *r = fnw_kserve_rpc_get(op);
-    if (!r) {
-        grpc_byte_buffer_destroy(send);
-        fnw_call_fail(call, "out of memory for the call");
+    *p = (kserve_pending){ op, call, rows, n, NULL };
+    /* The spec's timeout (and its timeout action) decides first; the deadline,
+     * a grace later, ends the server's work on a call given up. */
+    double deadline_s = op->timeout_ms > 0 ? (double)(op->timeout_ms + KSERVE_DEADLINE_GRACE_MS) / 1000.0 : 0;
+    if (fnw_rpc_unary(&op->rpc, fnw_kserve_channels_next(op), KSERVE_SERVICE "ModelInfer", request, deadline_s, 0,
+                      on_answer, p, &p->u) != 0) {
+        fnw_call_fail(call, "operation '%s': gRPC refused the call to '%s'", KSERVE_OP, op->cfg.target);
         return;
     }
-    r->send = send;
-    r->call = call;
-    r->rows = rows;
-    r->n = n;
-    if (fnw_kserve_rpc_start(op, r, &err) != 0) {
-        fnw_kserve_rpc_put(op, r);
-        fnw_call_fail(call, "operation '%s': %s", KSERVE_OP, err.msg);
-        return;
-    }
-    fnw_call_set_op_data(call, r);
+    fnw_kserve_op_busy(op);
+    fnw_call_set_op_data(call, p);
 }
 
-void fnw_kserve_cancel(void *state, fnw_call *call)
+void fnw_kserve_call_cancel(kserve_op *op, fnw_call *call)
 {
-    if (fnw_kserve_gate_cancel(state, call))
-        return;
-    kserve_rpc *r = fnw_call_op_data(call);
-    if (!r)
+    kserve_pending *p = fnw_call_op_data(call);
+    if (!p)
         return;
     fnw_call_set_op_data(call, NULL);
-    r->call = NULL;   /* the completion still comes: it then only frees r */
-    r->rows = NULL;
-    grpc_call_cancel(r->gc, NULL);
-}
-
-/* The answer, unpacked into the call's arena; NULL when it is not one. */
-static Inference__ModelInferResponse *unpack_response(kserve_rpc *r, fnw_arena *a)
-{
-    grpc_byte_buffer_reader rd;
-    if (!r->recv || !grpc_byte_buffer_reader_init(&rd, r->recv))
-        return NULL;
-    grpc_slice all = grpc_byte_buffer_reader_readall(&rd);
-    ProtobufCAllocator al;
-    fnw_tensor_alloc_init(&al, a);
-    ProtobufCMessage *m = protobuf_c_message_unpack(&inference__model_infer_response__descriptor, &al,
-                                                    GRPC_SLICE_LENGTH(all), GRPC_SLICE_START_PTR(all));
-    grpc_slice_unref(all);
-    grpc_byte_buffer_reader_destroy(&rd);
-    return (Inference__ModelInferResponse *)m;
-}
-
-static int emit_rows(kserve_op *op, kserve_rpc *r, fnw_call *c, fnw_error *err)
-{
-    fnw_arena *a = fnw_call_arena(c);
-    Inference__ModelInferResponse *resp = unpack_response(r, a);
-    if (!resp)
-        return fnw_error_set(err, "the answer of model '%s' is not a ModelInferResponse (or does not fit the "
-                             "call's memory)", op->cfg.model_name);
-    size_t outs = fnw_tensor_plan_outputs(op->cfg.plan);
-    fnw_value *vals = fnw_arena_alloc(a, (outs * r->n + 1) * sizeof *vals);
-    if (!vals)
-        return fnw_error_set(err, "out of memory for the answer of model '%s'", op->cfg.model_name);
-    if (fnw_tensor_unpack(op->cfg.plan, resp, r->n, a, vals, err) != 0)
-        return -1;
-    for (size_t i = 0; i < r->n; i++) {
-        fnw_value row;
-        if (fnw_tensor_unpack_row(op->cfg.plan, &r->rows[i], vals, r->n, i, a, &row, err) != 0 ||
-            fnw_call_emit_value(c, i, &row, err) != 0)
-            return fnw_error_prefix(err, "output row %zu", i);
-    }
-    return 0;
-}
-
-static void settle(kserve_op *op, kserve_rpc *r, fnw_call *c)
-{
-    fnw_error err = { "" };
-    if (!r->ok) {
-        fnw_call_fail(c, "operation '%s': the gRPC call to '%s' failed", KSERVE_OP, op->cfg.target);
-    } else if (r->status == GRPC_STATUS_OK) {
-        if (emit_rows(op, r, c, &err) == 0)
-            fnw_call_complete(c);
-        else
-            fnw_call_fail_after(c, FNW_CALL_NO_RETRY, "operation '%s': %s", KSERVE_OP, err.msg);
-    } else {
-        char *details = grpc_slice_to_c_string(r->details);
-        if (details)
-            fnw_kserve_mask(op, details);
-        fnw_call_fail_after(c, retryable(r->status) ? 0 : FNW_CALL_NO_RETRY,
-                            "operation '%s': model '%s' at '%s' answered status %s: %.500s", KSERVE_OP,
-                            op->cfg.model_name, op->cfg.target, status_name(r->status), details ? details : "");
-        gpr_free(details);
-    }
-}
-
-void fnw_kserve_call_done(kserve_op *op, kserve_rpc *r)
-{
-    fnw_call *c = r->call;
-    if (c) {
-        fnw_call_set_op_data(c, NULL);
-        settle(op, r, c);
-    }
-    fnw_kserve_rpc_put(op, r);
+    fnw_rpc_unary_cancel(p->u);   /* its completion still comes: rpc.c then only frees the record */
+    fnw_kserve_op_idle(op);
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/handoff.h"
 #include "ops/builtins.h"
 #include "codecs/type.h"
 #include "runtime/engine.h"
@@ -340,6 +341,7 @@ static inline void h_free(harness *h)
     ev_timer_stop(h->loop, &h->mark);
     fnw_engine_free(h->e);
     fnw_type_free(h->type);
+    fnw_handoff_loop_free(h->loop);   /* blocking operations made the loop's hand-off */
     ev_loop_destroy(h->loop);
     free(h->vals);
     free(h->ts);

@@ -3,7 +3,7 @@
  * model's metadata confirms opens (and closes again with nothing in
  * flight); a mapping the metadata contradicts, a model or version the server
  * does not have ready, and a server that cannot be reached within
- * connect_timeout_ms each fail the open checks (which run on a thread after
+ * connect_timeout_ms each fail the open checks (which run on the loop after
  * open returns) with a message naming the tensor, the model or the endpoint; the metadata check can be turned off; input and
  * output types must be ROWs. The calls themselves run in the integration
  * scenarios (KServeScenarios). Skipped (exit 0, one line) when the server's
@@ -15,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ops/kserve/builtin_kserve_internal.h"
+#include "base/handoff.h"
+#include "ops/kserve/kserve_op.h"
 #include "ops/builtins.h"
 #include "tests/unit/binding_build.h"
 #include "tests/unit/check_run.h"
@@ -37,6 +38,7 @@ static void teardown(void)
 {
     fnw_type_free(in_t);
     fnw_type_free(out_t);
+    fnw_handoff_loop_free(loop);
     ev_loop_destroy(loop);
 }
 
@@ -56,8 +58,12 @@ static int try_open(const char *target, const char *model, size_t batch, const c
     *state = NULL;
     if (fnw_op_kserve.open(&env, state, err) != 0)
         return -1;
-    /* the checks run on their own thread after open: wait for their verdict */
-    if (fnw_kserve_gate_wait(*state, err) != 0) {
+    /* the checks run on the loop after open: run it until their verdict */
+    kserve_op *op = *state;
+    while (op->gate == KSERVE_CHECKING)
+        ev_run(loop, EVRUN_ONCE);
+    if (op->gate != KSERVE_OPEN) {
+        fnw_error_set(err, "%s", op->gate_error);
         fnw_op_kserve.close(*state);
         *state = NULL;
         return -1;

@@ -1,6 +1,7 @@
 /* tests/unit/pool/test_pool_extpool.c — Beam's BeamFnExternalWorkerPool as the
  * pool serves it (pool/extpool.c), called over real gRPC on loopback with
- * the worker's own unary client: StartWorker starts a worker with the given
+ * the worker's own unary client, on the same loop and completion queue as
+ * the server (the loop's one pump): StartWorker starts a worker with the given
  * id (a second start of the same id, and one without a provision endpoint,
  * answer with an error), StopWorker stops it (an unknown id answers with an
  * error), an unknown method is UNIMPLEMENTED, and after drain StartWorker
@@ -16,7 +17,7 @@
 #include "pool/children.h"
 #include "pool/extpool.h"
 #include "tests/unit/check_run.h"
-#include "base/mailbox.h"
+#include "base/handoff.h"
 #include "base/pb.h"
 #include "base/pump.h"
 #include "base/rpc.h"
@@ -25,8 +26,6 @@
 
 static char dir[64], exe[128];
 static struct ev_loop *loop;
-static fnw_mailbox mailbox;
-static fnw_pump pump;
 static fnw_rpc rpc;
 static grpc_channel *ch;
 static fnw_children *cs;
@@ -53,7 +52,7 @@ static void call(const char *method, grpc_slice req)
     char full[160];
     snprintf(full, sizeof full, SVC "%s", method);
     done = 0;
-    ck_assert_int_eq(fnw_unary_call(&rpc, ch, full, req, 10, 1, on_reply, NULL), 0);
+    ck_assert_int_eq(fnw_rpc_unary(&rpc, ch, full, req, 10, 1, on_reply, NULL, NULL), 0);
     while (!done)
         ev_run(loop, EVRUN_ONCE);
 }
@@ -101,9 +100,9 @@ static void setup(void)
     char bound[300];
     x = fnw_extpool_new(loop, cs, "127.0.0.1:0", bound, sizeof bound, &err);
     ck_assert_msg(x != NULL, "%s", err.msg);
-    fnw_mailbox_init(&mailbox, loop);
-    ck_assert_int_eq(fnw_pump_start(&pump, &mailbox), 0);
-    fnw_rpc_init(&rpc, fnw_pump_cq(&pump), "test", NULL);
+    fnw_pump *pump = fnw_pump_of(loop);     /* the server's too: client and server share the loop's queue */
+    ck_assert_ptr_nonnull(pump);
+    fnw_rpc_init(&rpc, fnw_pump_cq(pump), "worker_id", "test", NULL);
     ch = fnw_rpc_channel(bound);
 }
 
@@ -112,11 +111,10 @@ static void teardown(void)
     grpc_channel_destroy(ch);
     while (fnw_rpc_live_calls(&rpc) > 0)
         ev_run(loop, EVRUN_ONCE);
-    fnw_pump_stop(&pump);
-    fnw_mailbox_drain(&mailbox);
-    fnw_mailbox_free(&mailbox);
+    fnw_rpc_free(&rpc);
     fnw_extpool_free(x);
     fnw_children_free(cs);
+    fnw_handoff_loop_free(loop);
     grpc_shutdown();
     unlink(exe);
     rmdir(dir);

@@ -132,7 +132,7 @@ static void flaky_init(flaky_fixture *f, double connect_timeout_s)
     fnw_log_init(&f->lg, f->fk.loop, FNW_LOG_INFO);
     f->flags.provision_endpoint = "localhost:1";
     f->flags.connect_timeout_s = connect_timeout_s;
-    fnw_rpc_init(&f->rpc, NULL, "w-1", NULL);
+    fnw_rpc_init(&f->rpc, NULL, "worker_id", "w-1", NULL);
     fnw_boot_init(&f->boot, f->fk.loop, &f->flags, &f->lg, &f->rpc, &flaky_events, &f->fk);
     fnw_boot_use_transport(&f->boot, &flaky_transport, &f->fk);
 }
@@ -251,7 +251,7 @@ static void fx_init(fixture *f, const char *cli_level)
     fnw_log_init(&f->lg, f->loop, FNW_LOG_INFO);
     f->flags.log_level = cli_level;
     f->flags.connect_timeout_s = 60;
-    fnw_rpc_init(&f->rpc, NULL, "w-1", NULL);
+    fnw_rpc_init(&f->rpc, NULL, "worker_id", "w-1", NULL);
     fnw_boot_init(&f->boot, f->loop, &f->flags, &f->lg, &f->rpc, &events, f);
 }
 
