@@ -34,10 +34,10 @@ SANITIZE ?=
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS := -Iinclude -I. -I$(BUILD)/gen -D_GNU_SOURCE
 CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
-# hiredis and libcurl (the service clients, ops/clients/redis_client.c and
-# ops/clients/http_client.c) through pkg-config when it knows them.
+# hiredis and libcurl (the service clients, ops/clients/redis.c and
+# ops/clients/http.c) through pkg-config when it knows them.
 SVC_LIBS := $(shell pkg-config --libs hiredis libcurl 2>/dev/null || echo -lhiredis -lcurl)
-# libmicrohttpd: the worker pool's /metrics endpoint (pool/http.c).
+# libmicrohttpd: the worker pool's /metrics endpoint (pool/pool_http.c).
 LDLIBS   := -lgrpc -lgpr -lprotobuf-c -lev -lavro -ljansson $(SVC_LIBS) -lmicrohttpd -lpthread -lm -ldl
 # The functions of include/fnworker.h are exported to plugins: listed in
 # include/fnworker.sym, each linked in from libfnw.a even when nothing in the

@@ -9,7 +9,7 @@
  * came back. Every call carries the context's one header (the worker's
  * worker_id, kserve's authorization), if it has one.
  *
- * Dependencies run one way: the logger (worker/logging.h) sends over these
+ * Dependencies run one way: the logger (worker/log.h) sends over these
  * calls, and this module reports its own failures through the
  * fnw_rpc_log_sink given to fnw_rpc_init, never by calling the logger.
  */

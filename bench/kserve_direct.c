@@ -176,7 +176,7 @@ static int check_answer(bench *b, flight *f, fnw_arena *a)
     grpc_slice all = grpc_byte_buffer_reader_readall(&r);
     grpc_byte_buffer_reader_destroy(&r);
     ProtobufCAllocator al;
-    fnw_tensor_allocator_init(&al, a);
+    fnw_tensor_alloc_init(&al, a);
     Inference__ModelInferResponse *resp =
         inference__model_infer_response__unpack(&al, GRPC_SLICE_LENGTH(all), GRPC_SLICE_START_PTR(all));
     fnw_error err;

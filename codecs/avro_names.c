@@ -124,7 +124,7 @@ static int walk(names_walk *w, const json_t *s, const char *ns, int depth)
     return 0;
 }
 
-int fnw_avro_check_names(const char *json, size_t len, fnw_error *err)
+int fnw_avro_names_check(const char *json, size_t len, fnw_error *err)
 {
     json_error_t jerr;
     json_t *root = json_loadb(json, len, JSON_DECODE_ANY, &jerr);

@@ -23,6 +23,6 @@
 /* 0 if json parses, defines no full name twice and stays within the limits;
  * else -1 with a message naming the duplicate or the limit (or why the text
  * could not be read). */
-int fnw_avro_check_names(const char *json, size_t len, fnw_error *err);
+int fnw_avro_names_check(const char *json, size_t len, fnw_error *err);
 
 #endif

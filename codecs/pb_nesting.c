@@ -126,7 +126,7 @@ static int field(walk *w, const frame *f, const uint8_t **p)
     }
 }
 
-int fnw_pb_check_nesting(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+int fnw_pb_nesting_check(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                          fnw_error *err)
 {
     if (!desc)
@@ -152,8 +152,8 @@ int fnw_pb_check_nesting(const ProtobufCMessageDescriptor *desc, const uint8_t *
     return 0;
 }
 
-int fnw_pb_step_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt, const uint8_t **body,
-                      size_t *body_len)
+int fnw_pb_nesting_step_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt, const uint8_t **body,
+                              size_t *body_len)
 {
     const uint8_t *q = *p;
     uint64_t tag, n = 0;
@@ -178,14 +178,14 @@ int fnw_pb_step_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int 
 
 /* The fields of one message, stepped over without entering any: finds the
  * first length-delimited field num. */
-int fnw_pb_find_top_string(const uint8_t *data, size_t len, uint32_t num, char *out, size_t cap)
+int fnw_pb_nesting_find_top_string(const uint8_t *data, size_t len, uint32_t num, char *out, size_t cap)
 {
     const uint8_t *p = data, *end = data + len, *body;
     uint32_t f;
     int wt;
     size_t n;
     while (p < end) {
-        if (fnw_pb_step_field(&p, end, &f, &wt, &body, &n) < 0)
+        if (fnw_pb_nesting_step_field(&p, end, &f, &wt, &body, &n) < 0)
             return 0;
         if (f == num && wt == 2) {
             if (n == 0 || n >= cap || memchr(body, '\0', n))

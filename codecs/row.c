@@ -5,7 +5,7 @@
 #include "codecs/row.h"
 
 #include "codecs/bytes.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 
 /* One mask byte: 2 row-kind bits, then one bit per field (1 = null). */
 #define IN_TS_NULL   0x20
@@ -41,7 +41,7 @@ int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, siz
         out->len = 0;
     } else {
         size_t used;
-        if (fnw_ser_skip(data_skip, p + off, n - off, &used, err) < 0)
+        if (fnw_skip_program_run(data_skip, p + off, n - off, &used, err) < 0)
             return fnw_error_prefix(err, "input row data (record byte %zu on)", off);
         out->data = p + off;
         out->len = used;

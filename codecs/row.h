@@ -12,7 +12,7 @@
 
 #include "codecs/buf.h"
 #include "codecs/error.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "codecs/type.h"
 
 typedef struct fnw_input_row {
@@ -24,7 +24,7 @@ typedef struct fnw_input_row {
 
 /* Splits one input record payload (exactly n bytes, without the varint
  * prefix): reads the mask and the two LONGs, validates the data field with
- * fnw_ser_skip and data_skip (compiled from the data type), and fails if
+ * fnw_skip_program_run and data_skip (compiled from the data type), and fails if
  * bytes are missing or left over. */
 int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, size_t n,
                         fnw_input_row *out, fnw_error *err);

@@ -1,6 +1,6 @@
 /* codecs/skip_program.c — the skip program: a type compiled once into a
  * form that validates and measures one value of it faster than the generic
- * walk (skip.c), and the interpreter that runs it, fnw_ser_skip.
+ * walk (ser_skip.c), and the interpreter that runs it, fnw_skip_program_run.
  *
  * The pass-through path skips the same type once per record, so the type is
  * compiled once (fnw_skip_program_new, when the worker reads the bundle
@@ -19,13 +19,13 @@
  *    per combination of null fields, picked by its mask byte. A record with
  *    a null where its program assumes none goes to the tree.
  *
- * Both only detect failure: whenever one fails, fnw_ser_skip falls back to
+ * Both only detect failure: whenever one fails, fnw_skip_program_run falls back to
  * the next and finally to the generic walk, whose answer and message stand.
  * So a skip program must accept exactly what the generic walk accepts, with
  * the same length (tests/unit/codecs/test_skip_program.c compares them on hostile
  * input). A compiled program is read-only, so bundles may share it.
  */
-#include "codecs/serializer_internal.h"
+#include "codecs/ser_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +77,7 @@ typedef struct fnw_skip_program {
     uint32_t start[1u << SK_PATTERN_FIELDS];
     const fnw_type *t;   /* borrowed: what the generic walk falls back to */
     sk_op ops[];
-} sk_program;   /* serializer.h's fnw_skip_program */
+} sk_program;   /* ser.h's fnw_skip_program */
 
 typedef struct sk_builder {
     sk_op *ops;
@@ -495,7 +495,7 @@ static const uint8_t *lin_full(const sk_program *sp, const sk_lin *o, const uint
     return q;
 }
 
-/* fnw_ser_skip when its inline loop failed (an unexpected null, or an
+/* fnw_skip_program_run when its inline loop failed (an unexpected null, or an
  * error): the tree, else the generic walk, whose answer and message stand. */
 __attribute__((noinline))
 static int skip_tree(const uint8_t *p, size_t n, size_t *used, fnw_error *err, const sk_program *sp)
@@ -519,7 +519,7 @@ static int skip_stopped(const uint8_t *p, size_t n, size_t *used, fnw_error *err
     return 0;
 }
 
-int fnw_ser_skip(const fnw_skip_program *sp, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
+int fnw_skip_program_run(const fnw_skip_program *sp, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
 {
     if (!sp)
         return fnw_error_set(err, "no skip program to validate a value with");

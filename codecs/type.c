@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/avro_datum.h"
+#include "codecs/avro_program.h"
 #include "codecs/avro_names.h"
 
 static const char *const kind_names[FNW_KIND_COUNT] = {
@@ -115,7 +115,7 @@ int fnw_type_set_avro_schema(fnw_type *t, const char *json, fnw_error *err)
         return fnw_error_set(err, "an Avro schema belongs only to an AVRO type");
     if (!json || !*json)
         return fnw_error_set(err, "AVRO type without a schema (AvroTypeInfo.schema is empty)");
-    if (fnw_avro_check_names(json, strlen(json), err) < 0)
+    if (fnw_avro_names_check(json, strlen(json), err) < 0)
         return -1;
     avro_schema_t schema = NULL;
     if (avro_schema_from_json_length(json, strlen(json), &schema) != 0 || !schema) {

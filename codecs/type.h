@@ -8,7 +8,7 @@
  * Ownership: a type tree is built once per descriptor (not on the data path)
  * with malloc, owned by whoever built it, and released with fnw_type_free().
  * Once built, a tree is immutable: the serializers only read it, and skip
- * programs compiled from it (serializer.h) borrow it, so bundles on any
+ * programs compiled from it (ser.h) borrow it, so bundles on any
  * thread may share it.
  */
 #ifndef FNW_TYPE_H
@@ -30,13 +30,13 @@ struct fnw_type {
     char **names;             /* ROW: field names (never NULL; may be "") */
     char *avro_schema_json;   /* AVRO: the schema text from AvroTypeInfo */
     void *avro_schema;        /* AVRO: parsed schema (avro_schema_t) */
-    void *avro_program;       /* AVRO: compiled datum walker (avro_datum.h) */
+    void *avro_program;       /* AVRO: compiled datum walker (avro_program.h) */
 };
 
-/* Deepest type tree fnw_type_from_proto accepts (and the serializers walk). */
+/* Deepest type tree fnw_typeinfo_to_type accepts (and the serializers walk). */
 #define FNW_TYPE_MAX_DEPTH 64
 
-/* Most fields of one ROW or TUPLE fnw_type_from_proto accepts: a real Flink
+/* Most fields of one ROW or TUPLE fnw_typeinfo_to_type accepts: a real Flink
  * row has tens to hundreds; the cap keeps a hostile descriptor from making
  * the worker build millions of type nodes. */
 #define FNW_TYPE_MAX_FIELDS 65535
@@ -60,6 +60,6 @@ int fnw_type_depth(const fnw_type *t);
 
 /* From the protobuf-c TypeInfo (org.apache.flink.fn_execution.v1.TypeInfo),
  * declared as void* so this header needs no generated code; see typeinfo.c. */
-int fnw_type_from_proto(const void *typeinfo, fnw_type **out, fnw_error *err);
+int fnw_typeinfo_to_type(const void *typeinfo, fnw_type **out, fnw_error *err);
 
 #endif

@@ -128,7 +128,7 @@ static int convert(const pb_type *pb, int depth, fnw_type **out, fnw_error *err)
     return 0;
 }
 
-int fnw_type_from_proto(const void *typeinfo, fnw_type **out, fnw_error *err)
+int fnw_typeinfo_to_type(const void *typeinfo, fnw_type **out, fnw_error *err)
 {
     return convert((const pb_type *)typeinfo, 1, out, err);
 }

@@ -11,8 +11,8 @@
 extern const fnw_operation fnw_op_identity;   /* builtin_identity.c */
 extern const fnw_operation fnw_op_echo;       /* builtin_echo.c */
 extern const fnw_operation fnw_op_project;    /* builtin_project.c */
-extern const fnw_operation fnw_op_redis;      /* redis/builtin_redis.c */
-extern const fnw_operation fnw_op_http;       /* http/builtin_http.c */
+extern const fnw_operation fnw_op_redis;      /* redis/redisop.c */
+extern const fnw_operation fnw_op_http;       /* http/httpop.c */
 extern const fnw_operation fnw_op_kserve;     /* kserve/builtin_kserve.c */
 
 /* Registers every built-in operation (identity, echo, project, redis, http,

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pool/token.h"
+#include "pool/pool_token.h"
 
 extern char **environ;
 
@@ -483,17 +483,17 @@ fnw_children_stats fnw_children_get_stats(const fnw_children *cs)
     return cs->stats;
 }
 
-pid_t fnw_child_pid(const fnw_child *c)
+pid_t fnw_children_pid(const fnw_child *c)
 {
     return c->pid;
 }
 
-const char *fnw_child_id(const fnw_child *c)
+const char *fnw_children_id(const fnw_child *c)
 {
     return c->id;
 }
 
-double fnw_child_started_at(const fnw_child *c)
+double fnw_children_started_at(const fnw_child *c)
 {
     return c->started_at;
 }
@@ -518,7 +518,7 @@ void fnw_children_free(fnw_children *cs)
     free(cs);
 }
 
-const fnw_wire_figures *fnw_child_figures(const fnw_child *c)
+const fnw_wire_figures *fnw_children_figures(const fnw_child *c)
 {
     return &c->figures;
 }

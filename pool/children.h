@@ -15,7 +15,7 @@
  * client cannot hold a slot with a worker that never gets anywhere.
  *
  * Workers inherit the pool's environment except FNW_POOL_STATS_FD (set to
- * 3) and the launcher token's variables (pool/token.h).
+ * 3) and the launcher token's variables (pool/pool_token.h).
  */
 #ifndef FNW_POOL_CHILDREN_H
 #define FNW_POOL_CHILDREN_H
@@ -88,10 +88,10 @@ fnw_children_stats fnw_children_get_stats(const fnw_children *cs);
 /* Running workers, in slot order: each call returns the next after prev
  * (NULL: the first), NULL at the end. */
 fnw_child *fnw_children_next(fnw_children *cs, fnw_child *prev);
-pid_t fnw_child_pid(const fnw_child *c);
-const char *fnw_child_id(const fnw_child *c);
-double fnw_child_started_at(const fnw_child *c);
+pid_t fnw_children_pid(const fnw_child *c);
+const char *fnw_children_id(const fnw_child *c);
+double fnw_children_started_at(const fnw_child *c);
 /* The worker's latest figures (known = 0 until its first stats line). */
-const fnw_wire_figures *fnw_child_figures(const fnw_child *c);
+const fnw_wire_figures *fnw_children_figures(const fnw_child *c);
 
 #endif

@@ -243,7 +243,7 @@ static void start_worker(conn *c)
     fnw_wire_framer_init(&c->framer[0], 'O');
     fnw_wire_framer_init(&c->framer[1], 'E');
     char line[32];
-    snprintf(line, sizeof line, "OK %d\n", (int)fnw_child_pid(child));
+    snprintf(line, sizeof line, "OK %d\n", (int)fnw_children_pid(child));
     queue(c, line, strlen(line));
     flush_out(c);
 }

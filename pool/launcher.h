@@ -10,7 +10,7 @@
 
 #include "codecs/error.h"
 #include "pool/children.h"
-#include "pool/token.h"
+#include "pool/pool_token.h"
 #include "pool/worker_args.h"
 
 /* A request not complete this long after connecting is dropped. */

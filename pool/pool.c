@@ -15,12 +15,12 @@
 #include "base/handoff.h"
 #include "pool/children.h"
 #include "pool/extpool.h"
-#include "pool/http.h"
+#include "pool/pool_http.h"
 #include "pool/launcher.h"
 #include "pool/listen.h"
 #include "pool/pool_flags.h"
-#include "pool/report.h"
-#include "pool/token.h"
+#include "pool/pool_report.h"
+#include "pool/pool_token.h"
 
 typedef struct pool {
     struct ev_loop *loop;
@@ -41,7 +41,7 @@ typedef struct pool {
 static char *src_metrics(void *ctx, size_t *len)
 {
     pool *p = ctx;
-    return fnw_report_metrics(p->children, p->draining, ev_now(p->loop), len);
+    return fnw_pool_report_metrics(p->children, p->draining, ev_now(p->loop), len);
 }
 
 /* At most one dump per FNW_POOL_DUMP_INTERVAL_S: each writes every
@@ -62,7 +62,7 @@ static char *src_state(void *ctx, size_t *len, unsigned *status)
     }
     p->last_dump = now;
     unsigned n = fnw_children_signal_all(p->children, SIGQUIT);
-    return fnw_report_state(p->children, p->draining, now, n, len);
+    return fnw_pool_report_state(p->children, p->draining, now, n, len);
 }
 
 static int src_serving(void *ctx)

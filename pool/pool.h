@@ -1,7 +1,7 @@
 /* pool/pool.h — `fnworker pool`: a long-running process in the sidecar
  * container that starts one worker process per request, from the launcher
  * script (pool/launcher.h) or from a Beam runner's BeamFnExternalWorkerPool
- * client (pool/extpool.h), and reports on them over HTTP (pool/http.h).
+ * client (pool/extpool.h), and reports on them over HTTP (pool/pool_http.h).
  *
  * SIGTERM/SIGINT: stop accepting, let running workers finish for up to
  * --grace-period seconds, then stop them (SIGTERM, SIGKILL) and exit 0.

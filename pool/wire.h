@@ -7,7 +7,7 @@
  *   FNWPOOL 1 START
  *   id=<worker id>
  *   provision_endpoint=<host:port>
- *   token=<shared secret>     (optional; required when the pool has one, pool/token.h)
+ *   token=<shared secret>     (optional; required when the pool has one, pool/pool_token.h)
  *   arg=<--flag=value>        (zero or more; the pool passes only those
  *                             pool/worker_args.h allows, in order)
  *   <empty line>

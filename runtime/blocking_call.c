@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "runtime/blocking_internal.h"
 
 /* ---- loop thread -------------------------------------------------------------- */

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 
 #include "codecs/arena.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "runtime/call.h"
 
 /* Slow paths stay out of line, so the per-record paths need no stack frame
@@ -311,7 +311,7 @@ static void report_done(fnw_call *c)
 static int retry_allowed(const fnw_call *c)
 {
     const fnw_call_setup *s = c->s;
-    if (!fnw_retry_can_retry(&s->retry, c->attempt))
+    if (!fnw_spec_retry_can_retry(&s->retry, c->attempt))
         return 0;
     return (ev_now(s->loop) - c->started) * 1000. <= (double)s->timeout_ms;
 }
@@ -322,7 +322,7 @@ static int retry_allowed(const fnw_call *c)
 static void schedule_retry(fnw_call *c, int64_t min_delay_ms)
 {
     const fnw_call_setup *s = c->s;
-    int64_t backoff = fnw_retry_backoff_ms(&s->retry, c->attempt, c->last_backoff);
+    int64_t backoff = fnw_spec_retry_backoff_ms(&s->retry, c->attempt, c->last_backoff);
     c->last_backoff = backoff;
     if (backoff < min_delay_ms)
         backoff = min_delay_ms;
@@ -436,7 +436,7 @@ static __attribute__((noinline)) void attempt_failed(fnw_call *c, int64_t delay_
         call_release(c);
     } else if (delay_ms >= 0 && s->retry.on_error && retry_allowed(c)) {
         schedule_retry(c, delay_ms);
-    } else if (delay_ms >= 0 && s->retry.on_error && fnw_retry_can_retry(&s->retry, c->attempt)) {
+    } else if (delay_ms >= 0 && s->retry.on_error && fnw_spec_retry_can_retry(&s->retry, c->attempt)) {
         time_out(c, 0);   /* back after the deadline, the timer not run yet: the timeout came first */
     } else {
         s->cb->count(s->user, FNW_CALL_FAILED);

@@ -410,7 +410,7 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op,
     if (!loop || !op || !spec || !op->name)
         return fnw_error_set(err, "fnw_engine_new: loop, operation and spec are required");
     fnw_spec s = *spec;
-    if (fnw_spec_validate(&s, err) != 0 || fnw_operation_check(op, err) != 0)
+    if (fnw_spec_validate(&s, err) != 0 || fnw_registry_check(op, err) != 0)
         return -1;
     fnw_engine *e = calloc(1, sizeof *e);
     if (!e)

@@ -23,7 +23,7 @@ int fnw_registry_add(fnw_registry *r, const fnw_operation *op, fnw_error *err)
 {
     if (!op || !op->name || !op->name[0])
         return fnw_error_set(err, "cannot register an operation without a name");
-    if (fnw_operation_check(op, err) != 0)
+    if (fnw_registry_check(op, err) != 0)
         return -1;
     if (lookup(r, op->name))
         return fnw_error_set(err, "operation '%s' is already registered", op->name);
@@ -34,7 +34,7 @@ int fnw_registry_add(fnw_registry *r, const fnw_operation *op, fnw_error *err)
     return 0;
 }
 
-int fnw_operation_check(const fnw_operation *op, fnw_error *err)
+int fnw_registry_check(const fnw_operation *op, fnw_error *err)
 {
     if (op->invoke_blocking) {
         if (op->invoke)

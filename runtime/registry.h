@@ -19,7 +19,7 @@ struct fnw_registry {
 void fnw_registry_init(fnw_registry *r);           /* empty */
 /* The table is usable: exactly one of invoke and invoke_blocking, cancel
  * for an asynchronous one, a blocking one not sync. */
-int fnw_operation_check(const fnw_operation *op, fnw_error *err);
+int fnw_registry_check(const fnw_operation *op, fnw_error *err);
 /* NULL and err = "unknown operation 'x'; registered operations: a, b" */
 const fnw_operation *fnw_registry_find(const fnw_registry *r, const char *name, fnw_error *err);
 

@@ -107,14 +107,14 @@ int fnw_spec_validate(fnw_spec *s, fnw_error *err)
     return 0;
 }
 
-int fnw_retry_can_retry(const fnw_retry *r, int attempts)
+int fnw_spec_retry_can_retry(const fnw_retry *r, int attempts)
 {
     if (r->kind == FNW_RETRY_NONE)
         return 0;
     return attempts <= r->max_attempts;
 }
 
-int64_t fnw_retry_backoff_ms(const fnw_retry *r, int attempts, int64_t prev)
+int64_t fnw_spec_retry_backoff_ms(const fnw_retry *r, int attempts, int64_t prev)
 {
     switch (r->kind) {
     case FNW_RETRY_NONE:

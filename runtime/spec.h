@@ -61,7 +61,7 @@ int fnw_spec_validate(fnw_spec *s, fnw_error *err);
  * backoff for attempt n (n >= 1): fixed -> delay_ms; exponential -> delay_ms
  * for n <= 1, else min(prev * multiplier, max_delay_ms). prev is the backoff
  * returned for the previous attempt (ignored for fixed). */
-int fnw_retry_can_retry(const fnw_retry *r, int attempts);
-int64_t fnw_retry_backoff_ms(const fnw_retry *r, int attempts, int64_t prev);
+int fnw_spec_retry_can_retry(const fnw_retry *r, int attempts);
+int64_t fnw_spec_retry_backoff_ms(const fnw_retry *r, int attempts, int64_t prev);
 
 #endif

@@ -118,7 +118,7 @@ static void provision_retry_cb(struct ev_loop *loop, ev_timer *t, int revents)
 int fnw_boot_read_provision(fnw_boot *b, const uint8_t *p, size_t n)
 {
     fnw_error err;   /* pipeline_options is a Struct, which nests without a limit */
-    if (fnw_pb_check_nesting(&PB(get_provision_info_response__descriptor), p, n, &err) < 0) {
+    if (fnw_pb_nesting_check(&PB(get_provision_info_response__descriptor), p, n, &err) < 0) {
         fnw_err(b->log, "GetProvisionInfo: %s", err.msg);
         return -1;
     }
@@ -127,8 +127,8 @@ int fnw_boot_read_provision(fnw_boot *b, const uint8_t *p, size_t n)
         return -1;
     pb_ProvisionInfo *info = r->info;
     fnw_log_request lr;
-    fnw_log_request_read(info ? info->pipeline_options : NULL, &lr);
-    fnw_log_request_apply(b->log, &lr, b->flags->log_level);
+    fnw_log_options_read(info ? info->pipeline_options : NULL, &lr);
+    fnw_log_options_apply(b->log, &lr, b->flags->log_level);
     if (info && info->control_endpoint && *info->control_endpoint->url && !b->control_url)
         b->control_url = strdup(info->control_endpoint->url);
     if (info && info->logging_endpoint && *info->logging_endpoint->url && !b->logging_url)

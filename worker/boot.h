@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "worker/flags.h"
-#include "worker/logging.h"
+#include "worker/log.h"
 #include "base/rpc.h"
 
 /* The provisioning retry schedule: 0.1 s, then each pause doubles while it

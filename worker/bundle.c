@@ -99,7 +99,7 @@ static void bundle_fail(fnw_bundle *b, const char *fmt, ...)
 static void write_output(fnw_bundle *b, const fnw_record *out)
 {
     size_t size = fnw_row_output_size(out->len, out->data == NULL);
-    uint8_t *w = fnw_outbox_reserve(b->outboxes[0], size);
+    uint8_t *w = fnw_data_outbox_reserve(b->outboxes[0], size);
     if (!w) {
         bundle_fail(b, "out of memory writing output %" PRId64 " of transform '%s'", b->index,
                     b->plan->main_sink_id);
@@ -161,7 +161,7 @@ static void chain_finished(void *user)
     }
     tok->b = b;
     b->last_send = tok;
-    fnw_outbox_finish(b->outboxes, b->n_out, last_sent, tok);
+    fnw_data_outbox_finish(b->outboxes, b->n_out, last_sent, tok);
 }
 
 /* ---- input ------------------------------------------------------------------------------ */
@@ -374,7 +374,7 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
         return b;
     }
     for (size_t i = 0; i < plan->n_sinks; i++) {
-        b->outboxes[i] = fnw_outbox_new(b->conn, instruction_id, plan->sink_ids[i]);
+        b->outboxes[i] = fnw_data_outbox_new(b->conn, instruction_id, plan->sink_ids[i]);
         if (!b->outboxes[i]) {
             bundle_fail(b, "out of memory starting instruction %s", instruction_id);
             return b;
@@ -385,7 +385,7 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
     fnw_chain_start(b->chain, &sink, b->instruction_id);
     fnw_data_listener l = {b, on_input, on_data_failed};
     fnw_error err;
-    b->inbox = fnw_data_claim_inbox(b->conn, instruction_id, plan->source_id, &l, &err);
+    b->inbox = fnw_inbound_claim(b->conn, instruction_id, plan->source_id, &l, &err);
     if (!b->inbox) {
         bundle_fail(b, "instruction %s, transform '%s': %s", instruction_id, plan->source_id, err.msg);
         return b;
@@ -425,9 +425,9 @@ void fnw_bundle_free(fnw_bundle *b)
     if (b->failed && b->chain)
         fnw_chain_abort(b->chain);
     if (b->inbox)
-        fnw_inbox_free(b->inbox);
+        fnw_inbound_release(b->inbox);
     for (size_t i = 0; i < b->n_out; i++)
-        fnw_outbox_free(b->outboxes[i]);
+        fnw_data_outbox_free(b->outboxes[i]);
     free(b->outboxes);
     fnw_chain_free(b->chain);
     free(b->instruction_id);

@@ -27,7 +27,7 @@
 
 #include "runtime/engine.h"
 #include "worker/data.h"
-#include "worker/logging.h"
+#include "worker/log.h"
 #include "worker/metrics.h"
 #include "worker/plan.h"
 #include "worker/processors.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "codecs/pb_nesting.h"
-#include "worker/logging.h"
+#include "worker/log.h"
 
 struct fnw_control {
     const fnw_control_transport *t;
@@ -29,7 +29,7 @@ typedef struct fetch_ctx {
 static void refuse_request(fnw_control *c, const uint8_t *p, size_t n, const char *why)
 {
     char id[256];
-    int have_id = fnw_pb_find_top_string(p, n, 1, id, sizeof id);   /* instruction_id */
+    int have_id = fnw_pb_nesting_find_top_string(p, n, 1, id, sizeof id);   /* instruction_id */
     fnw_log(c->log, FNW_LOG_ERROR, have_id ? id : NULL, NULL,
             "refused a Control message of %zu bytes: %s", n, why);
     if (have_id)
@@ -47,7 +47,7 @@ static int check_readable(const ProtobufCMessageDescriptor *desc, const uint8_t 
         return fnw_error_set(err, "%zu bytes is more than fnworker's limit of %zu bytes (%zu MiB) for one "
                              "Control message or descriptor", n, FNW_CONTROL_MAX_MESSAGE,
                              FNW_CONTROL_MAX_MESSAGE >> 20);
-    return fnw_pb_check_nesting(desc, p, n, err);
+    return fnw_pb_nesting_check(desc, p, n, err);
 }
 
 static void control_on_message(void *user, grpc_slice msg)
@@ -176,7 +176,7 @@ static size_t copy_id_and_transforms(const uint8_t *p, size_t n, uint8_t *out)
     int wt;
     while (at < end) {
         const uint8_t *field = at;
-        if (fnw_pb_step_field(&at, end, &num, &wt, &body, &len) < 0)
+        if (fnw_pb_nesting_step_field(&at, end, &num, &wt, &body, &len) < 0)
             return SIZE_MAX;
         if (wt == 2 && (num == 1 || num == 2)) {
             if (out)

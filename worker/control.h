@@ -22,7 +22,7 @@
 #ifndef FNW_CONTROL_H
 #define FNW_CONTROL_H
 
-#include "worker/logging.h"
+#include "worker/log.h"
 #include "base/pb.h"
 #include "base/stream.h"
 

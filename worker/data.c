@@ -1,12 +1,12 @@
 /* worker/data.c — Data streams and outboxes (see data.h); what arrives on
  * a stream is worker/inbound.c's. The streams are reached through the io
- * table (data_conn.h): gRPC's, defined here, unless a test puts in its own. */
+ * table (data_internal.h): gRPC's, defined here, unless a test puts in its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codecs/varint.h"
-#include "worker/data_conn.h"
+#include "worker/data_internal.h"
 #include "worker/elements.h"
 #include "base/pb.h"
 
@@ -248,7 +248,7 @@ int fnw_data_conn_congested(const fnw_data_conn *c)
     return c->stream && c->mgr->io->congested(c->stream);
 }
 
-fnw_outbox *fnw_outbox_new(fnw_data_conn *c, const char *iid, const char *tid)
+fnw_outbox *fnw_data_outbox_new(fnw_data_conn *c, const char *iid, const char *tid)
 {
     fnw_outbox *ob = calloc(1, sizeof *ob);
     if (!ob)
@@ -269,7 +269,7 @@ fnw_outbox *fnw_outbox_new(fnw_data_conn *c, const char *iid, const char *tid)
     return ob;
 }
 
-uint8_t *fnw_outbox_reserve_slow(fnw_outbox *ob, size_t len)
+uint8_t *fnw_data_outbox_reserve_slow(fnw_outbox *ob, size_t len)
 {
     fnw_data_conn *c = ob->conn;
     size_t flush = ob->flush_bytes;
@@ -297,12 +297,12 @@ uint8_t *fnw_outbox_reserve_slow(fnw_outbox *ob, size_t len)
     return w;
 }
 
-void fnw_outbox_finish(fnw_outbox **obs, size_t n, fnw_sent_cb done, void *arg)
+void fnw_data_outbox_finish(fnw_outbox **obs, size_t n, fnw_sent_cb done, void *arg)
 {
     outbox_send(obs, n, 1, done, arg);
 }
 
-void fnw_outbox_free(fnw_outbox *ob)
+void fnw_data_outbox_free(fnw_outbox *ob)
 {
     fnw_data_conn *c = ob->conn;
     fnw_outbox **pp = &c->outboxes;
@@ -351,7 +351,7 @@ void fnw_data_free(fnw_data_mgr *m)
         ev_timer_stop(m->loop, &c->flush_timer);
         m->io->ready_cancel(c->ready);
         while (c->outboxes)
-            fnw_outbox_free(c->outboxes);
+            fnw_data_outbox_free(c->outboxes);
         if (c->stream)
             m->io->stream_free(c->stream);
         m->io->channel_free(c->ch);

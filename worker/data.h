@@ -10,14 +10,14 @@
  * reach every bundle on it.
  *
  * Which instruction ids exist is kept in a book (worker/instr.h): data for
- * an instruction whose process_bundle has arrived (fnw_data_expect) is kept
+ * an instruction whose process_bundle has arrived (fnw_inbound_expect) is kept
  * for its bundle, and when the bytes held for such instructions on a
  * connection pass inbound_limit the connection stops posting receives, so
  * HTTP/2 flow control slows the runner down instead of memory growing. Data
  * for an id not announced yet is early data: kept within its own bounds and
  * for a limited time, never pausing the stream; past them it is dropped with
  * a WARN and the bundle, if it ever starts, fails saying so. Data for a
- * finished or failed instruction (fnw_data_finish) is dropped as it arrives.
+ * finished or failed instruction (fnw_inbound_finish) is dropped as it arrives.
  *
  * Outbound, each (instruction, sink transform) has an fnw_outbox: framed
  * records accumulate in a buffer that is sent when it reaches flush_bytes,
@@ -40,7 +40,7 @@
 #include "codecs/varint.h"
 #include "worker/inbox.h"
 #include "worker/instr.h"
-#include "worker/logging.h"
+#include "worker/log.h"
 #include "base/stream.h"
 
 typedef struct fnw_data_conn fnw_data_conn;
@@ -106,34 +106,34 @@ int fnw_data_conn_congested(const fnw_data_conn *c);
 
 /* The instruction's process_bundle arrived: data for it, early or still to
  * come on any connection, is kept for its bundle. -1 when out of memory. */
-int fnw_data_expect(fnw_data_mgr *m, const char *instruction_id);
+int fnw_inbound_expect(fnw_data_mgr *m, const char *instruction_id);
 /* The instruction is over without (or after) a bundle reading its input,
  * e.g. it failed before it started: what is held for it is freed and
  * later data for it is dropped as it arrives. Inboxes a bundle still holds
- * are left to fnw_inbox_free(). */
-void fnw_data_finish(fnw_data_mgr *m, const char *instruction_id);
+ * are left to fnw_inbound_release(). */
+void fnw_inbound_finish(fnw_data_mgr *m, const char *instruction_id);
 
 /* Claims (or creates) the inbound stream of (instruction, transform). NULL
  * with err set when it cannot be read: its early data was dropped, the
  * instruction already ran, data came for another transform of it, or memory
  * ran out. */
-fnw_inbox *fnw_data_claim_inbox(fnw_data_conn *c, const char *instruction_id,
-                                const char *transform_id, const fnw_data_listener *l,
-                                fnw_error *err);
+fnw_inbox *fnw_inbound_claim(fnw_data_conn *c, const char *instruction_id,
+                             const char *transform_id, const fnw_data_listener *l,
+                             fnw_error *err);
 /* Frees a claimed inbox and finishes its instruction; later data for it is
  * discarded. */
-void fnw_inbox_free(fnw_inbox *ib);
+void fnw_inbound_release(fnw_inbox *ib);
 
 /* The outbound stream of (instruction, sink transform) on c. NULL when out
  * of memory. */
-fnw_outbox *fnw_outbox_new(fnw_data_conn *c, const char *instruction_id,
-                           const char *transform_id);
+fnw_outbox *fnw_data_outbox_new(fnw_data_conn *c, const char *instruction_id,
+                                const char *transform_id);
 /* Appends one record (varint length + payload) to the outbox, sending
  * when the buffer reaches flush_bytes. payload is written by the caller
  * into the returned space of exactly len bytes. NULL on allocation failure.
  * (The slow path handles flushing, growth and the flush timer.) */
-uint8_t *fnw_outbox_reserve_slow(fnw_outbox *ob, size_t len);
-static inline uint8_t *fnw_outbox_reserve(fnw_outbox *ob, size_t len)
+uint8_t *fnw_data_outbox_reserve_slow(fnw_outbox *ob, size_t len);
+static inline uint8_t *fnw_data_outbox_reserve(fnw_outbox *ob, size_t len)
 {
     /* the common case: the record fits the buffer and does not reach the
      * flush size, and the flush timer is already running (buffer not empty) */
@@ -145,12 +145,12 @@ static inline uint8_t *fnw_outbox_reserve(fnw_outbox *ob, size_t len)
         ob->records++;
         return w;
     }
-    return fnw_outbox_reserve_slow(ob, len);
+    return fnw_data_outbox_reserve_slow(ob, len);
 }
 /* Sends what is buffered on every outbox given, each followed by is_last,
  * in one message; done runs when it has been written (ok = 0 if not). */
-void fnw_outbox_finish(fnw_outbox **obs, size_t n, fnw_sent_cb done, void *arg);
+void fnw_data_outbox_finish(fnw_outbox **obs, size_t n, fnw_sent_cb done, void *arg);
 /* Frees an outbox without sending anything more (failed bundle). */
-void fnw_outbox_free(fnw_outbox *ob);
+void fnw_data_outbox_free(fnw_outbox *ob);
 
 #endif

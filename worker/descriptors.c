@@ -167,37 +167,37 @@ int fnw_descriptors_wait(fnw_descriptors *c, fnw_descriptor *d, const char *inst
     return 1;
 }
 
-const char *fnw_descriptor_id(const fnw_descriptor *d)
+const char *fnw_descriptors_id(const fnw_descriptor *d)
 {
     return d->id;
 }
 
-int fnw_descriptor_known(const fnw_descriptor *d)
+int fnw_descriptors_known(const fnw_descriptor *d)
 {
     return d->plan || d->failed;
 }
 
-const fnw_plan *fnw_descriptor_plan(const fnw_descriptor *d)
+const fnw_plan *fnw_descriptors_plan(const fnw_descriptor *d)
 {
     return d->plan;
 }
 
-const char *fnw_descriptor_error(const fnw_descriptor *d)
+const char *fnw_descriptors_error(const fnw_descriptor *d)
 {
     return d->failed ? d->error : NULL;
 }
 
-const char *fnw_descriptor_data_url(const fnw_descriptor *d)
+const char *fnw_descriptors_data_url(const fnw_descriptor *d)
 {
     return d->data_url;
 }
 
-size_t fnw_descriptor_waiting(const fnw_descriptor *d)
+size_t fnw_descriptors_waiting(const fnw_descriptor *d)
 {
     return d->n_waiting;
 }
 
-fnw_processors *fnw_descriptor_processors(fnw_descriptor *d)
+fnw_processors *fnw_descriptors_processors(fnw_descriptor *d)
 {
     return &d->idle;
 }

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #include "runtime/operation.h"
-#include "worker/logging.h"
+#include "worker/log.h"
 #include "base/pb.h"
 #include "worker/plan.h"
 #include "worker/processors.h"
@@ -70,18 +70,18 @@ void fnw_descriptors_arrived(fnw_descriptors *c, fnw_descriptor *d,
  * fetch in flight; -1: out of memory (not queued). */
 int fnw_descriptors_wait(fnw_descriptors *c, fnw_descriptor *d, const char *instruction_id);
 
-const char *fnw_descriptor_id(const fnw_descriptor *d);
+const char *fnw_descriptors_id(const fnw_descriptor *d);
 /* 1 once registered or fetched (plan or error). */
-int fnw_descriptor_known(const fnw_descriptor *d);
+int fnw_descriptors_known(const fnw_descriptor *d);
 /* The plan; NULL while unknown or when planning failed. */
-const fnw_plan *fnw_descriptor_plan(const fnw_descriptor *d);
+const fnw_plan *fnw_descriptors_plan(const fnw_descriptor *d);
 /* Why there is no plan; NULL while unknown or when it planned. */
-const char *fnw_descriptor_error(const fnw_descriptor *d);
+const char *fnw_descriptors_error(const fnw_descriptor *d);
 /* The data endpoint it names (even when planning failed), or NULL. */
-const char *fnw_descriptor_data_url(const fnw_descriptor *d);
+const char *fnw_descriptors_data_url(const fnw_descriptor *d);
 /* Bundles waiting for it. */
-size_t fnw_descriptor_waiting(const fnw_descriptor *d);
+size_t fnw_descriptors_waiting(const fnw_descriptor *d);
 /* Its idle processors. */
-fnw_processors *fnw_descriptor_processors(fnw_descriptor *d);
+fnw_processors *fnw_descriptors_processors(fnw_descriptor *d);
 
 #endif

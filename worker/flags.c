@@ -46,7 +46,7 @@ static int parse_threads(const char *v, size_t *out, fnw_error *err)
 
 static int parse_level(const char *v, fnw_level *out, fnw_error *err)
 {
-    if (fnw_level_parse(v, out) < 0)
+    if (fnw_log_level_parse(v, out) < 0)
         return fnw_error_set(err, "--log-level: '%s' is not a log level (debug, info, warn, error; "
                              "or a Beam/Python level name or number)", v);
     return 0;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/data_conn.h"
+#include "worker/data_internal.h"
 #include "worker/elements.h"
 #include "worker/inbox_internal.h"
 
@@ -437,12 +437,12 @@ void fnw_inbound_free(fnw_data_mgr *m)
 
 /* ---- public ------------------------------------------------------------------------ */
 
-int fnw_data_expect(fnw_data_mgr *m, const char *iid)
+int fnw_inbound_expect(fnw_data_mgr *m, const char *iid)
 {
     return instr_go_live(m, iid, strlen(iid)) ? 0 : -1;
 }
 
-void fnw_data_finish(fnw_data_mgr *m, const char *iid)
+void fnw_inbound_finish(fnw_data_mgr *m, const char *iid)
 {
     /* a tombstone even if nothing came yet: what comes later is dropped */
     fnw_instr *e = instr_go_live(m, iid, strlen(iid));
@@ -474,8 +474,8 @@ static int claim_error(fnw_data_conn *c, fnw_instr *e, const char *tid, fnw_erro
     return 0;
 }
 
-fnw_inbox *fnw_data_claim_inbox(fnw_data_conn *c, const char *iid, const char *tid,
-                                const fnw_data_listener *l, fnw_error *err)
+fnw_inbox *fnw_inbound_claim(fnw_data_conn *c, const char *iid, const char *tid,
+                             const fnw_data_listener *l, fnw_error *err)
 {
     fnw_instr *e = instr_go_live(c->mgr, iid, strlen(iid));
     if (!e) {
@@ -500,7 +500,7 @@ fnw_inbox *fnw_data_claim_inbox(fnw_data_conn *c, const char *iid, const char *t
     return ib;
 }
 
-void fnw_inbox_free(fnw_inbox *ib)
+void fnw_inbound_release(fnw_inbox *ib)
 {
     fnw_data_mgr *m = ib->conn->mgr;
     fnw_instr *e = ib->instr;

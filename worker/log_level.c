@@ -17,7 +17,7 @@ static const level_name NAMES[] = {
     {"off", FNW_LOG_ERROR},
 };
 
-const char *fnw_level_name(fnw_level level)
+const char *fnw_log_level_name(fnw_level level)
 {
     switch (level) {
     case FNW_LOG_DEBUG: return "debug";
@@ -28,7 +28,7 @@ const char *fnw_level_name(fnw_level level)
     return "?";
 }
 
-int fnw_level_from_threshold(double t, fnw_level *out)
+int fnw_log_level_from_threshold(double t, fnw_level *out)
 {
     if (!(t >= 0))              /* also rejects NaN */
         return -1;
@@ -53,12 +53,12 @@ static int all_digits(const char *s)
     return 1;
 }
 
-int fnw_level_parse(const char *s, fnw_level *out)
+int fnw_log_level_parse(const char *s, fnw_level *out)
 {
     if (all_digits(s)) {
         errno = 0;
         double t = strtod(s, NULL);
-        return errno ? -1 : fnw_level_from_threshold(t, out);
+        return errno ? -1 : fnw_log_level_from_threshold(t, out);
     }
     for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++) {
         if (!strcasecmp(s, NAMES[i].name)) {

@@ -19,10 +19,10 @@ typedef enum fnw_level {
 } fnw_level;
 
 /* "debug", "info", "warn" or "error". */
-const char *fnw_level_name(fnw_level level);
+const char *fnw_log_level_name(fnw_level level);
 /* A level name or a decimal threshold (see above); -1 if s is neither. */
-int fnw_level_parse(const char *s, fnw_level *out);
+int fnw_log_level_parse(const char *s, fnw_level *out);
 /* The level for a Python numeric threshold; -1 if t is negative or not a number. */
-int fnw_level_from_threshold(double t, fnw_level *out);
+int fnw_log_level_from_threshold(double t, fnw_level *out);
 
 #endif

@@ -26,11 +26,11 @@ static void read_level(const char *key, const pb_Value *v, fnw_log_request *out)
     switch (v ? v->kind_case : GOOGLE__PROTOBUF__VALUE__KIND__NOT_SET) {
     case GOOGLE__PROTOBUF__VALUE__KIND_STRING_VALUE:
         snprintf(out->text, sizeof out->text, "%s", v->string_value);
-        out->valid = fnw_level_parse(v->string_value, &out->level) == 0;
+        out->valid = fnw_log_level_parse(v->string_value, &out->level) == 0;
         break;
     case GOOGLE__PROTOBUF__VALUE__KIND_NUMBER_VALUE:
         snprintf(out->text, sizeof out->text, "%g", v->number_value);
-        out->valid = fnw_level_from_threshold(v->number_value, &out->level) == 0;
+        out->valid = fnw_log_level_from_threshold(v->number_value, &out->level) == 0;
         break;
     default:
         snprintf(out->text, sizeof out->text, "(not a string or number)");
@@ -62,7 +62,7 @@ static void read_fields(const Google__Protobuf__Struct *opts, fnw_log_request *o
     }
 }
 
-void fnw_log_request_read(const Google__Protobuf__Struct *opts, fnw_log_request *out)
+void fnw_log_options_read(const Google__Protobuf__Struct *opts, fnw_log_request *out)
 {
     memset(out, 0, sizeof *out);
     out->level = FNW_LOG_INFO;
@@ -70,17 +70,17 @@ void fnw_log_request_read(const Google__Protobuf__Struct *opts, fnw_log_request 
         read_fields(opts, out, 1);
 }
 
-void fnw_log_request_apply(fnw_logger *lg, const fnw_log_request *req, const char *cli_level)
+void fnw_log_options_apply(fnw_logger *lg, const fnw_log_request *req, const char *cli_level)
 {
     if (req->found && !req->valid)
         fnw_warn(lg, "pipeline option %s is '%s', which is not a log level; keeping %s", req->key, req->text,
-                 fnw_level_name(fnw_log_level(lg)));
+                 fnw_log_level_name(fnw_log_get_level(lg)));
     else if (req->found && cli_level)
         fnw_debug(lg, "pipeline option %s=%s ignored: --log-level=%s was given", req->key, req->text,
                   cli_level);
     else if (req->found) {
         fnw_log_set_level(lg, req->level);
-        fnw_debug(lg, "log level %s, from pipeline option %s=%s", fnw_level_name(req->level), req->key,
+        fnw_debug(lg, "log level %s, from pipeline option %s=%s", fnw_log_level_name(req->level), req->key,
                   req->text);
     }
     if (req->has_overrides)

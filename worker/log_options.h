@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "worker/logging.h"
+#include "worker/log.h"
 #include "base/pb.h"
 
 #define FNW_LOG_OPTION_LEVEL "default_sdk_harness_log_level"
@@ -34,11 +34,11 @@ typedef struct fnw_log_request {
 } fnw_log_request;
 
 /* Reads the request out of opts (NULL reads as no request). */
-void fnw_log_request_read(const Google__Protobuf__Struct *opts, fnw_log_request *out);
+void fnw_log_options_read(const Google__Protobuf__Struct *opts, fnw_log_request *out);
 
 /* Applies it to lg unless the command line set the level (cli_level),
  * and says what it did: a debug line for a level taken or ignored and for
  * ignored overrides, a warning for a level it cannot read. */
-void fnw_log_request_apply(fnw_logger *lg, const fnw_log_request *req, const char *cli_level);
+void fnw_log_options_apply(fnw_logger *lg, const fnw_log_request *req, const char *cli_level);
 
 #endif

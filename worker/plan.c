@@ -112,7 +112,7 @@ static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *cod
         return fnw_error_set(err, "coder '%s' has URN '%s'; expected %s, %s or %s", coder_id, urn,
                              URN_PARAM_WV, URN_LENGTH_PREFIX, URN_FLINK_CODER);
     /* protobuf-c recurses per nested TypeInfo without a limit: measure first */
-    if (fnw_pb_check_nesting(&PBF(coder_info_descriptor__descriptor), c->spec->payload.data,
+    if (fnw_pb_nesting_check(&PBF(coder_info_descriptor__descriptor), c->spec->payload.data,
                              c->spec->payload.len, err) < 0)
         return fnw_error_prefix(err, "coder '%s'", coder_id);
     pb_CoderInfoDescriptor *ci = PBF(coder_info_descriptor__unpack)(NULL, c->spec->payload.len,
@@ -127,7 +127,7 @@ static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *cod
     } else if (ci->separated_with_end_message) {
         rc = fnw_error_set(err, "coder '%s': separated_with_end_message is a Table API framing and is "
                            "not supported", coder_id);
-    } else if (fnw_type_from_proto(ci->raw_type->type_info, out, err) < 0) {
+    } else if (fnw_typeinfo_to_type(ci->raw_type->type_info, out, err) < 0) {
         rc = fnw_error_prefix(err, "coder '%s'", coder_id);
     }
     PBF(coder_info_descriptor__free_unpacked)(ci, NULL);
@@ -310,7 +310,7 @@ static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll,
             rc = fnw_error_set(err, "transform '%s' uses timers, which are not supported", id);
         else if (pd->n_state_specs > 0 || pd->n_side_inputs > 0)
             rc = fnw_error_set(err, "transform '%s' uses state or side inputs, which are not supported", id);
-        else if (fnw_pb_check_nesting(&PBF(user_defined_data_stream_function__descriptor),
+        else if (fnw_pb_nesting_check(&PBF(user_defined_data_stream_function__descriptor),
                                       pd->do_fn->payload.data, pd->do_fn->payload.len, err) < 0)
             rc = fnw_error_prefix(err, "transform '%s': do_fn payload", id);   /* key_type_info */
         else if (!(f = PBF(user_defined_data_stream_function__unpack)(NULL, pd->do_fn->payload.len,
@@ -404,7 +404,7 @@ int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
         fnw_error_set(err, "the descriptor has no function between source '%s' and its sink", sid);
         goto fail;
     }
-    if (fnw_steps_link(p->steps, p->n_steps, p->input_type, p->output_type, err) < 0)
+    if (fnw_step_link(p->steps, p->n_steps, p->input_type, p->output_type, err) < 0)
         goto fail;
     *out = p;
     return 0;

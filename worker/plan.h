@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 #include "codecs/error.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "codecs/type.h"
 #include "runtime/operation.h"
 #include "base/pb.h"

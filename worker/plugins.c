@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "worker/logging.h"
+#include "worker/log.h"
 #include "worker/plugins.h"
 
 /* ---- where ------------------------------------------------------------------------ */

@@ -3,8 +3,8 @@
 
 #include <stdlib.h>
 
-int fnw_processor_new(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
-                      fnw_error *err)
+int fnw_processors_open(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
+                        fnw_error *err)
 {
     fnw_processor *p = calloc(1, sizeof *p);
     if (!p)
@@ -21,7 +21,7 @@ int fnw_processor_new(struct ev_loop *loop, const fnw_plan *plan, fnw_processor 
                           st->spec.batched, 0, 0};
         if (fnw_engine_new(loop, st->op, &st->spec, &env, &p->engines[i], err) < 0) {
             fnw_error_prefix(err, "transform '%s'", st->transform_id);
-            fnw_processor_free(p);
+            fnw_processors_close(p);
             return -1;
         }
         p->n = i + 1;
@@ -30,7 +30,7 @@ int fnw_processor_new(struct ev_loop *loop, const fnw_plan *plan, fnw_processor 
     return 0;
 }
 
-void fnw_processor_free(fnw_processor *p)
+void fnw_processors_close(fnw_processor *p)
 {
     if (!p)
         return;
@@ -51,7 +51,7 @@ int fnw_processors_take(fnw_processors *pool, struct ev_loop *loop, const fnw_pl
 {
     fnw_processor *p = pool->idle;
     if (!p)
-        return fnw_processor_new(loop, plan, out, err);
+        return fnw_processors_open(loop, plan, out, err);
     pool->idle = p->next;
     pool->n_idle--;
     p->next = NULL;
@@ -69,7 +69,7 @@ void fnw_processors_put(fnw_processors *pool, fnw_processor *p)
 void fnw_processors_discard(fnw_processors *pool, fnw_processor *p)
 {
     (void)pool;
-    fnw_processor_free(p);
+    fnw_processors_close(p);
 }
 
 size_t fnw_processors_idle(const fnw_processors *pool)
@@ -82,7 +82,7 @@ void fnw_processors_free(fnw_processors *pool)
     while (pool->idle) {
         fnw_processor *p = pool->idle;
         pool->idle = p->next;
-        fnw_processor_free(p);
+        fnw_processors_close(p);
     }
     pool->n_idle = 0;
 }

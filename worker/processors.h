@@ -33,10 +33,10 @@ typedef struct fnw_processor {
 
 /* Opens one engine per step of plan (plan must outlive the processor).
  * On failure err names the transform whose operation did not open. */
-int fnw_processor_new(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
-                      fnw_error *err);
+int fnw_processors_open(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
+                        fnw_error *err);
 /* Closes every operation and frees p (NULL is fine). */
-void fnw_processor_free(fnw_processor *p);
+void fnw_processors_close(fnw_processor *p);
 
 static inline const fnw_plan *fnw_processor_plan(const fnw_processor *p)
 {

@@ -90,7 +90,7 @@ static int step_from_spec(const pb_OperationSpec *os, int function_type, const f
     spec_from_proto(os, batched, &st->spec);
     if (fnw_spec_validate(&st->spec, err) < 0)
         return -1;
-    if (os->output_type && fnw_type_from_proto(os->output_type, &st->declared_type, err) < 0)
+    if (os->output_type && fnw_typeinfo_to_type(os->output_type, &st->declared_type, err) < 0)
         return fnw_error_prefix(err, "output_type");
     return copy_options(os, st, err);
 }
@@ -125,7 +125,7 @@ int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
     if (fnw_pickle_payload_is_pickle(spec.data, spec.len) && unpickle_spec(f, &unpickled, &spec, err) < 0)
         return fnw_error_prefix(err, "transform '%s'", id);
     /* output_type is a TypeInfo, which nests without a limit of its own */
-    int rc = fnw_pb_check_nesting(&fnworker__v1__operation_spec__descriptor, spec.data, spec.len, err);
+    int rc = fnw_pb_nesting_check(&fnworker__v1__operation_spec__descriptor, spec.data, spec.len, err);
     pb_OperationSpec *os = rc < 0 ? NULL : fnworker__v1__operation_spec__unpack(NULL, spec.len, spec.data);
     free(unpickled);
     if (rc < 0)
@@ -192,8 +192,8 @@ static int step_output(fnw_plan_step *steps, size_t i, size_t n, const fnw_type 
     return 0;
 }
 
-int fnw_steps_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink,
-                   fnw_error *err)
+int fnw_step_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink,
+                  fnw_error *err)
 {
     for (size_t i = 0; i < n; i++) {
         steps[i].input_type = i == 0 ? input : steps[i - 1].output_type;

@@ -36,7 +36,7 @@ typedef struct fnw_plan_step {
     fnw_options opts;            /* view of options */
     fnw_type *declared_type;     /* OperationSpec.output_type, owned; NULL when unset */
     const fnw_type *input_type;  /* borrowed from the plan or an earlier step */
-    const fnw_type *output_type; /* set by fnw_steps_link */
+    const fnw_type *output_type; /* set by fnw_step_link */
 } fnw_plan_step;
 
 /* Fills st (zeroed by the caller) from function f of transform id: a
@@ -48,8 +48,8 @@ int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
 /* Types a chain of n steps fed with input and ending at a sink of type sink
  * (see the header comment). Pointers are borrowed from the arguments and
  * from the steps' declared types. */
-int fnw_steps_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink,
-                   fnw_error *err);
+int fnw_step_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink,
+                  fnw_error *err);
 
 /* Frees what st owns (not st itself). */
 void fnw_step_free(fnw_plan_step *st);

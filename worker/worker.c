@@ -28,7 +28,7 @@
 #include "worker/control.h"
 #include "worker/data.h"
 #include "worker/descriptors.h"
-#include "worker/logging.h"
+#include "worker/log.h"
 #include "base/handoff.h"
 #include "base/pb.h"
 #include "worker/pool_stats.h"
@@ -83,7 +83,7 @@ static void respond_error(fnw_worker *w, const char *iid, const char *msg)
 static void fail_instruction(fnw_worker *w, const char *iid, const char *msg)
 {
     respond_error(w, iid, msg);
-    fnw_data_finish(&w->data, iid);
+    fnw_inbound_finish(&w->data, iid);
 }
 
 static void respond_bundle_ok(fnw_worker *w, const char *iid, const fnw_metric_set *ms)
@@ -125,12 +125,12 @@ static void bundle_finished(void *user, fnw_bundle *b, const char *error, const 
     active_bundle *ab = active_take(w, b);
     const char *iid = ab ? ab->instruction_id : fnw_bundle_instruction(b);
     fnw_processor *proc = fnw_bundle_processor(b);
-    fnw_processors *pool = ab && ab->descriptor ? fnw_descriptor_processors(ab->descriptor) : NULL;
+    fnw_processors *pool = ab && ab->descriptor ? fnw_descriptors_processors(ab->descriptor) : NULL;
     fnw_pool_stats_add_bundle(&w->stats, proc, error != NULL);
     if (error) {
         respond_error(w, iid, error);
         fnw_bundle_free(b);
-        fnw_processor_free(proc);   /* a failed chain is not reused */
+        fnw_processors_close(proc);   /* a failed chain is not reused */
     } else {
         fnw_debug(&w->log, "instruction %s finished", iid);
         respond_bundle_ok(w, iid, ms);
@@ -138,10 +138,10 @@ static void bundle_finished(void *user, fnw_bundle *b, const char *error, const 
         if (pool)
             fnw_processors_put(pool, proc);
         else
-            fnw_processor_free(proc);
+            fnw_processors_close(proc);
     }
     /* a bundle that failed before it claimed its input leaves data behind */
-    fnw_data_finish(&w->data, iid);
+    fnw_inbound_finish(&w->data, iid);
     if (ab)
         free(ab->instruction_id);
     free(ab);
@@ -167,10 +167,10 @@ static fnw_processor *take_processor(fnw_worker *w, fnw_descriptor *d, const cha
 {
     fnw_processor *proc;
     fnw_error err;
-    if (fnw_processors_take(fnw_descriptor_processors(d), w->loop, fnw_descriptor_plan(d), &proc,
+    if (fnw_processors_take(fnw_descriptors_processors(d), w->loop, fnw_descriptors_plan(d), &proc,
                             &err) < 0) {
         char msg[FNW_ERROR_MAX + 128];
-        snprintf(msg, sizeof msg, "instruction %s, descriptor %s: %s", iid, fnw_descriptor_id(d), err.msg);
+        snprintf(msg, sizeof msg, "instruction %s, descriptor %s: %s", iid, fnw_descriptors_id(d), err.msg);
         fail_instruction(w, iid, msg);
         return NULL;
     }
@@ -181,11 +181,11 @@ static void start_bundle(fnw_worker *w, fnw_descriptor *d, const char *iid)
 {
     /* Beam's runner waits for our Data stream before it looks at any
      * response, so open it even for a bundle that fails right away. */
-    if (fnw_descriptor_data_url(d))
-        fnw_data_connect(&w->data, fnw_descriptor_data_url(d));
-    if (fnw_descriptor_error(d)) {
+    if (fnw_descriptors_data_url(d))
+        fnw_data_connect(&w->data, fnw_descriptors_data_url(d));
+    if (fnw_descriptors_error(d)) {
         char msg[FNW_ERROR_MAX + 128];
-        snprintf(msg, sizeof msg, "instruction %s: %s", iid, fnw_descriptor_error(d));
+        snprintf(msg, sizeof msg, "instruction %s: %s", iid, fnw_descriptors_error(d));
         fail_instruction(w, iid, msg);
         return;
     }
@@ -201,7 +201,7 @@ static void start_bundle(fnw_worker *w, fnw_descriptor *d, const char *iid)
         if (ab)
             free(ab->instruction_id);
         free(ab);
-        fnw_processor_free(proc);
+        fnw_processors_close(proc);
         char msg[256];
         snprintf(msg, sizeof msg, "instruction %s: out of memory starting the bundle", iid);
         fail_instruction(w, iid, msg);
@@ -245,7 +245,7 @@ static void fetch_descriptor(fnw_worker *w, fnw_descriptor *d)
         f->w = w;
         f->d = d;
     }
-    if (!f || fnw_control_fetch_descriptor(w->control, fnw_descriptor_id(d), descriptor_fetched, f) < 0) {
+    if (!f || fnw_control_fetch_descriptor(w->control, fnw_descriptors_id(d), descriptor_fetched, f) < 0) {
         free(f);
         fnw_descriptors_arrived(&w->descriptors, d, NULL, "could not start GetProcessBundleDescriptor");
     }
@@ -256,11 +256,11 @@ static void fetch_descriptor(fnw_worker *w, fnw_descriptor *d)
 static void handle_process_bundle(fnw_worker *w, const char *iid, const pb_ProcessBundleRequest *pb)
 {
     fnw_descriptor *d = fnw_descriptors_get(&w->descriptors, pb->process_bundle_descriptor_id);
-    if (!d || fnw_data_expect(&w->data, iid) < 0) {
+    if (!d || fnw_inbound_expect(&w->data, iid) < 0) {
         fail_instruction(w, iid, "out of memory accepting a process_bundle request");
         return;
     }
-    if (fnw_descriptor_known(d)) {
+    if (fnw_descriptors_known(d)) {
         start_bundle(w, d, iid);
         return;
     }
@@ -374,7 +374,7 @@ static void stop_bundles(fnw_worker *w)
         fnw_processor *proc = fnw_bundle_processor(a->b);
         fnw_bundle_stop(a->b);
         fnw_bundle_free(a->b);
-        fnw_processor_free(proc);
+        fnw_processors_close(proc);
         free(a->instruction_id);
         free(a);
     }

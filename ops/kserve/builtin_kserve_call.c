@@ -63,7 +63,7 @@ static int build_request(kserve_op *op, fnw_call *call, fnw_value *rows, size_t 
 static Inference__ModelInferResponse *unpack_response(grpc_slice response, fnw_arena *a)
 {
     ProtobufCAllocator al;
-    fnw_tensor_allocator_init(&al, a);
+    fnw_tensor_alloc_init(&al, a);
     return (Inference__ModelInferResponse *)protobuf_c_message_unpack(
         &inference__model_infer_response__descriptor, &al, GRPC_SLICE_LENGTH(response),
         GRPC_SLICE_START_PTR(response));
@@ -84,7 +84,7 @@ static int emit_rows(kserve_op *op, const kserve_pending *p, grpc_slice response
         return -1;
     for (size_t i = 0; i < p->n; i++) {
         fnw_value row;
-        if (fnw_tensor_output_row(op->cfg.plan, &p->rows[i], vals, p->n, i, a, &row, err) != 0 ||
+        if (fnw_tensor_unpack_row(op->cfg.plan, &p->rows[i], vals, p->n, i, a, &row, err) != 0 ||
             fnw_call_emit_value(p->call, i, &row, err) != 0)
             return fnw_error_prefix(err, "output row %zu", i);
     }

@@ -48,7 +48,7 @@ static int check_model(kserve_op *op, const Inference__ModelReadyResponse *resp,
 
 static int check_metadata(kserve_op *op, const Inference__ModelMetadataResponse *md, fnw_error *err)
 {
-    int rc = fnw_tensor_check_metadata(op->cfg.plan, md, (int64_t)op->batch_size, err);
+    int rc = fnw_tensor_meta_check(op->cfg.plan, md, (int64_t)op->batch_size, err);
     if (rc != 0)
         fnw_error_prefix(err, "operation '%s' (option check_metadata)", KSERVE_OP);
     return rc;

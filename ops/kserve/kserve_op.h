@@ -70,7 +70,7 @@ struct kserve_op {
 static inline void fnw_kserve_op_mask(const kserve_op *op, char *text)
 {
     const char *secret[2] = { op->cfg.auth_header,
-                              op->cfg.auth_header ? fnw_secret_credential(op->cfg.auth_header) : NULL };
+                              op->cfg.auth_header ? fnw_secret_mask_credential(op->cfg.auth_header) : NULL };
     fnw_secret_mask_str(text, secret, 2);
 }
 

@@ -167,7 +167,7 @@ void fnw_secret_mask(char *b, size_t n, const char *const *secrets, size_t n_sec
     }
 }
 
-const char *fnw_secret_credential(const char *value)
+const char *fnw_secret_mask_credential(const char *value)
 {
     size_t w = strcspn(value, " \t");
     if (w == 0 || !value[w])

@@ -25,7 +25,7 @@ void fnw_secret_mask(char *b, size_t n, const char *const *secrets, size_t n_sec
  * tok", "Basic dXNlcjpwdw==": what follows the scheme and its spaces), which
  * a server may quote alone; NULL when value has no such form or the
  * credential is shorter than 4 bytes. */
-const char *fnw_secret_credential(const char *value);
+const char *fnw_secret_mask_credential(const char *value);
 
 /* fnw_secret_mask on the NUL-terminated text s. */
 void fnw_secret_mask_str(char *s, const char *const *secrets, size_t n_secrets);

@@ -120,9 +120,9 @@ static void *chain_setup(void)
 static int bundle_run(void *p, fnw_error *err)
 {
     fixture *fx = p;
-    if (fnw_processor_new(fx->loop, &fx->plan, &fx->proc, err) < 0)
+    if (fnw_processors_open(fx->loop, &fx->plan, &fx->proc, err) < 0)
         return -1;
-    if (fnw_data_expect(&fx->dm, "i-1") < 0)
+    if (fnw_inbound_expect(&fx->dm, "i-1") < 0)
         return fnw_error_set(err, "out of memory expecting the instruction");
     fx->b = fnw_bundle_start(fx->loop, &fx->lg, &fx->dm, fx->proc, "i-1", on_done, fx);
     if (!fx->b)
@@ -185,7 +185,7 @@ static void bundle_teardown(void *p)
         fnw_bundle_stop(fx->b);
         fnw_bundle_free(fx->b);
     }
-    fnw_processor_free(fx->proc);
+    fnw_processors_close(fx->proc);
     fnw_skip_program_free(fx->plan.input_skip);
     fnw_type_free(fx->type);
     fnw_data_stop(&fx->dm);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "tests/alloc/alloc_run.h"
 #include "base/pb.h"
 
@@ -153,7 +153,7 @@ static void *codecs_setup(void)
     fnw_type *t = NULL;
     fnw_error err;
     fx->ti = rich_typeinfo();
-    if (fnw_type_from_proto(fx->ti, &t, &err) < 0) {
+    if (fnw_typeinfo_to_type(fx->ti, &t, &err) < 0) {
         fprintf(stderr, "setup: %s\n", err.msg);
         return NULL;
     }
@@ -174,12 +174,12 @@ static int codecs_run(void *p, fnw_error *err)
     fixture *fx = p;
     size_t used;
     fnw_value v;
-    if (fnw_type_from_proto(fx->ti, &fx->t, err) < 0)
+    if (fnw_typeinfo_to_type(fx->ti, &fx->t, err) < 0)
         return -1;
     fx->sp = fnw_skip_program_new(fx->t, err);
     if (!fx->sp)
         return -1;
-    if (fnw_ser_skip(fx->sp, fx->in, fx->n_in, &used, err) < 0)
+    if (fnw_skip_program_run(fx->sp, fx->in, fx->n_in, &used, err) < 0)
         return -1;
     if (fnw_ser_decode(fx->t, fx->in, fx->n_in, &fx->arena, &v, &used, err) < 0)
         return -1;
@@ -247,7 +247,7 @@ static int avro_run(void *p, fnw_error *err)
         return -1;
     if (!(fx->sp = fnw_skip_program_new(fx->t, err)))
         return -1;
-    if (fnw_ser_skip(fx->sp, fx->in, fx->n_in, &used, err) < 0)
+    if (fnw_skip_program_run(fx->sp, fx->in, fx->n_in, &used, err) < 0)
         return -1;
     if (fnw_ser_decode(fx->t, fx->in, fx->n_in, &fx->arena, &v, &used, err) < 0)
         return -1;

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "ops/builtins.h"
-#include "ops/http/builtin_http_internal.h"
+#include "ops/http/httpop_internal.h"
 #include "ops/kserve/kserve_config.h"
 #include "runtime/operation.h"
 #include "tests/alloc/alloc_run.h"

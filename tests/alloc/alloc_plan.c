@@ -128,11 +128,11 @@ static int cache_run(void *p, fnw_error *err)
         return 2;     /* a waiting bundle was lost (or started twice) */
     if (queued < 2)
         return fnw_error_set(err, "out of memory queueing a bundle");
-    if (!fnw_descriptor_plan(fx->d)) {
-        const char *why = fnw_descriptor_error(fx->d);
+    if (!fnw_descriptors_plan(fx->d)) {
+        const char *why = fnw_descriptors_error(fx->d);
         return fnw_error_set(err, "%s", why ? why : "");
     }
-    if (!fnw_descriptor_data_url(fx->d))
+    if (!fnw_descriptors_data_url(fx->d))
         return 3;     /* planned, but the runner would wait for a Data stream forever */
     return 0;
 }
@@ -140,7 +140,7 @@ static int cache_run(void *p, fnw_error *err)
 static int cache_verify(void *p)
 {
     fixture *fx = p;
-    return fx->ready == 2 && chain_ok(fnw_descriptor_plan(fx->d));
+    return fx->ready == 2 && chain_ok(fnw_descriptors_plan(fx->d));
 }
 
 static void cache_teardown(void *p)

@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_avro.c — fuzz target for AVRO values as the worker reads
  * them: an AvroTypeInfo schema (JSON) made into an AVRO fnw_type
  * (fnw_type_set_avro_schema: the duplicate-name check of codecs/avro_names.c,
- * libavro's parser, the compiled walker of codecs/avro_datum.c), then one
+ * libavro's parser, the compiled walker of codecs/avro_program.c), then one
  * datum in Flink's Avro encoding delimited by that walker.
  *
  * Input: a 2-byte big-endian schema length L, L bytes of schema JSON (cut to
@@ -14,21 +14,21 @@
  *     on a second definition of a name, never sees it;
  *  2. every refusal carries a non-empty message; the same schema gives the
  *     same answer twice, and equal types;
- *  3. delimiting never over-reads: fnw_avro_skip consumes at most the datum
+ *  3. delimiting never over-reads: fnw_avro_program_skip consumes at most the datum
  *     bytes; walking exactly the consumed bytes gives the same length, and
  *     walking one byte fewer fails (the walk needs every byte it consumed);
  *  4. the record paths agree: the type's skip program, the generic skip and
- *     decode give fnw_avro_skip's answer; decode's value is the consumed
+ *     decode give fnw_avro_program_skip's answer; decode's value is the consumed
  *     bytes, and encode writes them back unchanged.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/avro_datum.h"
+#include "codecs/avro_program.h"
 #include "codecs/avro_names.h"
 #include "codecs/bytes.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "codecs/type.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -39,8 +39,8 @@ static void check_delimiting(const fnw_avro_program *pl, const uint8_t *p, size_
 {
     size_t used = 0, used2 = 0;
     fnw_error err, err2;
-    int rc = fnw_avro_skip(pl, p, n, &used, &err);
-    CHECK(rc == fnw_avro_skip(pl, p, n, &used2, &err2));
+    int rc = fnw_avro_program_skip(pl, p, n, &used, &err);
+    CHECK(rc == fnw_avro_program_skip(pl, p, n, &used2, &err2));
     if (rc != 0) {
         CHECK(fuzz_same_message(&err, &err2));
         return;
@@ -50,9 +50,9 @@ static void check_delimiting(const fnw_avro_program *pl, const uint8_t *p, size_
     uint8_t *exact = malloc(used ? used : 1);
     CHECK(exact);
     memcpy(exact, p, used);
-    CHECK(fnw_avro_skip(pl, exact, used, &used2, &err2) == 0 && used2 == used);
+    CHECK(fnw_avro_program_skip(pl, exact, used, &used2, &err2) == 0 && used2 == used);
     if (used > 0)
-        CHECK(fnw_avro_skip(pl, exact, used - 1, &used2, &err2) != 0 && err2.msg[0]);
+        CHECK(fnw_avro_program_skip(pl, exact, used - 1, &used2, &err2) != 0 && err2.msg[0]);
     free(exact);
 }
 
@@ -61,10 +61,10 @@ static void check_record_paths(const fnw_type *t, const uint8_t *p, size_t n)
 {
     fnw_error err, err2, err3;
     size_t used = 0, used2 = 0, used3 = 0;
-    int rc = fnw_avro_skip(t->avro_program, p, n, &used, &err);
+    int rc = fnw_avro_program_skip(t->avro_program, p, n, &used, &err);
     fnw_skip_program *sp = fnw_skip_program_new(t, &err2);
     CHECK(sp);
-    int rc2 = fnw_ser_skip(sp, p, n, &used2, &err2);
+    int rc2 = fnw_skip_program_run(sp, p, n, &used2, &err2);
     fnw_skip_program_free(sp);
     CHECK(rc2 == rc && (rc != 0 || used2 == used));
     CHECK(fnw_ser_skip_generic(t, p, n, &used2, &err2) == rc && (rc != 0 || used2 == used));
@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = size - 2 - len;
 
     fnw_error names_err, err, err2;
-    int names_rc = fnw_avro_check_names(json, strlen(json), &names_err);
+    int names_rc = fnw_avro_names_check(json, strlen(json), &names_err);
     fnw_type *t = fnw_type_new(FNW_AVRO), *t2 = fnw_type_new(FNW_AVRO);
     CHECK(t && t2);
     int rc = fnw_type_set_avro_schema(t, json, &err);

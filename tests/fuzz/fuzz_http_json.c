@@ -1,11 +1,11 @@
 /* tests/fuzz/fuzz_http_json.c — fuzz target for what an HTTP service's
  * response body becomes in a row: jansson's parser with the `http`
  * operation's flags, the operation's result picking (RFC 6901 pointers,
- * ops/bind/binding_jptr.c, and the batch form "/items/{i}/v" that takes
- * element i of an array, fnw_httpop_pick) for a batch of three elements,
- * the JSON -> typed value conversion (ops/bind/binding_convert_json.c) into
+ * ops/bind/jptr.c, and the batch form "/items/{i}/v" that takes
+ * element i of an array, fnw_httpop_text_pick) for a batch of three elements,
+ * the JSON -> typed value conversion (ops/bind/conv_json.c) into
  * several target types, and the error excerpt of a body with a secret
- * masked (fnw_httpop_excerpt).
+ * masked (fnw_httpop_text_excerpt).
  *
  * Properties (abort() on violation):
  * - parsing the same bytes twice gives equal documents or the same message;
@@ -28,8 +28,8 @@
 #include "codecs/arena.h"
 #include "codecs/type.h"
 #include "codecs/value.h"
-#include "ops/bind/binding_convert.h"
-#include "ops/http/builtin_http_internal.h"
+#include "ops/bind/conv.h"
+#include "ops/http/httpop_internal.h"
 #include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -46,13 +46,13 @@ static const char *const pointers[] = {
 static fnw_type *types[NTYPES];
 static httpop_result results[NRESULTS];
 
-/* A result as the operation's open compiles it (builtin_http.c). */
+/* A result as the operation's open compiles it (httpop.c). */
 static void compile_result(httpop_result *r, const char *pointer)
 {
     fnw_error err;
     char *before, *after;
     r->pointer = (char *)pointer;
-    int split = fnw_httpop_split_index(pointer, "result.f", &before, &after, &err);
+    int split = fnw_httpop_text_split_index(pointer, "result.f", &before, &after, &err);
     if (split < 0)
         abort();
     if (split) {
@@ -106,8 +106,8 @@ static void convert_each_type(const json_t *v1, const json_t *v2)
         fnw_arena_init(&a2, 4096, 0);
         fnw_value x1, x2;
         fnw_error e1 = { "" }, e2 = { "" };
-        int rc1 = fnw_conv_from_json(types[i], v1, "f", &a1, &x1, &e1);
-        int rc2 = fnw_conv_from_json(types[i], v2, "f", &a2, &x2, &e2);
+        int rc1 = fnw_conv_json(types[i], v1, "f", &a1, &x1, &e1);
+        int rc2 = fnw_conv_json(types[i], v2, "f", &a2, &x2, &e2);
         if (rc1 != rc2)
             abort();
         if (rc1 != 0 && (rc1 != -1 || !fuzz_same_message(&e1, &e2)))
@@ -127,8 +127,8 @@ static void pick_each_result(const json_t *d1, const json_t *d2)
         for (size_t k = 0; k < NRESULTS; k++) {
             json_t *v1 = NULL, *v2 = NULL;
             fnw_error e1 = { "" }, e2 = { "" };
-            int rc1 = fnw_httpop_pick(&results[k], d1, i, &v1, &e1);
-            int rc2 = fnw_httpop_pick(&results[k], d2, i, &v2, &e2);
+            int rc1 = fnw_httpop_text_pick(&results[k], d1, i, &v1, &e1);
+            int rc2 = fnw_httpop_text_pick(&results[k], d2, i, &v2, &e2);
             if (rc1 != rc2)
                 abort();
             if (rc1 == -1 && !fuzz_same_message(&e1, &e2))
@@ -151,7 +151,7 @@ static void check_excerpt(const uint8_t *data, size_t size)
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
         char out[HTTPOP_EXCERPT * 4 + 8 + 1];
         memset(out, 'X', sizeof out);
-        fnw_httpop_excerpt((const char *)data, size, secrets, 2, out, caps[c]);
+        fnw_httpop_text_excerpt((const char *)data, size, secrets, 2, out, caps[c]);
         if (out[caps[c]] != 'X' || memchr(out, '\0', caps[c]) == NULL || strstr(out, SECRET))
             abort();
     }

@@ -92,7 +92,7 @@ static int split(const fnw_tensor_plan *p, const Inference__ModelInferResponse *
     for (size_t i = 0; i < n; i++) {
         in_f[i] = fnw_value_int(FNW_LONG, (int64_t)i);
         in_rows[i] = fnw_value_row(FNW_INSERT, &in_f[i], 1);
-        if (fnw_tensor_output_row(p, &in_rows[i], vals, n, i, a, &rows[i], err) != 0)
+        if (fnw_tensor_unpack_row(p, &in_rows[i], vals, n, i, a, &rows[i], err) != 0)
             return -1;
     }
     return 0;
@@ -106,7 +106,7 @@ static void check_response(int k, size_t n, const uint8_t *msg, size_t len)
     fnw_arena_init(&a1, 4096, 0);
     fnw_arena_init(&a2, 4096, 0);
     ProtobufCAllocator al;
-    fnw_tensor_allocator_init(&al, &a2);
+    fnw_tensor_alloc_init(&al, &a2);
     Inference__ModelInferResponse *in_arena = inference__model_infer_response__unpack(&al, len, msg);
     if ((heap == NULL) != (in_arena == NULL))
         abort();
@@ -135,8 +135,8 @@ static void check_metadata(int k, int64_t max_batch, const uint8_t *msg, size_t 
     if (!md)
         return;
     fnw_error e1 = { "" }, e2 = { "" };
-    int rc1 = fnw_tensor_check_metadata(plans[k], md, max_batch, &e1);
-    int rc2 = fnw_tensor_check_metadata(plans[k], md, max_batch, &e2);
+    int rc1 = fnw_tensor_meta_check(plans[k], md, max_batch, &e1);
+    int rc2 = fnw_tensor_meta_check(plans[k], md, max_batch, &e2);
     if (rc1 != rc2 || (rc1 != 0 && (rc1 != -1 || !fuzz_same_message(&e1, &e2))))
         abort();
     inference__model_metadata_response__free_unpacked(md, NULL);

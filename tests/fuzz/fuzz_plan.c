@@ -138,11 +138,11 @@ static void check_cache(const pb_ProcessBundleDescriptor *pb, const fnw_registry
     fnw_descriptor *d = fnw_descriptors_get(&c, "fuzz");
     CHECK(d);
     fnw_descriptors_set(&c, d, pb);
-    CHECK(fnw_descriptor_known(d));
-    CHECK(rc == 0 ? fnw_descriptor_plan(d) && !fnw_descriptor_error(d)
-                  : !fnw_descriptor_plan(d) && same_str(fnw_descriptor_error(d), msg));
+    CHECK(fnw_descriptors_known(d));
+    CHECK(rc == 0 ? fnw_descriptors_plan(d) && !fnw_descriptors_error(d)
+                  : !fnw_descriptors_plan(d) && same_str(fnw_descriptors_error(d), msg));
     char *url = data_url(pb);
-    CHECK(same_str(url, fnw_descriptor_data_url(d)));
+    CHECK(same_str(url, fnw_descriptors_data_url(d)));
     free(url);
     fnw_descriptors_free(&c);
 }
@@ -253,10 +253,10 @@ static void check_refused(const fetch *f, const fnw_registry *reg, fnw_logger *l
     CHECK(d && fnw_descriptors_wait(&c, d, "bundle-1") == 1);
     ready_calls = 0;
     fnw_descriptors_arrived(&c, d, f->d, f->why);
-    CHECK(ready_calls == 1 && fnw_descriptor_known(d) && !fnw_descriptor_plan(d));
-    CHECK(same_str(fnw_descriptor_error(d), f->why));
+    CHECK(ready_calls == 1 && fnw_descriptors_known(d) && !fnw_descriptors_plan(d));
+    CHECK(same_str(fnw_descriptors_error(d), f->why));
     char *url = f->d ? data_url(f->d) : NULL;
-    CHECK(same_str(url, fnw_descriptor_data_url(d)));
+    CHECK(same_str(url, fnw_descriptors_data_url(d)));
     free(url);
     fnw_descriptors_free(&c);
 }

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_record.c — fuzz target for one Flink record through the
- * serializers (codecs/serializer.h): the compiled skip program, the generic
+ * serializers (codecs/ser.h): the compiled skip program, the generic
  * skip, decode and encode. The first input byte chooses the type (modulo
  * the shapes of record_shapes.h: a rich ROW, LIST<LIST<TUPLE<>>>, a
  * map-heavy TUPLE); the rest is the record.
@@ -43,7 +43,7 @@
 #include <string.h>
 
 #include "codecs/bytes.h"
-#include "codecs/serializer_internal.h"
+#include "codecs/ser_internal.h"
 #include "codecs/value.h"
 #include "tests/fuzz/record_shapes.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -215,7 +215,7 @@ static int check_skips(int s, const uint8_t *p, size_t n, size_t *used, fnw_erro
     size_t used2 = 0;
     fnw_error err2;
     *used = 0;
-    int rc = fnw_ser_skip(programs[s], p, n, used, err);
+    int rc = fnw_skip_program_run(programs[s], p, n, used, err);
     int rc2 = fnw_ser_skip_generic(types[s], p, n, &used2, &err2);
     CHECK(rc == rc2);
     if (rc == 0)

@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_redis_reply.c — fuzz target for what a Redis server's
  * bytes become in a row: hiredis's reply reader, the `redis` operation's
- * reply adapter (ops/redis/builtin_redis_map.c), the neutral reply -> typed
- * value conversion (ops/bind/binding_convert_reply.c) for several target
+ * reply adapter (ops/redis/redisop_map.c), the neutral reply -> typed
+ * value conversion (ops/bind/conv_reply.c) for several target
  * types, and the operation's reply -> output row mapping for four plans
  * (GET into one field, HGETALL by name and into a MAP, HMGET by position).
  *
@@ -31,8 +31,8 @@
 #include "codecs/arena.h"
 #include "codecs/type.h"
 #include "codecs/value.h"
-#include "ops/bind/binding_convert.h"
-#include "ops/redis/builtin_redis_internal.h"
+#include "ops/bind/conv.h"
+#include "ops/redis/redisop_internal.h"
 #include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define NPLANS 4
 
 static fnw_type *types[NTYPES];
-static fnw_redisop_plan *plans[NPLANS];
+static fnw_redisop_config *plans[NPLANS];
 static fnw_type *plan_in, *plan_out[NPLANS];
 
 static fnw_type *map_of(fnw_kind v)
@@ -65,13 +65,13 @@ static fnw_type *out_row(const char *names, fnw_type *extra, const char *extra_n
     return extra ? fuzz_with(t, extra, extra_name) : t;
 }
 
-static fnw_redisop_plan *plan(fnw_type *out, const char *command, const char *result_field)
+static fnw_redisop_config *plan(fnw_type *out, const char *command, const char *result_field)
 {
     fnw_option items[2] = { { "command", command }, { "result_field", result_field } };
     fnw_options o = { result_field ? 2 : 1, items };
     fnw_op_env env = { .options = &o, .input_type = plan_in, .output_type = out, .transform_id = "fuzz" };
     fnw_error err;
-    fnw_redisop_plan *p = fnw_redisop_plan_new(&env, &err);
+    fnw_redisop_config *p = fnw_redisop_config_new(&env, &err);
     if (!p) {
         fprintf(stderr, "fuzz_redis_reply: %s\n", err.msg);
         abort();
@@ -155,8 +155,8 @@ static void convert_each_type(const fnw_reply *r)
         fnw_arena_init(&a2, 4096, 0);
         fnw_value v1, v2;
         fnw_error e1 = { "" }, e2 = { "" };
-        int rc1 = fnw_conv_from_reply(types[i], r, "f", &a1, &v1, &e1);
-        int rc2 = fnw_conv_from_reply(types[i], r, "f", &a2, &v2, &e2);
+        int rc1 = fnw_conv_reply(types[i], r, "f", &a1, &v1, &e1);
+        int rc2 = fnw_conv_reply(types[i], r, "f", &a2, &v2, &e2);
         if (rc1 != rc2)
             abort();
         if (rc1 != 0)
@@ -200,7 +200,7 @@ static void use_reply(const redisReply *reply)
     fnw_arena_init(&a, 4096, 0);
     fnw_reply r;
     fnw_error err = { "" };
-    if (fnw_redisop_adapt(reply, &a, &r, &err) != 0) {
+    if (fnw_redisop_map_adapt(reply, &a, &r, &err) != 0) {
         if (err.msg[0] == '\0')
             abort();
     } else {

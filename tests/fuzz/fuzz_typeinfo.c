@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_typeinfo.c — fuzz target for the TypeInfo a coder of the
  * bundle descriptor carries (Flink's flink-fn-execution.proto TypeInfo),
  * read the way the worker reads it: the nesting check on the wire bytes
- * (codecs/pb_nesting.c), protobuf-c's unpack, then fnw_type_from_proto
+ * (codecs/pb_nesting.c), protobuf-c's unpack, then fnw_typeinfo_to_type
  * (codecs/typeinfo.c).
  *
  * Properties (abort() on violation; LeakSanitizer finds leaks):
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "codecs/pb_nesting.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "codecs/type.h"
 #include "org/apache/flink/fn_execution/v1/flink-fn-execution.pb-c.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 typedef Org__Apache__Flink__FnExecution__V1__TypeInfo pb_type;
 #define PB(x) org__apache__flink__fn_execution__v1__type_info__##x
 /* Depth of the unpacked TypeInfo tree (1 for a leaf), counted like
- * fnw_type_from_proto counts; stops counting past limit. */
+ * fnw_typeinfo_to_type counts; stops counting past limit. */
 static int pb_depth(const pb_type *pb, int limit)
 {
     if (!pb || limit <= 0)
@@ -72,7 +72,7 @@ static void check_input(const fnw_type *t, const fnw_skip_program *sp, const uin
 {
     size_t used = 0, used2 = 0, used3 = 0;
     fnw_error e1, e2, e3;
-    int rc = fnw_ser_skip(sp, p, n, &used, &e1);
+    int rc = fnw_skip_program_run(sp, p, n, &used, &e1);
     int rc2 = fnw_ser_skip_generic(t, p, n, &used2, &e2);
     CHECK(rc == rc2);
     if (rc == 0)
@@ -106,8 +106,8 @@ static void check_type(const fnw_type *t)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fnw_error err, err2;
-    int rc = fnw_pb_check_nesting(&PB(descriptor), data, size, &err);
-    CHECK(rc == fnw_pb_check_nesting(&PB(descriptor), data, size, &err2));
+    int rc = fnw_pb_nesting_check(&PB(descriptor), data, size, &err);
+    CHECK(rc == fnw_pb_nesting_check(&PB(descriptor), data, size, &err2));
     if (rc != 0) {
         CHECK(fuzz_same_message(&err, &err2));
         return 0;
@@ -117,8 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     CHECK(pb_depth(pb, FNW_TYPE_MAX_DEPTH + 1) <= FNW_TYPE_MAX_DEPTH);
     fnw_type *t = (fnw_type *)1, *t2 = (fnw_type *)1;
-    rc = fnw_type_from_proto(pb, &t, &err);
-    int rc2 = fnw_type_from_proto(pb, &t2, &err2);
+    rc = fnw_typeinfo_to_type(pb, &t, &err);
+    int rc2 = fnw_typeinfo_to_type(pb, &t2, &err2);
     CHECK(rc == rc2);
     if (rc != 0) {
         CHECK(!t && !t2 && fuzz_same_message(&err, &err2));

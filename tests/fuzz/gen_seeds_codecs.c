@@ -7,7 +7,7 @@
  * Record seeds are one shape byte (record_shapes.h) then one value encoded
  * by fnw_ser_encode; TypeInfo seeds are TypeInfo messages packed by
  * protobuf-c; Avro seeds are a 2-byte big-endian schema length, the schema
- * JSON, then one datum in Flink's Avro encoding (codecs/avro_datum.h).
+ * JSON, then one datum in Flink's Avro encoding (codecs/avro_program.h).
  * The make fuzz-replay target builds this program so it keeps compiling; the
  * committed corpora were written by it (see tests/fuzz/README.md).
  */
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "codecs/bytes.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "org/apache/flink/fn_execution/v1/flink-fn-execution.pb-c.h"
 #include "tests/fuzz/record_shapes.h"
 

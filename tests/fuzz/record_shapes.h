@@ -9,7 +9,7 @@
  *            PICKLED_BYTES, PRIMITIVE_ARRAYs, LIST, BASIC_ARRAY,
  *            OBJECT_ARRAY, MAP, TUPLE and a ROW nested in a ROW;
  *   1 AMPLIFY  LIST<LIST<TUPLE<>>>, whose elements take no input bytes (the
- *            decode budget of codecs/serializer.h exists for it);
+ *            decode budget of codecs/ser.h exists for it);
  *   2 MAPS   a TUPLE of maps whose keys and values are containers, BIG_INTs,
  *            java.time kinds and nullable values.
  *

@@ -1,5 +1,5 @@
 /* tests/unit/fake_data_io.h — a data plane without a network for unit
- * tests: the io table (worker/data_conn.h) replaced by a fake stream that
+ * tests: the io table (worker/data_internal.h) replaced by a fake stream that
  * records what is sent and lets the test deliver messages, report the
  * stream writable or closed, and set the clock. */
 #ifndef FNW_TEST_FAKE_DATA_IO_H
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/data_conn.h"
+#include "worker/data_internal.h"
 #include "worker/elements.h"
 
 /* One input record as the data plane carries it, for a ROW<INT> input:

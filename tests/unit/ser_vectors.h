@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "tests/unit/skip_once.h"
 #include "tests/unit/type_build.h"
 

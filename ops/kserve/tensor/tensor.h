@@ -24,7 +24,7 @@
  * Outputs may use -1 for a dimension the response decides (array fields).
  * An input field feeds any number of tensors; each output tensor fills one
  * output field, and the other output fields are copied from the input row
- * by name (binding_row.h). Every failure names the option, the tensor and
+ * by name (outrow.h). Every failure names the option, the tensor and
  * the field.
  *
  * Per batch: fnw_tensor_pack stacks the rows along dimension 0 into
@@ -33,7 +33,7 @@
  * the other dimensions as configured, contents exactly as large as the
  * shape says, from raw_output_contents or the typed contents, whichever the
  * server sent) and splits it back into one value per row and output;
- * fnw_tensor_output_row assembles one output row. Everything is allocated
+ * fnw_tensor_unpack_row assembles one output row. Everything is allocated
  * from the caller's arena, per tensor rather than per row; output values may
  * borrow bytes from the response, which must outlive their encoding.
  */
@@ -48,8 +48,8 @@
 #include "codecs/type.h"
 #include "codecs/value.h"
 #include "inference/grpc_predict_v2.pb-c.h"
-#include "ops/bind/binding_row.h"
-#include "ops/kserve/tensor/tensor_dtype.h"
+#include "ops/bind/outrow.h"
+#include "ops/kserve/tensor/dtype.h"
 
 #define FNW_TENSOR_MAX_RANK 8     /* dimensions per row (the batch dimension not counted) */
 #define FNW_TENSOR_MAX 64         /* tensors per direction */
@@ -105,20 +105,20 @@ int fnw_tensor_unpack(const fnw_tensor_plan *p, const Inference__ModelInferRespo
 
 /* Output row i of the batch: in_row's copied fields and its results from
  * values (as fnw_tensor_unpack filled it for n rows). */
-int fnw_tensor_output_row(const fnw_tensor_plan *p, const fnw_value *in_row, const fnw_value *values,
+int fnw_tensor_unpack_row(const fnw_tensor_plan *p, const fnw_value *in_row, const fnw_value *values,
                           size_t n, size_t i, fnw_arena *a, fnw_value *row, fnw_error *err);
 
 /* A protobuf-c allocator taking memory from a (for unpacking a response
  * into the batch's arena; protobuf_c_message_free_unpacked is then not
  * needed, and a response larger than the arena's limit fails to unpack). */
-void fnw_tensor_allocator_init(ProtobufCAllocator *al, fnw_arena *a);
+void fnw_tensor_alloc_init(ProtobufCAllocator *al, fnw_arena *a);
 
 /* Checks every configured tensor against the model's metadata: present
  * (by name), the same datatype, the same rank (the batch dimension
  * included), a batch dimension that is -1 (or fixed at 1 when max_batch is
  * 1), and every fixed dimension equal (-1 on either side matches). The
  * message names the model, the tensor and what differs. */
-int fnw_tensor_check_metadata(const fnw_tensor_plan *p, const Inference__ModelMetadataResponse *md,
-                              int64_t max_batch, fnw_error *err);
+int fnw_tensor_meta_check(const fnw_tensor_plan *p, const Inference__ModelMetadataResponse *md,
+                          int64_t max_batch, fnw_error *err);
 
 #endif

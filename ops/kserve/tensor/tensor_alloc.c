@@ -16,7 +16,7 @@ static void arena_free(void *data, void *p)
     (void)p;   /* released with the arena */
 }
 
-void fnw_tensor_allocator_init(ProtobufCAllocator *al, fnw_arena *a)
+void fnw_tensor_alloc_init(ProtobufCAllocator *al, fnw_arena *a)
 {
     al->alloc = arena_alloc;
     al->free = arena_free;

@@ -33,9 +33,9 @@ int fnw_tensor_spec_parse(const char *text, const char *option, int allow_any, f
                           size_t *n, fnw_error *err);
 
 /* "[4,-1]" into buf (the row shape of m, or with a leading batch dim). */
-void fnw_tensor_format_shape(const int64_t *dims, size_t rank, char *buf, size_t n);
+void fnw_tensor_spec_format_shape(const int64_t *dims, size_t rank, char *buf, size_t n);
 
 /* *out = the product of dims[0..rank), each >= 0; -1 when it exceeds limit. */
-int fnw_tensor_product(const int64_t *dims, size_t rank, int64_t limit, int64_t *out);
+int fnw_tensor_spec_product(const int64_t *dims, size_t rank, int64_t limit, int64_t *out);
 
 #endif

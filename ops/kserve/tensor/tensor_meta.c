@@ -34,8 +34,8 @@ static int check_dims(const fnw_tensor_map *m, const Inference__ModelMetadataRes
                       const char *what, const char *model, int64_t max_batch, fnw_error *err)
 {
     char have[160], want[160];
-    fnw_tensor_format_shape(t->shape, t->n_shape, have, sizeof have);
-    fnw_tensor_format_shape(m->dims, m->rank, want, sizeof want);
+    fnw_tensor_spec_format_shape(t->shape, t->n_shape, have, sizeof have);
+    fnw_tensor_spec_format_shape(m->dims, m->rank, want, sizeof want);
     if (t->n_shape != 1 + (size_t)m->rank)
         return fnw_error_set(err, "model '%s': %s tensor '%s' has shape %s, but the option gives one row's shape %s: "
                              "the model's shape must be the batch dimension and then %u more", model, what, m->tensor,
@@ -74,8 +74,8 @@ static int check_list(const fnw_tensor_map *maps, size_t count,
     return 0;
 }
 
-int fnw_tensor_check_metadata(const fnw_tensor_plan *p, const Inference__ModelMetadataResponse *md,
-                              int64_t max_batch, fnw_error *err)
+int fnw_tensor_meta_check(const fnw_tensor_plan *p, const Inference__ModelMetadataResponse *md,
+                          int64_t max_batch, fnw_error *err)
 {
     const char *model = md->name && md->name[0] ? md->name : "(unnamed)";
     if (check_list(p->in, p->nin, md->inputs, md->n_inputs, "input", model, max_batch, err) != 0)

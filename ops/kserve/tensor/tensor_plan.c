@@ -86,7 +86,7 @@ static int plan_dims(fnw_tensor_map *m, const fnw_tensor_item *it, int is_input,
                        ? fnw_error_set(err, "option '%s': tensor '%s' has a -1 dimension but field '%s' holds "
                                        "one element per row", option, m->tensor, m->field)
                        : 0;
-    if (fnw_tensor_product(m->dims, m->rank, FNW_TENSOR_MAX_ELEMS, &m->inner) != 0)
+    if (fnw_tensor_spec_product(m->dims, m->rank, FNW_TENSOR_MAX_ELEMS, &m->inner) != 0)
         return fnw_error_set(err, "option '%s': tensor '%s' has more than %" PRId64 " elements per row", option,
                              m->tensor, FNW_TENSOR_MAX_ELEMS);
     if (m->form == FNW_TFORM_SCALAR && m->inner != 1)

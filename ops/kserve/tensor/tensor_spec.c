@@ -146,7 +146,7 @@ int fnw_tensor_spec_parse(const char *text, const char *option, int allow_any, f
     return 0;
 }
 
-void fnw_tensor_format_shape(const int64_t *dims, size_t rank, char *buf, size_t n)
+void fnw_tensor_spec_format_shape(const int64_t *dims, size_t rank, char *buf, size_t n)
 {
     size_t at = 0;
     at += (size_t)snprintf(buf, n, "[");
@@ -156,7 +156,7 @@ void fnw_tensor_format_shape(const int64_t *dims, size_t rank, char *buf, size_t
         snprintf(buf + at, n - at, "]");
 }
 
-int fnw_tensor_product(const int64_t *dims, size_t rank, int64_t limit, int64_t *out)
+int fnw_tensor_spec_product(const int64_t *dims, size_t rank, int64_t limit, int64_t *out)
 {
     int64_t p = 1;
     for (size_t i = 0; i < rank; i++) {

@@ -37,7 +37,7 @@ static int check_shape(const fnw_tensor_map *m, const Inference__ModelInferRespo
                        size_t n, int64_t *count, fnw_error *err)
 {
     char have[160];
-    fnw_tensor_format_shape(o->shape, o->n_shape, have, sizeof have);
+    fnw_tensor_spec_format_shape(o->shape, o->n_shape, have, sizeof have);
     if (o->n_shape != 1 + (size_t)m->rank)
         return fnw_error_set(err, "output tensor '%s' has shape %s: %zu dimensions, expected %u (the batch, then "
                              "one row's)", m->tensor, have, o->n_shape, 1 + m->rank);
@@ -47,11 +47,11 @@ static int check_shape(const fnw_tensor_map *m, const Inference__ModelInferRespo
     for (uint32_t d = 0; d < m->rank; d++)
         if (o->shape[d + 1] < 0 || (m->dims[d] >= 0 && o->shape[d + 1] != m->dims[d])) {
             char want[160];
-            fnw_tensor_format_shape(m->dims, m->rank, want, sizeof want);
+            fnw_tensor_spec_format_shape(m->dims, m->rank, want, sizeof want);
             return fnw_error_set(err, "output tensor '%s' has shape %s; one row's shape must be %s", m->tensor, have,
                                  want);
         }
-    if (fnw_tensor_product(o->shape, o->n_shape, INT64_MAX / 16, count) != 0)
+    if (fnw_tensor_spec_product(o->shape, o->n_shape, INT64_MAX / 16, count) != 0)
         return fnw_error_set(err, "output tensor '%s' has shape %s, too large to be real", m->tensor, have);
     return 0;
 }
@@ -278,7 +278,7 @@ int fnw_tensor_unpack(const fnw_tensor_plan *p, const Inference__ModelInferRespo
     return 0;
 }
 
-int fnw_tensor_output_row(const fnw_tensor_plan *p, const fnw_value *in_row, const fnw_value *values,
+int fnw_tensor_unpack_row(const fnw_tensor_plan *p, const fnw_value *in_row, const fnw_value *values,
                           size_t n, size_t i, fnw_arena *a, fnw_value *row, fnw_error *err)
 {
     if (fnw_outrow_assemble(p->outrow, in_row, a, row, err) != 0)

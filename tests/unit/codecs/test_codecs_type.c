@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "codecs/type.h"
 #include "org/apache/flink/fn_execution/v1/flink-fn-execution.pb-c.h"
 
@@ -123,7 +123,7 @@ static fnw_type *convert_ok(const TI *pb)
 {
     fnw_type *t = NULL;
     fnw_error err = { "" };
-    ck_assert_msg(fnw_type_from_proto(pb, &t, &err) == 0, "conversion failed: %s", err.msg);
+    ck_assert_msg(fnw_typeinfo_to_type(pb, &t, &err) == 0, "conversion failed: %s", err.msg);
     ck_assert_ptr_nonnull(t);
     return t;
 }
@@ -132,7 +132,7 @@ static void convert_fails(const TI *pb, const char *want)
 {
     fnw_type *t = (fnw_type *)1;
     fnw_error err = { "" };
-    ck_assert_int_eq(fnw_type_from_proto(pb, &t, &err), -1);
+    ck_assert_int_eq(fnw_typeinfo_to_type(pb, &t, &err), -1);
     ck_assert_ptr_null(t);
     ck_assert_msg(strstr(err.msg, want), "message '%s' lacks '%s'", err.msg, want);
 }

@@ -44,7 +44,7 @@ static void coder_around(wire *w)
 static int check(const ProtobufCMessageDescriptor *d, const wire *w, fnw_error *err)
 {
     err->msg[0] = '\0';
-    return fnw_pb_check_nesting(d, bytes(w), len(w), err);
+    return fnw_pb_nesting_check(d, bytes(w), len(w), err);
 }
 
 /* protobuf-c can unpack w (only called on bytes the walk accepted, or on
@@ -79,7 +79,7 @@ START_TEST(typeinfo_nesting_ok_at_64_refused_at_65)
                 pb_CoderInfoDescriptor *ci = PBF(coder_info_descriptor__unpack)(NULL, len(&w), bytes(&w));
                 ck_assert_ptr_nonnull(ci);
                 fnw_type *t = NULL;
-                ck_assert_msg(fnw_type_from_proto(ci->raw_type->type_info, &t, &err) == 0, "%s", err.msg);
+                ck_assert_msg(fnw_typeinfo_to_type(ci->raw_type->type_info, &t, &err) == 0, "%s", err.msg);
                 ck_assert_int_eq(fnw_type_depth(t), levels);
                 fnw_type_free(t);
                 PBF(coder_info_descriptor__free_unpacked)(ci, NULL);
@@ -165,7 +165,7 @@ START_TEST(descriptors_on_the_control_stream_are_measured)
     ASSERT_MSG(err, "InstructionRequest");
     /* the refused request's id can still be read, so it can be answered */
     char id[16];
-    ck_assert_int_eq(fnw_pb_find_top_string(bytes(&w), len(&w), 1, id, sizeof id), 1);
+    ck_assert_int_eq(fnw_pb_nesting_find_top_string(bytes(&w), len(&w), 1, id, sizeof id), 1);
     ck_assert_str_eq(id, "7");
     /* the descriptor alone, as GetProcessBundleDescriptor returns it */
     w.start = pbd_start;
@@ -200,7 +200,7 @@ END_TEST
 static void expect_refused(const ProtobufCMessageDescriptor *d, const uint8_t *b, size_t n, const char *want)
 {
     fnw_error err = { "" };
-    ck_assert_int_eq(fnw_pb_check_nesting(d, b, n, &err), -1);
+    ck_assert_int_eq(fnw_pb_nesting_check(d, b, n, &err), -1);
     ASSERT_MSG(err, want);
     ASSERT_MSG(err, "(byte ");
     ck_assert_msg(!unpacks(d, b, n), "protobuf-c reads bytes the walk refuses (%s)", err.msg);
@@ -245,7 +245,7 @@ START_TEST(hostile_lengths_and_truncation_are_refused)
         fnw_error err = { "" };
         uint8_t *copy = malloc(k ? k : 1);   /* exactly k bytes: ASan sees any overread */
         memcpy(copy, bytes(&w), k);
-        int rc = fnw_pb_check_nesting(DESC(coder_info_descriptor), copy, k, &err);
+        int rc = fnw_pb_nesting_check(DESC(coder_info_descriptor), copy, k, &err);
         if (rc < 0)
             ASSERT_MSG(err, "not a valid CoderInfoDescriptor");
         else
@@ -277,16 +277,16 @@ START_TEST(top_level_string_is_found_past_other_fields)
         0x0a, 0x02, 'i', 'd',                 /* field 1, "id" */
     };
     char out[8];
-    ck_assert_int_eq(fnw_pb_find_top_string(after, sizeof after, 1, out, sizeof out), 1);
+    ck_assert_int_eq(fnw_pb_nesting_find_top_string(after, sizeof after, 1, out, sizeof out), 1);
     ck_assert_str_eq(out, "id");
-    ck_assert_int_eq(fnw_pb_find_top_string(after, sizeof after, 4, out, sizeof out), 0);
-    ck_assert_int_eq(fnw_pb_find_top_string(after, sizeof after - 1, 1, out, sizeof out), 0);  /* cut */
-    ck_assert_int_eq(fnw_pb_find_top_string(after, sizeof after, 1, out, 2), 0);               /* too long */
+    ck_assert_int_eq(fnw_pb_nesting_find_top_string(after, sizeof after, 4, out, sizeof out), 0);
+    ck_assert_int_eq(fnw_pb_nesting_find_top_string(after, sizeof after - 1, 1, out, sizeof out), 0);  /* cut */
+    ck_assert_int_eq(fnw_pb_nesting_find_top_string(after, sizeof after, 1, out, 2), 0);               /* too long */
     static const uint8_t group[] = { 0x0b, 0x0a, 0x01, 'x' };   /* a group before it */
-    ck_assert_int_eq(fnw_pb_find_top_string(group, sizeof group, 1, out, sizeof out), 0);
+    ck_assert_int_eq(fnw_pb_nesting_find_top_string(group, sizeof group, 1, out, sizeof out), 0);
     static const uint8_t nul[] = { 0x0a, 0x02, 'a', 0 };
-    ck_assert_int_eq(fnw_pb_find_top_string(nul, sizeof nul, 1, out, sizeof out), 0);
-    ck_assert_int_eq(fnw_pb_find_top_string(NULL, 0, 1, out, sizeof out), 0);
+    ck_assert_int_eq(fnw_pb_nesting_find_top_string(nul, sizeof nul, 1, out, sizeof out), 0);
+    ck_assert_int_eq(fnw_pb_nesting_find_top_string(NULL, 0, 1, out, sizeof out), 0);
 }
 END_TEST
 
@@ -314,7 +314,7 @@ START_TEST(the_walk_accepts_whatever_protobuf_c_reads)
         if (next_rand() % 4 == 0)
             m = next_rand() % (n + 1);
         fnw_error err = { "" };
-        int rc = fnw_pb_check_nesting(DESC(coder_info_descriptor), b, m, &err);
+        int rc = fnw_pb_nesting_check(DESC(coder_info_descriptor), b, m, &err);
         if (unpacks(DESC(coder_info_descriptor), b, m)) {
             readable++;
             ck_assert_msg(rc == 0, "protobuf-c reads it but the walk says: %s", err.msg);
@@ -329,8 +329,8 @@ END_TEST
 START_TEST(empty_input_and_no_type)
 {
     fnw_error err;
-    ck_assert_int_eq(fnw_pb_check_nesting(DESC(type_info), NULL, 0, &err), 0);
-    ck_assert_int_eq(fnw_pb_check_nesting(NULL, (const uint8_t *)"", 0, &err), -1);
+    ck_assert_int_eq(fnw_pb_nesting_check(DESC(type_info), NULL, 0, &err), 0);
+    ck_assert_int_eq(fnw_pb_nesting_check(NULL, (const uint8_t *)"", 0, &err), -1);
     ASSERT_MSG(err, "no message type");
 }
 END_TEST

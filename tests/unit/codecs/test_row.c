@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "codecs/row.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "codecs/varint.h"
 
 static size_t hex(const char *s, uint8_t *out)

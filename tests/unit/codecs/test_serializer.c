@@ -2,9 +2,9 @@
  * at a time, held against the whole serializer at once: encode gives
  * exactly the bytes Flink's JVM writes, decode of those bytes gives the
  * value back, skip measures them, and every strict prefix fails cleanly.
- * Also the java.time ranges the shared readers (serializer_read.c) apply
+ * Also the java.time ranges the shared readers (ser.c) apply
  * to LOCAL_DATE/TIME on both decode and encode. Containers are in
- * test_decode.c, hostile input in test_skip.c. */
+ * test_ser_decode.c, hostile input in test_ser_skip.c. */
 #include <check.h>
 
 #include "tests/unit/check_run.h"
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 
 /* ---- scalars --------------------------------------------------------------------- */
 

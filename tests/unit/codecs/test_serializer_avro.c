@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/avro_datum.h"
+#include "codecs/avro_program.h"
 #include "codecs/avro_names.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 
 static fnw_type *avro_type(const char *schema)
 {
@@ -462,7 +462,7 @@ END_TEST
 static void names_refused(const char *schema, const char *want)
 {
     fnw_error err = { "" };
-    ck_assert_int_eq(fnw_avro_check_names(schema, strlen(schema), &err), -1);
+    ck_assert_int_eq(fnw_avro_names_check(schema, strlen(schema), &err), -1);
     ck_assert_msg(strstr(err.msg, want), "message '%s' lacks '%s'", err.msg, want);
     fnw_type *t = fnw_type_new(FNW_AVRO);
     ck_assert_int_eq(fnw_type_set_avro_schema(t, schema, &err), -1);
@@ -474,7 +474,7 @@ static void names_refused(const char *schema, const char *want)
 static void names_accepted(const char *schema)
 {
     fnw_error err = { "" };
-    ck_assert_msg(fnw_avro_check_names(schema, strlen(schema), &err) == 0, "%s", err.msg);
+    ck_assert_msg(fnw_avro_names_check(schema, strlen(schema), &err) == 0, "%s", err.msg);
     fnw_type_free(avro_type(schema));
 }
 

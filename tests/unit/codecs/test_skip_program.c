@@ -1,4 +1,4 @@
-/* tests/unit/codecs/test_skip_program.c — fnw_ser_skip runs a program compiled
+/* tests/unit/codecs/test_skip_program.c — fnw_skip_program_run runs a program compiled
  * from the type beforehand (fnw_skip_program_new, skip_program.c)
  * instead of the recursive walk;
  * a user relies on it accepting exactly what the walk accepts, measuring
@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 
 /* ---- types ---------------------------------------------------------------- */
 
@@ -310,13 +310,13 @@ static void mutate(wbuf *w)
 
 typedef struct tally { long ok, failed; } tally;
 
-/* fnw_ser_skip and the generic walk agree on b[0..n). */
+/* fnw_skip_program_run and the generic walk agree on b[0..n). */
 static void agree(int ti, const uint8_t *b, size_t n, tally *tl)
 {
     const fnw_type *t = types[ti];
     fnw_error e1 = { "" }, e2 = { "" };
     size_t u1 = 12345, u2 = 54321;
-    int a = fnw_ser_skip(programs[ti], b, n, &u1, &e1);
+    int a = fnw_skip_program_run(programs[ti], b, n, &u1, &e1);
     int g = fnw_ser_skip_generic(t, b, n, &u2, &e2);
     ck_assert_msg(a == g, "type %d: skip %d (%s), generic %d (%s) on %zu bytes", ti, a, e1.msg, g, e2.msg, n);
     if (a == 0) {
@@ -403,10 +403,10 @@ START_TEST(every_null_pattern_measures_right)
                 b[j >> 3] |= (uint8_t)(0x80u >> (j & 7));   /* padding bits, ignored */
             size_t used = 0;
             fnw_error err = { "" };
-            ck_assert_msg(fnw_ser_skip(pl, b, n + 3, &used, &err) == 0, "%d fields, nulls %x: %s", fields, nulls,
+            ck_assert_msg(fnw_skip_program_run(pl, b, n + 3, &used, &err) == 0, "%d fields, nulls %x: %s", fields, nulls,
                           err.msg);
             ck_assert_uint_eq(used, n);
-            ck_assert_int_eq(fnw_ser_skip(pl, b, n - 1, &used, &err), -1);
+            ck_assert_int_eq(fnw_skip_program_run(pl, b, n - 1, &used, &err), -1);
             int all_null = nulls == (1u << fields) - 1;
             ck_assert_msg(strstr(err.msg, all_null ? "ROW at offset 0" : "STRING at offset"), "%s", err.msg);
         }
@@ -424,14 +424,14 @@ START_TEST(each_program_follows_the_type_it_was_compiled_from)
     size_t used;
     fnw_error err;
     fnw_skip_program *one = fnw_skip_program_new(t, &err);
-    ck_assert_int_eq(fnw_ser_skip(one, b, 11, &used, &err), 0);
+    ck_assert_int_eq(fnw_skip_program_run(one, b, 11, &used, &err), 0);
     ck_assert_uint_eq(used, 5);
     fnw_skip_program_free(one);
     ck_assert_int_eq(fnw_type_add_child(t, T(FNW_STRING), "s", &err), 0);
     fnw_skip_program *two = fnw_skip_program_new(t, &err);
-    ck_assert_int_eq(fnw_ser_skip(two, b, 11, &used, &err), 0);
+    ck_assert_int_eq(fnw_skip_program_run(two, b, 11, &used, &err), 0);
     ck_assert_uint_eq(used, 11);
-    ck_assert_int_eq(fnw_ser_skip(two, b, 10, &used, &err), -1);
+    ck_assert_int_eq(fnw_skip_program_run(two, b, 10, &used, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "STRING at offset 5: length 2 exceeds the 1 bytes left"));
     fnw_skip_program_free(two);
     fnw_type_free(t);
@@ -447,13 +447,13 @@ START_TEST(a_clones_program_needs_only_the_clone)
     size_t used;
     fnw_error err;
     fnw_skip_program *pt = fnw_skip_program_new(t, &err);
-    ck_assert_int_eq(fnw_ser_skip(pt, b, sizeof b, &used, &err), 0);
+    ck_assert_int_eq(fnw_skip_program_run(pt, b, sizeof b, &used, &err), 0);
     fnw_type *c = fnw_type_clone(t);
     ck_assert_ptr_nonnull(c);
     fnw_skip_program *pc = fnw_skip_program_new(c, &err);
     fnw_skip_program_free(pt);
     fnw_type_free(t);
-    ck_assert_int_eq(fnw_ser_skip(pc, b, sizeof b, &used, &err), 0);
+    ck_assert_int_eq(fnw_skip_program_run(pc, b, sizeof b, &used, &err), 0);
     ck_assert_uint_eq(used, sizeof b);
     fnw_skip_program_free(pc);
     fnw_type_free(c);
@@ -482,9 +482,9 @@ START_TEST(skipping_leaves_the_type_untouched)
     uint8_t bad[] = { 0, 0, 0, 0, 9 };
     size_t used;
     fnw_error err;
-    ck_assert_int_eq(fnw_ser_skip(pl, ok, sizeof ok, &used, &err), 0);
-    ck_assert_int_eq(fnw_ser_skip(pl, nulls, sizeof nulls, &used, &err), 0);
-    ck_assert_int_eq(fnw_ser_skip(pl, bad, sizeof bad, &used, &err), -1);
+    ck_assert_int_eq(fnw_skip_program_run(pl, ok, sizeof ok, &used, &err), 0);
+    ck_assert_int_eq(fnw_skip_program_run(pl, nulls, sizeof nulls, &used, &err), 0);
+    ck_assert_int_eq(fnw_skip_program_run(pl, bad, sizeof bad, &used, &err), -1);
     snapshot(t, after, &na);
     ck_assert_int_eq(na, nb);
     ck_assert_mem_eq(before, after, (size_t)nb * sizeof before[0]);
@@ -499,7 +499,7 @@ START_TEST(no_type_no_program)
     size_t used;
     ck_assert_ptr_null(fnw_skip_program_new(NULL, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "no type"));
-    ck_assert_int_eq(fnw_ser_skip(NULL, (const uint8_t *)"", 0, &used, &err), -1);
+    ck_assert_int_eq(fnw_skip_program_run(NULL, (const uint8_t *)"", 0, &used, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "no skip program"));
 }
 END_TEST

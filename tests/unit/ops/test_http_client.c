@@ -10,7 +10,7 @@
 #include "tests/unit/check_run.h"
 #include "tests/unit/test_servers.h"
 
-#include "ops/clients/http_client.h"
+#include "ops/clients/http.h"
 
 static char py_dir[128], ng_dir[128];
 static int py_port, ng_port, ng_tls_port;

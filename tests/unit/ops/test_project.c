@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "codecs/buf.h"
-#include "codecs/serializer.h"
+#include "codecs/ser.h"
 #include "runtime/engine.h"
 #include "tests/unit/type_build.h"
 

@@ -9,7 +9,7 @@
 #include "tests/unit/check_run.h"
 #include "tests/unit/test_servers.h"
 
-#include "ops/clients/redis_client.h"
+#include "ops/clients/redis.h"
 
 #define PW_VAR "FNW_SECRET_TEST_REDIS_PW"
 #define PW "s3cret-pw"

@@ -89,11 +89,11 @@ END_TEST
 
 START_TEST(credential_of_an_authorization_value)
 {
-    ck_assert_str_eq(fnw_secret_credential("Bearer tok-123"), "tok-123");
-    ck_assert_str_eq(fnw_secret_credential("Basic  dXNlcjpwdw=="), "dXNlcjpwdw==");
-    ck_assert_ptr_null(fnw_secret_credential("tok-123"));
-    ck_assert_ptr_null(fnw_secret_credential("Bearer x"));
-    ck_assert_ptr_null(fnw_secret_credential("Bearer "));
+    ck_assert_str_eq(fnw_secret_mask_credential("Bearer tok-123"), "tok-123");
+    ck_assert_str_eq(fnw_secret_mask_credential("Basic  dXNlcjpwdw=="), "dXNlcjpwdw==");
+    ck_assert_ptr_null(fnw_secret_mask_credential("tok-123"));
+    ck_assert_ptr_null(fnw_secret_mask_credential("Bearer x"));
+    ck_assert_ptr_null(fnw_secret_mask_credential("Bearer "));
 }
 END_TEST
 

@@ -90,8 +90,8 @@ START_TEST(test_metadata_from_server)
                      (ProtobufCMessage **)&md, details, sizeof details);
     ck_assert_msg(st == GRPC_STATUS_OK, "status %d: %s", st, details);
     fnw_error err = { "" };
-    ck_assert_msg(fnw_tensor_check_metadata(good, md, 64, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(fnw_tensor_check_metadata(bad, md, 64, &err), -1);
+    ck_assert_msg(fnw_tensor_meta_check(good, md, 64, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(fnw_tensor_meta_check(bad, md, 64, &err), -1);
     ck_assert_str_eq(err.msg, "model 'linear': input tensor 'x' has shape [-1,4], but the option gives one row's "
                               "shape [2,2]: the model's shape must be the batch dimension and then 2 more");
     protobuf_c_message_free_unpacked(&md->base, NULL);
@@ -126,7 +126,7 @@ static void expect_linear(const char *control)
     make_batch(&b);
     for (int i = 0; i < ROWS; i++) {
         fnw_value row;
-        ck_assert_msg(fnw_tensor_output_row(p, &b.row[i], vals, ROWS, (size_t)i, &a, &row, &err) == 0, "%s",
+        ck_assert_msg(fnw_tensor_unpack_row(p, &b.row[i], vals, ROWS, (size_t)i, &a, &row, &err) == 0, "%s",
                       err.msg);
         ck_assert_int_eq(row.u.items[0].u.i, 100 + i);
         ck_assert_uint_eq(row.u.items[1].count, 2);

@@ -61,7 +61,7 @@ static void expect(const meta *m, const char *inputs, const char *outputs, int64
     fnw_type *in = in_type(), *out = out_type();
     fnw_tensor_plan *p = tb_plan(in, out, inputs, outputs);
     fnw_error err = { "" };
-    int rc = fnw_tensor_check_metadata(p, &m->md, max_batch, &err);
+    int rc = fnw_tensor_meta_check(p, &m->md, max_batch, &err);
     if (!want)
         ck_assert_msg(rc == 0, "%s", err.msg);
     else

@@ -108,7 +108,7 @@ START_TEST(test_pack_bytes)
     fnw_arena pa;
     fnw_arena_init(&pa, 0, 0);
     ProtobufCAllocator al;
-    fnw_tensor_allocator_init(&al, &pa);
+    fnw_tensor_alloc_init(&al, &pa);
     back = inference__model_infer_request__unpack(&al, len, wire);
     ck_assert_ptr_nonnull(back);
     ck_assert_mem_eq(back->raw_input_contents[6].data, blob, sizeof blob);

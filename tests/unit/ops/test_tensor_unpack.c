@@ -102,7 +102,7 @@ START_TEST(test_raw_contents)
     fnw_value f[2] = { fnw_value_int(FNW_LONG, 42), fnw_value_float(1) };
     fnw_value in_row = fnw_value_row(FNW_UPDATE_AFTER, f, 2), row;
     fnw_error err;
-    ck_assert_msg(fnw_tensor_output_row(F.p, &in_row, F.vals, 2, 1, &F.a, &row, &err) == 0, "%s", err.msg);
+    ck_assert_msg(fnw_tensor_unpack_row(F.p, &in_row, F.vals, 2, 1, &F.a, &row, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(row.count, 6);
     ck_assert_int_eq(row.row_kind, FNW_UPDATE_AFTER);
     ck_assert_int_eq(row.u.items[0].u.i, 42);

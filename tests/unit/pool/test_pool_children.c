@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "pool/children.h"
-#include "pool/report.h"
+#include "pool/pool_report.h"
 #include "tests/unit/check_run.h"
 
 static char dir[64], exe[128];
@@ -82,8 +82,8 @@ START_TEST(output_then_exit_code)
     const char *args[] = {"--log-level=debug"};
     fnw_child *c = fnw_children_start(cs, "w1", "localhost:9", args, 1, &events, FNW_CHILD_BY_ID, &err);
     ck_assert_ptr_nonnull(c);
-    ck_assert_str_eq(fnw_child_id(c), "w1");
-    ck_assert_int_gt(fnw_child_pid(c), 0);
+    ck_assert_str_eq(fnw_children_id(c), "w1");
+    ck_assert_int_gt(fnw_children_pid(c), 0);
     ck_assert_uint_eq(fnw_children_get_stats(cs).running, 1);
     run_until_exits(1);
     ck_assert_str_eq(out[0], "out --id=w1 --provision_endpoint=localhost:9 --log-level=debug\n");
@@ -186,10 +186,10 @@ START_TEST(metrics_name_running_workers)
     fnw_child *c = fnw_children_start(cs, "q\"x", "h:1", args, 1, &events, FNW_CHILD_BY_ID, &err);
     ck_assert_ptr_nonnull(c);
     size_t len = 0;
-    char *text = fnw_report_metrics(cs, 0, ev_now(loop), &len);
+    char *text = fnw_pool_report_metrics(cs, 0, ev_now(loop), &len);
     char want[128];
     snprintf(want, sizeof want, "fnworker_pool_worker_rss_bytes{worker_id=\"q\\\"x\",pid=\"%d\"} ",
-             (int)fnw_child_pid(c));
+             (int)fnw_children_pid(c));
     ck_assert_msg(strstr(text, want), "no '%s' in:\n%s", want, text);
     ck_assert_ptr_nonnull(strstr(text, "\nfnworker_pool_workers_running 1\n"));
     ck_assert_ptr_nonnull(strstr(text, "\nfnworker_pool_workers_max 2\n"));
@@ -206,16 +206,16 @@ START_TEST(figures_from_the_stats_pipe)
     const char *args[] = {"--stats"};
     fnw_child *c = fnw_children_start(cs, "f", "h:1", args, 1, &events, FNW_CHILD_BY_ID, &err);
     ck_assert_ptr_nonnull(c);
-    while (!fnw_child_figures(c)->known || !strchr(out[0], '\n'))
+    while (!fnw_children_figures(c)->known || !strchr(out[0], '\n'))
         ev_run(loop, EVRUN_ONCE);
     ck_assert_str_eq(out[0], "3\n");           /* FNW_POOL_STATS_FD names fd 3 */
-    ck_assert_uint_eq(fnw_child_figures(c)->bundles, 5);
-    ck_assert_uint_eq(fnw_child_figures(c)->active_bundles, 2);
+    ck_assert_uint_eq(fnw_children_figures(c)->bundles, 5);
+    ck_assert_uint_eq(fnw_children_figures(c)->active_bundles, 2);
     size_t len = 0;
-    char *text = fnw_report_metrics(cs, 0, ev_now(loop), &len);
+    char *text = fnw_pool_report_metrics(cs, 0, ev_now(loop), &len);
     char want[128];
     snprintf(want, sizeof want, "fnworker_pool_worker_records_in_total{worker_id=\"f\",pid=\"%d\"} 70\n",
-             (int)fnw_child_pid(c));
+             (int)fnw_children_pid(c));
     ck_assert_msg(strstr(text, want), "no '%s' in:\n%s", want, text);
     free(text);
     fnw_children_free(cs);

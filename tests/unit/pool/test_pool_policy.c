@@ -3,12 +3,12 @@
  * (pool/worker_args.c: --semi_persist_dir and the log level always, what
  * the operator allows, never --plugins-dir, --id, --worker_id,
  * --provision_endpoint, any --*_endpoint or --connect-timeout, and only as
- * --name=value); the launcher token (pool/token.c: read from --token-file,
+ * --name=value); the launcher token (pool/pool_token.c: read from --token-file,
  * FNW_POOL_TOKEN_FILE or FNW_POOL_TOKEN, trailing newlines dropped, too
  * short or with spaces refused, compared exactly: a prefix, a longer
  * string or nothing is refused); the request's token field (pool/wire.c);
  * and which HTTP clients count as loopback for /debug/state
- * (pool/http.c). */
+ * (pool/pool_http.c). */
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pool/http.h"
-#include "pool/token.h"
+#include "pool/pool_http.h"
+#include "pool/pool_token.h"
 #include "pool/wire.h"
 #include "pool/worker_args.h"
 #include "tests/unit/check_run.h"

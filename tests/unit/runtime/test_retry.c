@@ -36,13 +36,13 @@ static fnw_retry expo(int32_t max, int64_t delay, int64_t max_delay, double mult
 START_TEST(test_can_retry_boundary)
 {
     fnw_retry r = fixed(3, 10);
-    ck_assert(fnw_retry_can_retry(&r, 1));
-    ck_assert(fnw_retry_can_retry(&r, 3));
-    ck_assert(!fnw_retry_can_retry(&r, 4));
+    ck_assert(fnw_spec_retry_can_retry(&r, 1));
+    ck_assert(fnw_spec_retry_can_retry(&r, 3));
+    ck_assert(!fnw_spec_retry_can_retry(&r, 4));
     fnw_retry none;
     memset(&none, 0, sizeof none);
-    ck_assert(!fnw_retry_can_retry(&none, 1));
-    ck_assert_int_eq(fnw_retry_backoff_ms(&none, 1, 0), -1);
+    ck_assert(!fnw_spec_retry_can_retry(&none, 1));
+    ck_assert_int_eq(fnw_spec_retry_backoff_ms(&none, 1, 0), -1);
 }
 END_TEST
 
@@ -51,7 +51,7 @@ START_TEST(test_fixed_backoff)
     fnw_retry r = fixed(5, 250);
     int64_t prev = 0;
     for (int a = 1; a <= 5; a++) {
-        prev = fnw_retry_backoff_ms(&r, a, prev);
+        prev = fnw_spec_retry_backoff_ms(&r, a, prev);
         ck_assert_int_eq(prev, 250);
     }
 }
@@ -63,7 +63,7 @@ START_TEST(test_exponential_backoff)
     static const int64_t want[] = { 100, 200, 400, 500, 500, 500 };
     int64_t prev = 0;
     for (int a = 1; a <= 6; a++) {
-        prev = fnw_retry_backoff_ms(&r, a, prev);
+        prev = fnw_spec_retry_backoff_ms(&r, a, prev);
         ck_assert_int_eq(prev, want[a - 1]);
     }
     /* int(min(last * multiplier, max)) truncates */
@@ -71,11 +71,11 @@ START_TEST(test_exponential_backoff)
     static const int64_t want2[] = { 100, 150, 225, 337, 505 };
     prev = 0;
     for (int a = 1; a <= 5; a++) {
-        prev = fnw_retry_backoff_ms(&f, a, prev);
+        prev = fnw_spec_retry_backoff_ms(&f, a, prev);
         ck_assert_int_eq(prev, want2[a - 1]);
     }
     /* attempt 1 is always the initial delay, whatever came before */
-    ck_assert_int_eq(fnw_retry_backoff_ms(&r, 1, 400), 100);
+    ck_assert_int_eq(fnw_spec_retry_backoff_ms(&r, 1, 400), 100);
 }
 END_TEST
 

@@ -299,7 +299,7 @@ START_TEST(provision_info_names_the_endpoints_and_the_level)
     ck_assert_int_eq(fnw_boot_read_provision(&f.boot, buf, n), 0);
     ck_assert_str_eq(fnw_boot_control_url(&f.boot), "localhost:5001");
     ck_assert_str_eq(fnw_boot_logging_url(&f.boot), "localhost:5002");
-    ck_assert_int_eq(fnw_log_level(&f.lg), FNW_LOG_DEBUG);
+    ck_assert_int_eq(fnw_log_get_level(&f.lg), FNW_LOG_DEBUG);
     /* endpoints already known (from the flags) are kept */
     ck_assert_int_eq(fnw_boot_read_provision(&f.boot, buf, n), 0);
     ck_assert_str_eq(fnw_boot_control_url(&f.boot), "localhost:5001");
@@ -314,7 +314,7 @@ START_TEST(a_log_level_flag_wins_over_pipeline_options)
     uint8_t buf[512];
     size_t n = provision_bytes(buf);
     ck_assert_int_eq(fnw_boot_read_provision(&f.boot, buf, n), 0);
-    ck_assert_int_eq(fnw_log_level(&f.lg), FNW_LOG_INFO);
+    ck_assert_int_eq(fnw_log_get_level(&f.lg), FNW_LOG_INFO);
     fx_free(&f);
 }
 END_TEST

@@ -81,8 +81,8 @@ static void fx_init(fixture *f)
     f->plan.n_sinks = 1;
     f->plan.steps = &f->step;
     f->plan.n_steps = 1;
-    ck_assert_int_eq(fnw_processor_new(f->loop, &f->plan, &f->proc, &err), 0);
-    ck_assert_int_eq(fnw_data_expect(&f->dm, "i-1"), 0);
+    ck_assert_int_eq(fnw_processors_open(f->loop, &f->plan, &f->proc, &err), 0);
+    ck_assert_int_eq(fnw_inbound_expect(&f->dm, "i-1"), 0);
     f->b = fnw_bundle_start(f->loop, &f->lg, &f->dm, f->proc, "i-1", on_done, f);
     ck_assert_ptr_nonnull(f->b);
     uint8_t in[3 * 22];
@@ -96,7 +96,7 @@ static void fx_free(fixture *f)
 {
     fnw_bundle_stop(f->b);
     fnw_bundle_free(f->b);
-    fnw_processor_free(f->proc);
+    fnw_processors_close(f->proc);
     fnw_skip_program_free(f->plan.input_skip);
     fnw_type_free(f->type);
     fnw_data_stop(&f->dm);

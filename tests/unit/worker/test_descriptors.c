@@ -28,7 +28,7 @@ static void on_ready(void *user, fnw_descriptor *d, const char *iid)
 {
     ready_log *r = user;
     ck_assert_int_lt(r->n, 8);
-    ck_assert(fnw_descriptor_known(d));
+    ck_assert(fnw_descriptors_known(d));
     snprintf(r->ids[r->n], sizeof r->ids[r->n], "%s", iid);
     r->d[r->n++] = d;
 }
@@ -55,14 +55,14 @@ START_TEST(waiting_bundles_start_in_arrival_order)
     fx_init(&f);
     fnw_descriptor *d = fnw_descriptors_get(&f.c, "1-2");
     ck_assert_ptr_nonnull(d);
-    ck_assert(!fnw_descriptor_known(d));
+    ck_assert(!fnw_descriptors_known(d));
     ck_assert_ptr_eq(fnw_descriptors_get(&f.c, "1-2"), d);
     ck_assert_ptr_ne(fnw_descriptors_get(&f.c, "3-4"), d);
     /* only the first waiter asks for a fetch */
     ck_assert_int_eq(fnw_descriptors_wait(&f.c, d, "b-1"), 1);
     ck_assert_int_eq(fnw_descriptors_wait(&f.c, d, "b-2"), 0);
     ck_assert_int_eq(fnw_descriptors_wait(&f.c, d, "b-3"), 0);
-    ck_assert_uint_eq(fnw_descriptor_waiting(d), 3);
+    ck_assert_uint_eq(fnw_descriptors_waiting(d), 3);
     ck_assert_int_eq(f.r.n, 0);
 
     builder b;
@@ -74,10 +74,10 @@ START_TEST(waiting_bundles_start_in_arrival_order)
     ck_assert_str_eq(f.r.ids[1], "b-2");
     ck_assert_str_eq(f.r.ids[2], "b-3");
     ck_assert_ptr_eq(f.r.d[2], d);
-    ck_assert_ptr_nonnull(fnw_descriptor_plan(d));
-    ck_assert_ptr_null(fnw_descriptor_error(d));
-    ck_assert_str_eq(fnw_descriptor_data_url(d), "localhost:7777");
-    ck_assert_uint_eq(fnw_descriptor_waiting(d), 0);
+    ck_assert_ptr_nonnull(fnw_descriptors_plan(d));
+    ck_assert_ptr_null(fnw_descriptors_error(d));
+    ck_assert_str_eq(fnw_descriptors_data_url(d), "localhost:7777");
+    ck_assert_uint_eq(fnw_descriptors_waiting(d), 0);
     fnw_descriptors_free(&f.c);
 }
 END_TEST
@@ -93,9 +93,9 @@ START_TEST(failed_fetch_answers_every_waiting_bundle)
     ck_assert_int_eq(f.r.n, 2);
     ck_assert_str_eq(f.r.ids[0], "b-1");
     ck_assert_str_eq(f.r.ids[1], "b-2");
-    ck_assert_ptr_null(fnw_descriptor_plan(d));
-    ck_assert_str_eq(fnw_descriptor_error(d), "GetProcessBundleDescriptor('1-2') failed with status 14");
-    ck_assert(fnw_descriptor_known(d));
+    ck_assert_ptr_null(fnw_descriptors_plan(d));
+    ck_assert_str_eq(fnw_descriptors_error(d), "GetProcessBundleDescriptor('1-2') failed with status 14");
+    ck_assert(fnw_descriptors_known(d));
     /* a later bundle for a known descriptor does not wait: the caller starts it */
     fnw_descriptors_free(&f.c);
 }
@@ -113,11 +113,11 @@ START_TEST(data_url_is_kept_when_the_plan_fails)
     fnw_descriptors_arrived(&f.c, d, &b.d, NULL);
     builder_free(&b);
     ck_assert_int_eq(f.r.n, 1);
-    ck_assert_ptr_null(fnw_descriptor_plan(d));
-    ck_assert_ptr_nonnull(fnw_descriptor_error(d));
-    ck_assert_msg(strstr(fnw_descriptor_error(d), "no_such_operation") != NULL, "%s",
-                  fnw_descriptor_error(d));
-    ck_assert_str_eq(fnw_descriptor_data_url(d), "localhost:7777");
+    ck_assert_ptr_null(fnw_descriptors_plan(d));
+    ck_assert_ptr_nonnull(fnw_descriptors_error(d));
+    ck_assert_msg(strstr(fnw_descriptors_error(d), "no_such_operation") != NULL, "%s",
+                  fnw_descriptors_error(d));
+    ck_assert_str_eq(fnw_descriptors_data_url(d), "localhost:7777");
     fnw_descriptors_free(&f.c);
 }
 END_TEST
@@ -137,9 +137,9 @@ START_TEST(data_url_is_kept_when_only_the_transforms_could_be_read)
                                            "cannot read: messages nest deeper than 256 levels");
     builder_free(&b);
     ck_assert_int_eq(f.r.n, 1);
-    ck_assert_ptr_null(fnw_descriptor_plan(d));
-    ck_assert_msg(strstr(fnw_descriptor_error(d), "nest deeper than 256") != NULL, "%s", fnw_descriptor_error(d));
-    ck_assert_str_eq(fnw_descriptor_data_url(d), "localhost:7777");
+    ck_assert_ptr_null(fnw_descriptors_plan(d));
+    ck_assert_msg(strstr(fnw_descriptors_error(d), "nest deeper than 256") != NULL, "%s", fnw_descriptors_error(d));
+    ck_assert_str_eq(fnw_descriptors_data_url(d), "localhost:7777");
     fnw_descriptors_free(&f.c);
 }
 END_TEST
@@ -153,9 +153,9 @@ START_TEST(register_during_a_fetch_leaves_the_bundles_to_the_fetch)
     fnw_descriptor *d = fnw_descriptors_get(&f.c, "1-2");
     ck_assert_int_eq(fnw_descriptors_wait(&f.c, d, "b-1"), 1);
     fnw_descriptors_set(&f.c, d, &b.d);
-    ck_assert(fnw_descriptor_known(d));
+    ck_assert(fnw_descriptors_known(d));
     ck_assert_int_eq(f.r.n, 0);
-    ck_assert_uint_eq(fnw_descriptor_waiting(d), 1);
+    ck_assert_uint_eq(fnw_descriptors_waiting(d), 1);
     fnw_descriptors_arrived(&f.c, d, &b.d, NULL);
     ck_assert_int_eq(f.r.n, 1);
     ck_assert_str_eq(f.r.ids[0], "b-1");

@@ -57,8 +57,8 @@ static fnw_inbox *claim(const char *iid, reader *r)
 {
     fnw_data_listener l = {r, on_input, on_failed};
     fnw_error err;
-    ck_assert_int_eq(fnw_data_expect(&mgr, iid), 0);
-    fnw_inbox *ib = fnw_data_claim_inbox(conn, iid, "in", &l, &err);
+    ck_assert_int_eq(fnw_inbound_expect(&mgr, iid), 0);
+    fnw_inbox *ib = fnw_inbound_claim(conn, iid, "in", &l, &err);
     ck_assert_msg(ib != NULL, "claim %s: %s", iid, err.msg);
     return ib;
 }
@@ -85,8 +85,8 @@ START_TEST(only_the_target_inbox_is_woken)
     ck_assert_int_eq(fnw_inbox_next(ibb, &f), FNW_INBOX_END);
     fake_deliver(fake_last, "9", "in", "\x01" "z", 2, 0);   /* early data */
     ck_assert_int_eq(a.inputs + b.inputs, 2);
-    fnw_inbox_free(ia);
-    fnw_inbox_free(ibb);
+    fnw_inbound_release(ia);
+    fnw_inbound_release(ibb);
 }
 END_TEST
 
@@ -110,8 +110,8 @@ START_TEST(one_message_wakes_each_target_once)
     ck_assert_int_eq(fnw_inbox_next(ia, &f), FNW_INBOX_RECORD);
     ck_assert_uint_eq(f.p[0], 'y');
     ck_assert_int_eq(fnw_inbox_next(ia, &f), FNW_INBOX_END);
-    fnw_inbox_free(ia);
-    fnw_inbox_free(ibb);
+    fnw_inbound_release(ia);
+    fnw_inbound_release(ibb);
 }
 END_TEST
 
@@ -131,8 +131,8 @@ START_TEST(connection_events_reach_every_bundle)
     ck_assert_int_eq(b.failures, 1);
     ck_assert_ptr_nonnull(strstr(a.failure, "gone"));
     ck_assert_ptr_nonnull(fnw_data_conn_error(conn));
-    fnw_inbox_free(ia);
-    fnw_inbox_free(ibb);
+    fnw_inbound_release(ia);
+    fnw_inbound_release(ibb);
 }
 END_TEST
 
@@ -148,7 +148,7 @@ START_TEST(a_failed_stream_is_reopened_for_the_next_bundle)
     ck_assert_int_eq(a.failures, 1);
     ck_assert_ptr_eq(fnw_data_connect(&mgr, "fake:1"), conn);
     ck_assert_ptr_nonnull(fnw_data_conn_error(conn));   /* bundle 1 still holds its inbox */
-    fnw_inbox_free(ia);
+    fnw_inbound_release(ia);
     ck_assert_ptr_eq(fnw_data_connect(&mgr, "fake:1"), conn);
     ck_assert_ptr_null(fnw_data_conn_error(conn));
     ck_assert_ptr_nonnull(fake_last);
@@ -156,7 +156,7 @@ START_TEST(a_failed_stream_is_reopened_for_the_next_bundle)
     fake_deliver(fake_last, "2", "in", "\x03" "abc", 4, 1);
     ck_assert_int_ge(b.inputs, 1);
     ck_assert_int_eq(b.failures, 0);
-    fnw_inbox_free(ib);
+    fnw_inbound_release(ib);
 }
 END_TEST
 
@@ -167,7 +167,7 @@ static void free_victim(void *user)
 {
     ((reader *)user)->inputs++;
     if (victim) {
-        fnw_inbox_free(victim);
+        fnw_inbound_release(victim);
         victim = NULL;
     }
 }
@@ -178,8 +178,8 @@ START_TEST(a_listener_may_free_an_inbox_being_woken)
     fnw_inbox *ibb = claim("2", &b);
     fnw_data_listener l = {&a, free_victim, on_failed};
     fnw_error err;
-    ck_assert_int_eq(fnw_data_expect(&mgr, "1"), 0);
-    fnw_inbox *ia = fnw_data_claim_inbox(conn, "1", "in", &l, &err);
+    ck_assert_int_eq(fnw_inbound_expect(&mgr, "1"), 0);
+    fnw_inbox *ia = fnw_inbound_claim(conn, "1", "in", &l, &err);
     ck_assert_ptr_nonnull(ia);
     victim = ibb;
     uint8_t buf[128];
@@ -191,7 +191,7 @@ START_TEST(a_listener_may_free_an_inbox_being_woken)
     ck_assert_int_eq(a.inputs, 1);
     ck_assert_int_eq(b.inputs, 0);   /* freed before its turn */
     ck_assert_ptr_null(victim);
-    fnw_inbox_free(ia);
+    fnw_inbound_release(ia);
 }
 END_TEST
 
@@ -215,7 +215,7 @@ START_TEST(receives_pause_while_too_much_is_held)
     ck_assert_int_eq(fnw_inbox_next(ia, &f), FNW_INBOX_MORE);
     ck_assert_int_eq(fake_last->paused, 0);
     ck_assert_uint_eq(conn->inbound_bytes, 0);
-    fnw_inbox_free(ia);
+    fnw_inbound_release(ia);
 }
 END_TEST
 
@@ -231,7 +231,7 @@ START_TEST(early_data_is_kept_for_its_bundle)
     ck_assert_int_eq(fnw_inbox_next(ia, &f), FNW_INBOX_RECORD);
     ck_assert(memcmp(f.p, "hi", 2) == 0);
     ck_assert_int_eq(fnw_inbox_next(ia, &f), FNW_INBOX_END);
-    fnw_inbox_free(ia);
+    fnw_inbound_release(ia);
 }
 END_TEST
 
@@ -241,11 +241,11 @@ START_TEST(early_data_over_its_bound_is_dropped)
 {
     static uint8_t big[150];
     fake_deliver(fake_last, "5", "in", big, sizeof big, 0);
-    ck_assert_int_eq(fnw_data_expect(&mgr, "5"), 0);
+    ck_assert_int_eq(fnw_inbound_expect(&mgr, "5"), 0);
     reader a = {0};
     fnw_data_listener l = {&a, on_input, on_failed};
     fnw_error err;
-    ck_assert_ptr_null(fnw_data_claim_inbox(conn, "5", "in", &l, &err));
+    ck_assert_ptr_null(fnw_inbound_claim(conn, "5", "in", &l, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "early-data bound of 100 bytes"));
     ck_assert_ptr_nonnull(strstr(err.msg, "dropped 150 bytes"));
 }
@@ -259,17 +259,17 @@ START_TEST(early_data_expires)
     fake_deliver(fake_last, "7", "in", "\x01" "b", 2, 0);
     fake_now += 11;            /* "6" waited 31 s, "7" 11 s */
     fnw_inbound_expire(&mgr);
-    ck_assert_int_eq(fnw_data_expect(&mgr, "6"), 0);
+    ck_assert_int_eq(fnw_inbound_expect(&mgr, "6"), 0);
     reader a = {0}, b = {0};
     fnw_data_listener l = {&a, on_input, on_failed};
     fnw_error err;
-    ck_assert_ptr_null(fnw_data_claim_inbox(conn, "6", "in", &l, &err));
+    ck_assert_ptr_null(fnw_inbound_claim(conn, "6", "in", &l, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "within 30 s"));
     fnw_inbox *ib7 = claim("7", &b);
     fnw_frame f;
     ck_assert_int_eq(fnw_inbox_next(ib7, &f), FNW_INBOX_RECORD);
     ck_assert_uint_eq(f.p[0], 'b');
-    fnw_inbox_free(ib7);
+    fnw_inbound_release(ib7);
 }
 END_TEST
 
@@ -277,14 +277,14 @@ END_TEST
  * held, and claiming it again fails. */
 START_TEST(data_for_a_finished_instruction_is_dropped)
 {
-    fnw_data_finish(&mgr, "8");
+    fnw_inbound_finish(&mgr, "8");
     fake_deliver(fake_last, "8", "in", "\x01" "a", 2, 0);
     ck_assert_uint_eq(conn->inbound_bytes, 0);
     ck_assert_uint_eq(mgr.book.early_bytes, 0);
     reader a = {0};
     fnw_data_listener l = {&a, on_input, on_failed};
     fnw_error err;
-    ck_assert_ptr_null(fnw_data_claim_inbox(conn, "8", "in", &l, &err));
+    ck_assert_ptr_null(fnw_inbound_claim(conn, "8", "in", &l, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "already ran"));
 }
 END_TEST

@@ -60,7 +60,7 @@ static int convert_wide(int tuple, size_t n, fnw_type **out, fnw_error *err)
         t.type_info_case = ORG__APACHE__FLINK__FN_EXECUTION__V1__TYPE_INFO__TYPE_INFO_ROW_TYPE_INFO;
         t.row_type_info = &row;
     }
-    int rc = fnw_type_from_proto(&t, out, err);
+    int rc = fnw_typeinfo_to_type(&t, out, err);
     free(fields);
     free(fp);
     free(tp);
@@ -100,8 +100,8 @@ START_TEST(an_avro_record_over_the_field_cap_is_refused)
 {
     fnw_error err;
     char *ok = avro_record(1000), *wide = avro_record(FNW_TYPE_MAX_FIELDS + 1);
-    ck_assert_int_eq(fnw_avro_check_names(ok, strlen(ok), &err), 0);
-    ck_assert_int_eq(fnw_avro_check_names(wide, strlen(wide), &err), -1);
+    ck_assert_int_eq(fnw_avro_names_check(ok, strlen(ok), &err), 0);
+    ck_assert_int_eq(fnw_avro_names_check(wide, strlen(wide), &err), -1);
     ck_assert_str_eq(err.msg, "invalid Avro schema: record \"R\" has 65536 fields; fnworker accepts at most "
                               "65535 fields per record");
     free(ok);

@@ -16,7 +16,7 @@ typedef Google__Protobuf__Struct__FieldsEntry pb_Field;
 static int level_of(const char *s)
 {
     fnw_level l;
-    return fnw_level_parse(s, &l) < 0 ? -1 : (int)l;
+    return fnw_log_level_parse(s, &l) < 0 ? -1 : (int)l;
 }
 
 START_TEST(names_in_every_spelling)
@@ -34,7 +34,7 @@ START_TEST(names_in_every_spelling)
     ck_assert_int_eq(level_of("OFF"), FNW_LOG_ERROR);   /* errors are always logged */
     ck_assert_int_eq(level_of("loud"), -1);
     ck_assert_int_eq(level_of(""), -1);
-    ck_assert_str_eq(fnw_level_name(FNW_LOG_WARN), "warn");
+    ck_assert_str_eq(fnw_log_level_name(FNW_LOG_WARN), "warn");
 }
 END_TEST
 
@@ -50,9 +50,9 @@ START_TEST(python_numeric_thresholds)
     ck_assert_int_eq(level_of("-10"), -1);
     ck_assert_int_eq(level_of("1e3"), -1);
     fnw_level l;
-    ck_assert_int_eq(fnw_level_from_threshold(25.0, &l), 0);
+    ck_assert_int_eq(fnw_log_level_from_threshold(25.0, &l), 0);
     ck_assert_int_eq(l, FNW_LOG_WARN);
-    ck_assert_int_eq(fnw_level_from_threshold(-1, &l), -1);
+    ck_assert_int_eq(fnw_log_level_from_threshold(-1, &l), -1);
 }
 END_TEST
 
@@ -98,7 +98,7 @@ START_TEST(flinks_key_and_value)
     set_string(opts_add(&o, "beam:option:job_name:v1"), "x");
     set_string(opts_add(&o, "beam:option:default_sdk_harness_log_level:v1"), "DEBUG");
     fnw_log_request r;
-    fnw_log_request_read(&o.s, &r);
+    fnw_log_options_read(&o.s, &r);
     ck_assert(r.found && r.valid);
     ck_assert_int_eq(r.level, FNW_LOG_DEBUG);
     ck_assert_str_eq(r.key, "beam:option:default_sdk_harness_log_level:v1");
@@ -113,7 +113,7 @@ START_TEST(bare_key_legacy_layout_and_numbers)
     opts_init(&o);
     set_string(opts_add(&o, "default_sdk_harness_log_level"), "WARNING");
     fnw_log_request r;
-    fnw_log_request_read(&o.s, &r);
+    fnw_log_options_read(&o.s, &r);
     ck_assert(r.found && r.valid && r.level == FNW_LOG_WARN);
 
     /* {"options": {"default_sdk_harness_log_level": 40}} */
@@ -126,7 +126,7 @@ START_TEST(bare_key_legacy_layout_and_numbers)
     pb_Value *ov = opts_add(&outer, "options");
     ov->kind_case = GOOGLE__PROTOBUF__VALUE__KIND_STRUCT_VALUE;
     ov->struct_value = &inner.s;
-    fnw_log_request_read(&outer.s, &r);
+    fnw_log_options_read(&outer.s, &r);
     ck_assert(r.found && r.valid && r.level == FNW_LOG_ERROR);
     ck_assert_str_eq(r.text, "40");
 
@@ -134,9 +134,9 @@ START_TEST(bare_key_legacy_layout_and_numbers)
     opts other;
     opts_init(&other);
     set_string(opts_add(&other, "beam:option:default_sdk_harness_log_level_x:v1"), "DEBUG");
-    fnw_log_request_read(&other.s, &r);
+    fnw_log_options_read(&other.s, &r);
     ck_assert(!r.found);
-    fnw_log_request_read(NULL, &r);
+    fnw_log_options_read(NULL, &r);
     ck_assert(!r.found && !r.has_overrides);
 }
 END_TEST
@@ -153,7 +153,7 @@ START_TEST(unknown_value_and_overrides)
     v->kind_case = GOOGLE__PROTOBUF__VALUE__KIND_STRUCT_VALUE;
     v->struct_value = &ov.s;
     fnw_log_request r;
-    fnw_log_request_read(&o.s, &r);
+    fnw_log_options_read(&o.s, &r);
     ck_assert(r.found && !r.valid);
     ck_assert(r.has_overrides);
     ck_assert_int_eq((int)r.n_overrides, 2);
@@ -172,13 +172,13 @@ START_TEST(apply_honours_the_command_line)
     strcpy(r.text, "DEBUG");
 
     fnw_log_init(&lg, loop, FNW_LOG_INFO);
-    fnw_log_request_apply(&lg, &r, NULL);
+    fnw_log_options_apply(&lg, &r, NULL);
     ck_assert_int_eq(lg.level, FNW_LOG_DEBUG);
     ck_assert_int_eq((int)lg.queued, 1);          /* the debug line saying so */
     fnw_log_free(&lg);
 
     fnw_log_init(&lg, loop, FNW_LOG_WARN);
-    fnw_log_request_apply(&lg, &r, "warn");       /* --log-level=warn wins */
+    fnw_log_options_apply(&lg, &r, "warn");       /* --log-level=warn wins */
     ck_assert_int_eq(lg.level, FNW_LOG_WARN);
     ck_assert_int_eq((int)lg.queued, 0);
     fnw_log_free(&lg);
@@ -186,7 +186,7 @@ START_TEST(apply_honours_the_command_line)
     r.valid = 0;                                  /* unreadable: a warning, level kept */
     strcpy(r.text, "LOUD");
     fnw_log_init(&lg, loop, FNW_LOG_INFO);
-    fnw_log_request_apply(&lg, &r, NULL);
+    fnw_log_options_apply(&lg, &r, NULL);
     ck_assert_int_eq(lg.level, FNW_LOG_INFO);
     ck_assert_int_eq((int)lg.queued, 1);
     fnw_log_free(&lg);

@@ -82,7 +82,7 @@ static int count_records(const uint8_t *p, size_t n, size_t len, uint8_t fill)
 
 static void put(fnw_outbox *ob, size_t len, uint8_t fill)
 {
-    uint8_t *w = fnw_outbox_reserve(ob, len);
+    uint8_t *w = fnw_data_outbox_reserve(ob, len);
     ck_assert_ptr_nonnull(w);
     memset(w, fill, len);
 }
@@ -114,7 +114,7 @@ END_TEST
 
 START_TEST(flushes_at_flush_bytes)
 {
-    fnw_outbox *ob = fnw_outbox_new(conn, "1", "out");
+    fnw_outbox *ob = fnw_data_outbox_new(conn, "1", "out");
     put(ob, 40, 'a');
     put(ob, 40, 'a');
     ck_assert_uint_eq(fake_last->n_sent, 0);   /* 82 bytes: below 100 */
@@ -126,7 +126,7 @@ START_TEST(flushes_at_flush_bytes)
     ck_assert(span_is(e.d[0].transform_id, e.d[0].transform_len, "out"));
     ck_assert_int_eq(e.d[0].is_last, 0);
     ck_assert_int_eq(count_records(e.d[0].data, e.d[0].data_len, 40, 'a'), 2);
-    fnw_outbox_free(ob);
+    fnw_data_outbox_free(ob);
 }
 END_TEST
 
@@ -134,11 +134,11 @@ END_TEST
  * when the stream reports it written. */
 START_TEST(finish_sends_the_rest_with_is_last)
 {
-    fnw_outbox *ob = fnw_outbox_new(conn, "1", "out");
+    fnw_outbox *ob = fnw_data_outbox_new(conn, "1", "out");
     put(ob, 3, 'c');
     put(ob, 0, 0);
     done_calls = 0;
-    fnw_outbox_finish(&ob, 1, on_done, NULL);
+    fnw_data_outbox_finish(&ob, 1, on_done, NULL);
     ck_assert_uint_eq(fake_last->n_sent, 1);
     entries e = sent_entries(0);
     ck_assert_int_eq(e.n, 2);
@@ -152,7 +152,7 @@ START_TEST(finish_sends_the_rest_with_is_last)
     fake_last->sent[0].done(fake_last->sent[0].arg, 1);
     ck_assert_int_eq(done_calls, 1);
     ck_assert_int_eq(done_ok, 1);
-    fnw_outbox_free(ob);
+    fnw_data_outbox_free(ob);
 }
 END_TEST
 
@@ -160,9 +160,9 @@ END_TEST
  * outboxes finish in one message. */
 START_TEST(finish_of_several_outboxes_is_one_message)
 {
-    fnw_outbox *obs[2] = {fnw_outbox_new(conn, "1", "main"), fnw_outbox_new(conn, "1", "side")};
+    fnw_outbox *obs[2] = {fnw_data_outbox_new(conn, "1", "main"), fnw_data_outbox_new(conn, "1", "side")};
     put(obs[1], 2, 's');
-    fnw_outbox_finish(obs, 2, NULL, NULL);
+    fnw_data_outbox_finish(obs, 2, NULL, NULL);
     ck_assert_uint_eq(fake_last->n_sent, 1);
     entries e = sent_entries(0);
     ck_assert_int_eq(e.n, 3);
@@ -172,8 +172,8 @@ START_TEST(finish_of_several_outboxes_is_one_message)
     ck_assert_int_eq(e.d[1].is_last, 1);
     ck_assert(span_is(e.d[2].transform_id, e.d[2].transform_len, "side"));
     ck_assert_int_eq(e.d[2].is_last, 1);
-    fnw_outbox_free(obs[0]);
-    fnw_outbox_free(obs[1]);
+    fnw_data_outbox_free(obs[0]);
+    fnw_data_outbox_free(obs[1]);
 }
 END_TEST
 
@@ -181,7 +181,7 @@ END_TEST
  * every outbox with buffered records is sent. */
 START_TEST(flush_timer_sends_what_waits)
 {
-    fnw_outbox *a = fnw_outbox_new(conn, "1", "out"), *b = fnw_outbox_new(conn, "2", "out");
+    fnw_outbox *a = fnw_data_outbox_new(conn, "1", "out"), *b = fnw_data_outbox_new(conn, "2", "out");
     ck_assert(!ev_is_active(&conn->flush_timer));
     put(a, 5, 'a');
     ck_assert(ev_is_active(&conn->flush_timer));
@@ -192,19 +192,19 @@ START_TEST(flush_timer_sends_what_waits)
     entries e = sent_entries(0);
     ck_assert_int_eq(e.n, 2);
     ck_assert_int_eq(e.d[0].is_last + e.d[1].is_last, 0);
-    fnw_outbox_finish(&a, 1, NULL, NULL);   /* nothing left but is_last */
+    fnw_data_outbox_finish(&a, 1, NULL, NULL);   /* nothing left but is_last */
     e = sent_entries(1);
     ck_assert_int_eq(e.n, 1);
     ck_assert_int_eq(e.d[0].is_last, 1);
-    fnw_outbox_free(a);
-    fnw_outbox_free(b);
+    fnw_data_outbox_free(a);
+    fnw_data_outbox_free(b);
 }
 END_TEST
 
 /* A record larger than flush_bytes goes out alone, in one piece. */
 START_TEST(big_record_goes_out_whole)
 {
-    fnw_outbox *ob = fnw_outbox_new(conn, "1", "out");
+    fnw_outbox *ob = fnw_data_outbox_new(conn, "1", "out");
     put(ob, 10, 'x');
     put(ob, 500, 'y');
     ck_assert_uint_eq(fake_last->n_sent, 1);
@@ -212,7 +212,7 @@ START_TEST(big_record_goes_out_whole)
     ck_assert_uint_eq(fake_last->n_sent, 2);
     entries e = sent_entries(1);
     ck_assert_int_eq(count_records(e.d[0].data, e.d[0].data_len, 500, 'y'), 1);
-    fnw_outbox_free(ob);
+    fnw_data_outbox_free(ob);
 }
 END_TEST
 
@@ -220,7 +220,7 @@ END_TEST
  * the stream's. */
 START_TEST(finish_on_a_closed_stream_fails)
 {
-    fnw_outbox *ob = fnw_outbox_new(conn, "1", "out");
+    fnw_outbox *ob = fnw_data_outbox_new(conn, "1", "out");
     fake_last->congested = 1;
     ck_assert(fnw_data_conn_congested(conn));
     fake_last->congested = 0;
@@ -230,10 +230,10 @@ START_TEST(finish_on_a_closed_stream_fails)
     ck_assert_ptr_nonnull(strstr(fnw_data_conn_error(conn), "reset"));
     done_calls = 0;
     done_ok = 1;
-    fnw_outbox_finish(&ob, 1, on_done, NULL);
+    fnw_data_outbox_finish(&ob, 1, on_done, NULL);
     ck_assert_int_eq(done_calls, 1);
     ck_assert_int_eq(done_ok, 0);
-    fnw_outbox_free(ob);
+    fnw_data_outbox_free(ob);
 }
 END_TEST
 

@@ -450,7 +450,7 @@ START_TEST(types_at_the_nesting_limit_plan)
         memcpy(rec + 4 * i, "\0\0\0\1", 4);   /* one element per LIST */
     memcpy(rec + 4 * (FNW_TYPE_MAX_DEPTH - 2), "\0\0\0\7", 4);
     size_t used = 0;
-    ck_assert_msg(fnw_ser_skip(p->input_skip, rec, sizeof rec, &used, &err) == 0, "%s", err.msg);
+    ck_assert_msg(fnw_skip_program_run(p->input_skip, rec, sizeof rec, &used, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(used, 4 * (FNW_TYPE_MAX_DEPTH - 1));
     fnw_plan_free(p);
     builder_free(&b);

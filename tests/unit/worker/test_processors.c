@@ -75,12 +75,12 @@ START_TEST(a_processor_opens_one_instance_per_step)
     fx_init(&f);
     fnw_processor *p;
     fnw_error err;
-    ck_assert_int_eq(fnw_processor_new(f.loop, &f.plan, &p, &err), 0);
+    ck_assert_int_eq(fnw_processors_open(f.loop, &f.plan, &p, &err), 0);
     ck_assert_int_eq(opens, 2);
     ck_assert_uint_eq(fnw_processor_steps(p), 2);
     ck_assert_ptr_eq(fnw_processor_plan(p), &f.plan);
     ck_assert_ptr_ne(fnw_processor_engine(p, 0), fnw_processor_engine(p, 1));
-    fnw_processor_free(p);
+    fnw_processors_close(p);
     ck_assert_int_eq(closes, 2);
     fx_free(&f);
 }
@@ -93,7 +93,7 @@ START_TEST(a_step_that_fails_to_open_is_named_and_the_others_closed)
     fail_open_at = 2;
     fnw_processor *p = NULL;
     fnw_error err;
-    ck_assert_int_eq(fnw_processor_new(f.loop, &f.plan, &p, &err), -1);
+    ck_assert_int_eq(fnw_processors_open(f.loop, &f.plan, &p, &err), -1);
     ck_assert_msg(strstr(err.msg, "transform 'transform-1'") && strstr(err.msg, "refused to open"), "%s",
                   err.msg);
     ck_assert_int_eq(opens, 1);
