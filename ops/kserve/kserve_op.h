@@ -1,13 +1,13 @@
 /* ops/kserve/kserve_op.h — the state of one `kserve` operation instance,
  * shared by the files of the operation (internal to them, not an
  * interface). Dependencies run one way, from the top:
- *   builtin_kserve.c          the operation table, open and close, and the
- *                             gate: calls that come before the open checks
- *                             have passed wait there
- *   builtin_kserve_ready.c    the open checks (ServerReady, ModelReady,
- *                             ModelMetadata), reporting through a callback
- *   builtin_kserve_call.c     a call: start, completion, cancel
- *   builtin_kserve_channels.c the channels to the model server
+ *   kserve_op.c        the operation table, open and close, and the gate:
+ *                      calls that come before the open checks have passed
+ *                      wait there
+ *   kserve_ready.c     the open checks (ServerReady, ModelReady,
+ *                      ModelMetadata), reporting through a callback
+ *   kserve_call.c      a call: start, completion, cancel
+ *   kserve_channels.c  the channels to the model server
  * and each of them uses only this header and the floors below ops/.
  *
  * Threads: none of the operation's own. Every gRPC call (the checks and
@@ -53,11 +53,11 @@ struct kserve_op {
     int rpc_init;
     fnw_handoff *handoff;             /* the loop's: held while anything is in flight */
     size_t in_flight;                 /* ModelInfer calls and the check in flight */
-    /* the open checks (builtin_kserve_ready.c) */
+    /* the open checks (kserve_ready.c) */
     fnw_rpc_unary_call *check;        /* the check in flight */
     int check_step;
     fnw_kserve_ready_cb checked;
-    /* the gate (builtin_kserve.c) */
+    /* the gate (kserve_op.c) */
     int gate;                         /* KSERVE_CHECKING, _OPEN, _FAILED */
     char gate_error[FNW_ERROR_MAX];
     fnw_call **waiting;               /* calls that came before the checks passed */
@@ -88,20 +88,20 @@ static inline void fnw_kserve_op_idle(kserve_op *op)
         fnw_handoff_release(op->handoff);
 }
 
-/* builtin_kserve_channels.c */
+/* kserve_channels.c */
 int fnw_kserve_channels_start(kserve_op *op, fnw_error *err);
 void fnw_kserve_channels_stop(kserve_op *op);
 /* The next channel, round robin. */
 grpc_channel *fnw_kserve_channels_next(kserve_op *op);
 
-/* builtin_kserve_ready.c: the server and the model ready, the mapping
+/* kserve_ready.c: the server and the model ready, the mapping
  * checked against the model's metadata (when check_metadata); done runs on
  * the loop with the verdict, unless fnw_kserve_ready_stop came first. -1
  * with a message when the first check could not start. */
 int fnw_kserve_ready_start(kserve_op *op, fnw_kserve_ready_cb done, fnw_error *err);
 void fnw_kserve_ready_stop(kserve_op *op);
 
-/* builtin_kserve_call.c */
+/* kserve_call.c */
 /* Starts ModelInfer for call (or fails the call). */
 void fnw_kserve_call_start(kserve_op *op, fnw_call *call);
 /* Gives call up: its gRPC call is cancelled, its answer never looked at. */

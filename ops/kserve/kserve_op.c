@@ -1,16 +1,16 @@
-/* ops/kserve/builtin_kserve.c — the `kserve` operation: rows scored by a model
+/* ops/kserve/kserve_op.c — the `kserve` operation: rows scored by a model
  * server speaking the Open Inference Protocol (KServe v2 / Triton) over
  * gRPC, one ModelInfer request per call (a batch's rows stacked along
  * dimension 0 by the tensor codec). This file owns the operation table and
  * the instance's life: open reads every option (kserve_config.c), connects
- * the channels (builtin_kserve_channels.c), sets up the gRPC calls on the
+ * the channels (kserve_channels.c), sets up the gRPC calls on the
  * loop's completion queue and starts the checks that the server and the
- * model are ready and match the mapping (builtin_kserve_ready.c); open does
+ * model are ready and match the mapping (kserve_ready.c); open does
  * not wait for them. It owns the gate too: calls that arrive before the
  * checks end wait here (no request is sent) and are started, or failed for
  * good with the checks' message, when the verdict comes. close cancels what
  * is in flight and takes it all down again. The calls themselves are in
- * builtin_kserve_call.c.
+ * kserve_call.c.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* ops/kserve/builtin_kserve_call.c — one `kserve` call: start decodes the
+/* ops/kserve/kserve_call.c — one `kserve` call: start decodes the
  * call's rows, packs them into one ModelInferRequest (the tensor codec,
  * memory from the call's arena), serializes it and starts ModelInfer as a
  * unary call (base/rpc.h) on the next channel; the answer (on the loop)

@@ -1,4 +1,4 @@
-/* ops/kserve/builtin_kserve_ready.c — what the `kserve` operation checks
+/* ops/kserve/kserve_ready.c — what the `kserve` operation checks
  * after open, before any call is sent: the server answers ServerReady and
  * ModelReady (each waiting at most connect_timeout_ms for the connection),
  * and, with check_metadata, every configured tensor matches the model's

@@ -1,4 +1,4 @@
-/* ops/kserve/builtin_kserve_channels.c — the `kserve` operation's channels
+/* ops/kserve/kserve_channels.c — the `kserve` operation's channels
  * to the model server: credentials (TLS with an optional CA file), the
  * channel arguments, one connection per channel, round robin between them.
  */

@@ -1,4 +1,4 @@
-/* tests/unit/ops/test_builtin_kserve.c — the `kserve` operation's open against
+/* tests/unit/ops/test_kserve_op.c — the `kserve` operation's open against
  * the KServe v2 test model server (tests/servers/kserve.sh): a mapping the
  * model's metadata confirms opens (and closes again with nothing in
  * flight); a mapping the metadata contradicts, a model or version the server
@@ -137,23 +137,23 @@ END_TEST
 int main(void)
 {
     static const char *const need[] = { "python3", "protoc", NULL };
-    if (!srv_have("test_builtin_kserve", need))
+    if (!srv_have("test_kserve_op", need))
         return 0;
     srv_dir(g_dir, sizeof g_dir, "kserve-op");
     char out[64], args[64];
     snprintf(args, sizeof args, "--owner %d", (int)getpid());
     int rc = srv_cmd("kserve.sh", "start", g_dir, args, out, sizeof out);
     if (rc == 77) {
-        printf("test_builtin_kserve: skipped: python3-grpcio, python3-numpy or python3-protobuf is not installed\n");
+        printf("test_kserve_op: skipped: python3-grpcio, python3-numpy or python3-protobuf is not installed\n");
         srv_rmdir(g_dir);
         return 0;
     }
     if (rc != 0 || atoi(out) <= 0) {
-        fprintf(stderr, "test_builtin_kserve: the KServe test server did not start (%d)\n", rc);
+        fprintf(stderr, "test_kserve_op: the KServe test server did not start (%d)\n", rc);
         return 1;
     }
     snprintf(g_target, sizeof g_target, "127.0.0.1:%d", atoi(out));
-    Suite *s = suite_create("builtin_kserve");
+    Suite *s = suite_create("kserve_op");
     TCase *tc = tcase_create("open");
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, teardown);
