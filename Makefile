@@ -31,8 +31,12 @@ CC       ?= cc
 OPT      ?= -O2 -g
 SANITIZE ?=
 
+# The release, in one place: the VERSION file (the worker's --version, the
+# Python package's __version__ and the image's label follow it;
+# tests/shell/test_version.sh checks they agree).
+VERSION  := $(shell cat VERSION)
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CPPFLAGS := -Iinclude -I. -I$(BUILD)/gen -D_GNU_SOURCE
+CPPFLAGS := -Iinclude -I. -I$(BUILD)/gen -D_GNU_SOURCE -DFNW_VERSION='"$(VERSION)"'
 CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
 # hiredis and libcurl (the service clients, ops/clients/redis_client.c and
 # ops/clients/http_client.c) through pkg-config when it knows them.
@@ -83,7 +87,7 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(CC) $(CPPFLAGS) -std=c11 $(OPT) $(filter -fsanitize%,$(CFLAGS)) -c $< -o $@
 
 # ---- the worker --------------------------------------------------------------
-$(BUILD)/obj/%.o: %.c $(BUILD)/gen/.stamp
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/.stamp VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
