@@ -14,9 +14,10 @@
 #   make soak       10M records through the worker with random chunking and faults (README, Reliability)
 #   make fuzz       every fuzz target under libFuzzer for FUZZ_S seconds (tests/fuzz/README.md)
 #   make image      the sidecar image with podman; make image-test tests it (README, "The sidecar image")
+#   make lint       cppcheck over the product code (scripts/lint.sh; in make check)
 #
 # Every target installs the Debian packages it needs (scripts/install-deps.sh,
-# by group: build, test, valgrind, bench, fuzz; one stamp per group in
+# by group: build, test, valgrind, bench, fuzz, lint; one stamp per group in
 # $(BUILD)/.deps-<group>) when run as root on Debian, and otherwise prints the
 # apt-get line to run and stops.
 #
@@ -62,11 +63,11 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_
 UNIT_SRC := $(wildcard tests/unit/*/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo demo-harness check unit integration script-tests python-tests fuzz fuzz-replay sanitize allocfail alloc-tests valgrind bench bench-tools bench-smoke soak soak-short clean harness plugins
+.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz deps-lint demo demo-harness check unit integration script-tests python-tests fuzz fuzz-replay sanitize allocfail alloc-tests valgrind bench bench-tools bench-smoke soak soak-short clean harness plugins
 all: $(BUILD)/fnworker plugins
 
 # deps-<group>: the packages of that group (see scripts/install-deps.sh).
-DEPS_GROUPS := build test valgrind bench fuzz image flink
+DEPS_GROUPS := build test valgrind bench fuzz lint image flink
 deps: deps-build deps-test
 $(addprefix deps-,$(DEPS_GROUPS)): deps-%: $(BUILD)/.deps-%
 $(BUILD)/.deps-%: scripts/install-deps.sh
@@ -196,8 +197,8 @@ PYTHON ?= /usr/bin/python3
 python-tests: | $(BUILD)/.deps-test
 	cd python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests
 
-check: deps deps-flink
-	@$(MAKE) --no-print-directory all unit alloc-tests integration script-tests python-tests fuzz-replay \
+check: deps deps-flink deps-lint
+	@$(MAKE) --no-print-directory all lint unit alloc-tests integration script-tests python-tests fuzz-replay \
 	  bench-smoke soak-short deploy-tests image-check e2e-smoke
 	@echo "make check: all tests passed"
 
@@ -373,6 +374,14 @@ fuzz: deps-build deps-fuzz
 
 clean:
 	rm -rf build
+
+# ---- habits -------------------------------------------------------------------
+# make lint: cppcheck (default checks + warning, portability, performance) over
+# base codecs runtime ops worker pool main.c; a finding is fixed or suppressed
+# on the line before with its reason (scripts/lint.sh).
+.PHONY: lint
+lint: $(BUILD)/gen/.stamp | $(BUILD)/.deps-lint
+	@sh scripts/lint.sh $(BUILD)
 
 # ---- the sidecar image (Dockerfile, scripts/image/; README, "The sidecar image") ------------
 #   make image        build it with podman (IMAGE, default localhost/fnworker:latest)
