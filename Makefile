@@ -15,6 +15,9 @@
 #   make fuzz       every fuzz target under libFuzzer for FUZZ_S seconds (tests/fuzz/README.md)
 #   make image      the sidecar image with podman; make image-test tests it (README, "The sidecar image")
 #   make lint       cppcheck over the product code (scripts/lint.sh; in make check)
+#   make format     lay the C sources out as .clang-format says (scripts/format.sh);
+#                   make format-check lists the files that differ and exits 1
+#   make compdb     compile_commands.json for clangd/clang-tidy, from make -n (scripts/compdb.py)
 #
 # Every target installs the Debian packages it needs (scripts/install-deps.sh,
 # by group: build, test, valgrind, bench, fuzz, lint; one stamp per group in
@@ -375,13 +378,25 @@ fuzz: deps-build deps-fuzz
 clean:
 	rm -rf build
 
-# ---- habits -------------------------------------------------------------------
+# ---- habits: lint, layout, the compilation database ------------------------------
 # make lint: cppcheck (default checks + warning, portability, performance) over
 # base codecs runtime ops worker pool main.c; a finding is fixed or suppressed
-# on the line before with its reason (scripts/lint.sh).
-.PHONY: lint
+# on the line before with its reason (scripts/lint.sh). make format /
+# format-check: clang-format 14 with .clang-format over the same code and
+# include/ (scripts/format.sh). make compdb (or compile_commands.json): every
+# compile of the worker, plugins, unit, alloc and fuzz-replay binaries and the
+# bench tools, read from make -n -B, written to compile_commands.json.
+.PHONY: lint format format-check compdb compile_commands.json
 lint: $(BUILD)/gen/.stamp | $(BUILD)/.deps-lint
 	@sh scripts/lint.sh $(BUILD)
+format: | $(BUILD)/.deps-lint
+	@sh scripts/format.sh
+format-check: | $(BUILD)/.deps-lint
+	@sh scripts/format.sh --check
+compdb: compile_commands.json
+compile_commands.json:
+	@$(PYTHON) scripts/compdb.py compile_commands.json BUILD=$(BUILD) \
+	  all $(UNIT_BIN) $(ALLOC_BIN) $(FUZZ_REPLAY) $(FUZZ_GEN) bench-tools
 
 # ---- the sidecar image (Dockerfile, scripts/image/; README, "The sidecar image") ------------
 #   make image        build it with podman (IMAGE, default localhost/fnworker:latest)
