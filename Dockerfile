@@ -27,6 +27,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends \
 COPY --from=build /src/build/fnworker /opt/fnworker/fnworker
 COPY --from=build /src/scripts/pyflink-udf-runner.sh /opt/fnworker/pyflink-udf-runner.sh
 COPY --from=build /src/scripts/image/entrypoint.sh /opt/fnworker/entrypoint
+COPY --from=build /src/LICENSE /src/NOTICE /opt/fnworker/
 RUN chmod 755 /opt/fnworker/pyflink-udf-runner.sh /opt/fnworker/entrypoint \
     && if ldd /opt/fnworker/fnworker | grep 'not found'; then exit 1; fi
 USER 10001:10001
@@ -36,5 +37,11 @@ EXPOSE 50000 9464
 # Without curl: the entrypoint's probe speaks HTTP over bash's /dev/tcp.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
   CMD ["/opt/fnworker/entrypoint", "health"]
+# The release, from the VERSION file (scripts/image/build.sh passes it);
+# declared last, so a new release reuses every layer above.
+ARG FNW_VERSION=unknown
+LABEL org.opencontainers.image.title="fnworker" \
+      org.opencontainers.image.version="$FNW_VERSION" \
+      org.opencontainers.image.licenses="Apache-2.0"
 ENTRYPOINT ["/opt/fnworker/entrypoint"]
 CMD ["pool", "--listen", "127.0.0.1:50000", "--http-listen", "127.0.0.1:9464"]

@@ -14,9 +14,13 @@
 #   make soak       10M records through the worker with random chunking and faults (docs/reliability.md)
 #   make fuzz       every fuzz target under libFuzzer for FUZZ_S seconds (tests/fuzz/README.md)
 #   make image      the sidecar image with podman; make image-test tests it (docs/sidecar.md, "The sidecar image")
+#   make lint       cppcheck over the product code (scripts/lint.sh; in make check)
+#   make format     lay the C sources out as .clang-format says (scripts/format.sh);
+#                   make format-check lists the files that differ and exits 1
+#   make compdb     compile_commands.json for clangd/clang-tidy, from make -n (scripts/compdb.py)
 #
 # Every target installs the Debian packages it needs (scripts/install-deps.sh,
-# by group: build, test, valgrind, bench, fuzz; one stamp per group in
+# by group: build, test, valgrind, bench, fuzz, lint; one stamp per group in
 # $(BUILD)/.deps-<group>) when run as root on Debian, and otherwise prints the
 # apt-get line to run and stops.
 #
@@ -31,8 +35,12 @@ CC       ?= cc
 OPT      ?= -O2 -g
 SANITIZE ?=
 
+# The release, in one place: the VERSION file (the worker's --version, the
+# Python package's __version__ and the image's label follow it;
+# tests/shell/test_version.sh checks they agree).
+VERSION  := $(shell cat VERSION)
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CPPFLAGS := -Iinclude -I. -I$(BUILD)/gen -D_GNU_SOURCE
+CPPFLAGS := -Iinclude -I. -I$(BUILD)/gen -D_GNU_SOURCE -DFNW_VERSION='"$(VERSION)"'
 CFLAGS   := -std=c11 $(OPT) $(WARN) -fno-strict-aliasing
 # hiredis and libcurl (the service clients, ops/clients/redis.c and
 # ops/clients/http.c) through pkg-config when it knows them.
@@ -58,11 +66,11 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(patsubst %.c,%.o,$(PB_
 UNIT_SRC := $(wildcard tests/unit/*/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz demo demo-harness check unit integration script-tests python-tests fuzz fuzz-replay sanitize allocfail alloc-tests valgrind bench bench-tools bench-smoke soak soak-short clean harness plugins
+.PHONY: all deps deps-build deps-test deps-valgrind deps-bench deps-fuzz deps-lint demo demo-harness check unit integration script-tests python-tests fuzz fuzz-replay sanitize allocfail alloc-tests valgrind bench bench-tools bench-smoke soak soak-short clean harness plugins
 all: $(BUILD)/fnworker plugins
 
 # deps-<group>: the packages of that group (see scripts/install-deps.sh).
-DEPS_GROUPS := build test valgrind bench fuzz image flink
+DEPS_GROUPS := build test valgrind bench fuzz lint image flink
 deps: deps-build deps-test
 $(addprefix deps-,$(DEPS_GROUPS)): deps-%: $(BUILD)/.deps-%
 $(BUILD)/.deps-%: scripts/install-deps.sh
@@ -83,7 +91,7 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(CC) $(CPPFLAGS) -std=c11 $(OPT) $(filter -fsanitize%,$(CFLAGS)) -c $< -o $@
 
 # ---- the worker --------------------------------------------------------------
-$(BUILD)/obj/%.o: %.c $(BUILD)/gen/.stamp
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/.stamp VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
@@ -192,8 +200,8 @@ PYTHON ?= /usr/bin/python3
 python-tests: | $(BUILD)/.deps-test
 	cd python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests
 
-check: deps deps-flink
-	@$(MAKE) --no-print-directory all unit alloc-tests integration script-tests python-tests fuzz-replay \
+check: deps deps-flink deps-lint
+	@$(MAKE) --no-print-directory all lint unit alloc-tests integration script-tests python-tests fuzz-replay \
 	  bench-smoke soak-short deploy-tests image-check e2e-smoke
 	@echo "make check: all tests passed"
 
@@ -370,7 +378,27 @@ fuzz: deps-build deps-fuzz
 clean:
 	rm -rf build
 
-# ---- the sidecar image (Dockerfile, scripts/image/; docs/sidecar.md, "The sidecar image") ------------
+# ---- habits: lint, layout, the compilation database ------------------------------
+# make lint: cppcheck (default checks + warning, portability, performance) over
+# base codecs runtime ops worker pool main.c; a finding is fixed or suppressed
+# on the line before with its reason (scripts/lint.sh). make format /
+# format-check: clang-format 14 with .clang-format over the same code and
+# include/ (scripts/format.sh). make compdb (or compile_commands.json): every
+# compile of the worker, plugins, unit, alloc and fuzz-replay binaries and the
+# bench tools, read from make -n -B, written to compile_commands.json.
+.PHONY: lint format format-check compdb compile_commands.json
+lint: $(BUILD)/gen/.stamp | $(BUILD)/.deps-lint
+	@sh scripts/lint.sh $(BUILD)
+format: | $(BUILD)/.deps-lint
+	@sh scripts/format.sh
+format-check: | $(BUILD)/.deps-lint
+	@sh scripts/format.sh --check
+compdb: compile_commands.json
+compile_commands.json:
+	@$(PYTHON) scripts/compdb.py compile_commands.json BUILD=$(BUILD) \
+	  all $(UNIT_BIN) $(ALLOC_BIN) $(FUZZ_REPLAY) $(FUZZ_GEN) bench-tools
+
+# ---- the sidecar image (Dockerfile, scripts/image/; README, "The sidecar image") ------------
 #   make image        build it with podman (IMAGE, default localhost/fnworker:latest)
 #   make image-test   install podman if needed, build the images, run tests/image/run.sh
 # make check runs the image test when podman can run containers here, and

@@ -14,6 +14,8 @@
 #             its callgrind)
 #   bench     gnuplot-nox for the plots, redis-server for W12, wrk for W13 (`make bench`)
 #   fuzz      clang with libFuzzer (`make fuzz`)
+#   lint      clang-format (`make format`, `make format-check`) and cppcheck
+#             (`make lint`, in `make check`)
 #   image     podman, runc, catatonit and debootstrap (`make image`, the image test)
 #   flink     python3-venv and the JDK, for the end-to-end suite's PyFlink
 #             virtualenvs (scripts/flink-venv.sh; `make e2e`, `make demo`), and
@@ -34,6 +36,7 @@ python3 python3-cloudpickle openssl python3-grpcio python3-numpy python3-protobu
 group_valgrind="valgrind"
 group_bench="gnuplot-nox wrk redis-server redis-tools"
 group_fuzz="clang"
+group_lint="clang-format cppcheck"
 group_image="podman runc catatonit debootstrap"
 group_flink="python3-venv default-jdk-headless procps maven"
 
@@ -46,9 +49,10 @@ for g in "$@"; do
     valgrind) PKGS="$PKGS $group_valgrind" ;;
     bench) PKGS="$PKGS $group_bench" ;;
     fuzz) PKGS="$PKGS $group_fuzz" ;;
+    lint) PKGS="$PKGS $group_lint" ;;
     image) PKGS="$PKGS $group_image" ;;
     flink) PKGS="$PKGS $group_flink" ;;
-    *) echo "install-deps.sh: unknown group '$g' (build, test, valgrind, bench, fuzz, image, flink)" >&2; exit 2 ;;
+    *) echo "install-deps.sh: unknown group '$g' (build, test, valgrind, bench, fuzz, lint, image, flink)" >&2; exit 2 ;;
   esac
 done
 what="$*"

@@ -17,7 +17,11 @@
 #include "runtime/registry.h"
 #include "worker/flags.h"
 
-#define FNW_VERSION "0.1.0"
+/* The release, from the top-level VERSION file: the Makefile passes
+ * -DFNW_VERSION (fnworker --version prints it; tests/shell/test_version.sh). */
+#ifndef FNW_VERSION
+#error "FNW_VERSION is not defined: build with make, which passes -DFNW_VERSION from the VERSION file"
+#endif
 
 /* Runs until the worker stops with the operations of ops (copied);
  * returns the process exit code. */

@@ -9,6 +9,10 @@ pickle without running Python (see python/README.md).
     fnworker.check(env)         # before env.execute(): no other Python operator in the job
 """
 
+# The release: the same as the top-level VERSION file (tests/shell/test_version.sh
+# fails when they differ; a package copied next to a job has no VERSION file to read).
+__version__ = "0.1.0"
+
 from ._checks import check
 from ._datastream import (function, ordered_wait, ordered_wait_batch, ordered_wait_with_retry,
                           process, unordered_wait, unordered_wait_batch, unordered_wait_with_retry)

@@ -4,7 +4,8 @@
 # FROM debian:bookworm-slim resolves locally (--pull=never): when the machine
 # has no such image, base.sh makes it from a debootstrap root. The apt steps
 # reach the Debian mirror through the host's network. --format docker keeps
-# the Dockerfile's HEALTHCHECK (the OCI format has no place for it).
+# the Dockerfile's HEALTHCHECK (the OCI format has no place for it). The
+# label org.opencontainers.image.version is the VERSION file's release.
 set -eu
 build=$1
 image=${2:-localhost/fnworker:latest}
@@ -15,8 +16,9 @@ command -v podman >/dev/null 2>&1 ||
 sh "$here/base.sh" "$build" debian
 conf=$(sh "$here/podman-conf.sh" "$build" docker.io/library/debian:bookworm-slim)
 [ -z "$conf" ] || export CONTAINERS_CONF="$conf"
-echo "podman build -t $image (log: $build/image/build.log)"
-if ! podman build --pull=never --network=host --format docker -t "$image" \
+version=$(cat "$root/VERSION")
+echo "podman build -t $image, version $version (log: $build/image/build.log)"
+if ! podman build --pull=never --network=host --format docker -t "$image" --build-arg FNW_VERSION="$version" \
        -f "$root/Dockerfile" "$root" >"$build/image/build.log" 2>&1; then
   tail -n 30 "$build/image/build.log" >&2
   echo "make image: podman build failed (full log: $build/image/build.log)" >&2

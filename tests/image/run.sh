@@ -73,6 +73,12 @@ done
 chmod 1777 "$work/shared"   # an emptyDir is world-writable; the image runs as uid 10001
 run() { podman run --pull=never --no-healthcheck "$@"; }
 
+label=$(podman image inspect --format '{{index .Config.Labels "org.opencontainers.image.version"}}' "$IMAGE")
+[ "$label" = "$(cat "$ROOT/VERSION")" ] && pass version_label ||
+  fail version_label "org.opencontainers.image.version is '$label', the VERSION file says $(cat "$ROOT/VERSION")"
+got=$(run --rm "$IMAGE" worker --version 2>&1 || true)
+[ "$got" = "fnworker $(cat "$ROOT/VERSION")" ] && pass worker_version ||
+  fail worker_version "the image's fnworker --version prints '$got'"
 uid=$(run --rm --entrypoint id "$IMAGE" -u)
 [ "$uid" != 0 ] && pass "non_root_user" || fail non_root_user "the image runs as uid $uid"
 cid=$(podman create --pull=never --no-healthcheck "$IMAGE")
