@@ -398,7 +398,7 @@ compile_commands.json:
 	@$(PYTHON) scripts/compdb.py compile_commands.json BUILD=$(BUILD) \
 	  all $(UNIT_BIN) $(ALLOC_BIN) $(FUZZ_REPLAY) $(FUZZ_GEN) bench-tools
 
-# ---- the sidecar image (Dockerfile, scripts/image/; README, "The sidecar image") ------------
+# ---- the sidecar image (Dockerfile, scripts/image/; docs/sidecar.md, "The sidecar image") ------------
 #   make image        build it with podman (IMAGE, default localhost/fnworker:latest)
 #   make image-test   install podman if needed, build the images, run tests/image/run.sh
 # make check runs the image test when podman can run containers here, and
