@@ -201,7 +201,7 @@ python-tests: | $(BUILD)/.deps-test
 	cd python && PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s tests
 
 check: deps deps-flink deps-lint
-	@$(MAKE) --no-print-directory all lint unit alloc-tests integration script-tests python-tests fuzz-replay \
+	@$(MAKE) --no-print-directory all lint format-check unit alloc-tests integration script-tests python-tests fuzz-replay \
 	  bench-smoke soak-short deploy-tests image-check e2e-smoke
 	@echo "make check: all tests passed"
 

@@ -60,12 +60,12 @@ void fnw_handoff_loop_free(struct ev_loop *loop)
     if (!h)
         return;
     if (h->companion_stop)
-        h->companion_stop(h->companion);   /* the pump delivers what is pending, then ends */
+        h->companion_stop(h->companion); /* the pump delivers what is pending, then ends */
     h->companion = NULL;
     h->companion_stop = NULL;
     fnw_handoff_drain(h);
     if (!h->holds)
-        ev_ref(loop);                      /* a watcher unref'd must be ref'd before it stops */
+        ev_ref(loop); /* a watcher unref'd must be ref'd before it stops */
     ev_async_stop(loop, &h->wake);
     fnw_handoff_free(h);
     ev_set_userdata(loop, NULL);
@@ -159,8 +159,8 @@ fnw_handoff_item *fnw_handoff_poll(fnw_handoff *h)
 }
 
 /* Unlinks the matching items from the queue (mu held); NULL when none. */
-static fnw_handoff_item *remove_locked(fnw_handoff *h, int (*match)(const fnw_handoff_item *, void *), void *user,
-                                       int first_only)
+static fnw_handoff_item *remove_locked(fnw_handoff *h, int (*match)(const fnw_handoff_item *, void *),
+                                       void *user, int first_only)
 {
     fnw_handoff_item *out = NULL, **out_tail = &out;
     fnw_handoff_item **pp = &h->head, *prev = NULL;

@@ -42,9 +42,9 @@
 
 typedef struct fnw_handoff_item fnw_handoff_item;
 struct fnw_handoff_item {
-    fnw_handoff_item *next;                       /* the hand-off's while queued */
-    void (*done)(fnw_handoff_item *it, int ok);   /* run on the loop thread */
-    int ok;                                       /* what the producer put with it */
+    fnw_handoff_item *next;                     /* the hand-off's while queued */
+    void (*done)(fnw_handoff_item *it, int ok); /* run on the loop thread */
+    int ok;                                     /* what the producer put with it */
 };
 
 typedef struct fnw_handoff {
@@ -53,11 +53,11 @@ typedef struct fnw_handoff {
     fnw_handoff_item *head, *tail;
     size_t count;
     int closed;
-    unsigned waiters;                 /* loop thread in fnw_handoff_take_if */
-    struct ev_loop *loop;             /* NULL: takers are threads */
+    unsigned waiters;     /* loop thread in fnw_handoff_take_if */
+    struct ev_loop *loop; /* NULL: takers are threads */
     ev_async wake;
-    unsigned holds;                   /* loop thread only */
-    void *companion;                  /* see fnw_handoff_set_companion */
+    unsigned holds;  /* loop thread only */
+    void *companion; /* see fnw_handoff_set_companion */
     void (*companion_stop)(void *companion);
 } fnw_handoff;
 

@@ -49,7 +49,8 @@ typedef Fnworker__V1__OperationSpec pb_OperationSpec;
 
 /* gRPC method paths of the Beam Fn API services the worker calls. */
 #define FNW_METHOD_CONTROL "/org.apache.beam.model.fn_execution.v1.BeamFnControl/Control"
-#define FNW_METHOD_GET_DESCRIPTOR "/org.apache.beam.model.fn_execution.v1.BeamFnControl/GetProcessBundleDescriptor"
+#define FNW_METHOD_GET_DESCRIPTOR \
+    "/org.apache.beam.model.fn_execution.v1.BeamFnControl/GetProcessBundleDescriptor"
 #define FNW_METHOD_DATA "/org.apache.beam.model.fn_execution.v1.BeamFnData/Data"
 #define FNW_METHOD_LOGGING "/org.apache.beam.model.fn_execution.v1.BeamFnLogging/Logging"
 #define FNW_METHOD_PROVISION "/org.apache.beam.model.fn_execution.v1.ProvisionService/GetProvisionInfo"

@@ -14,9 +14,9 @@
 #include <string.h>
 
 
-#define container_of(p, T, m) ((T *)((char *)(p) - offsetof(T, m)))
+#define container_of(p, T, m) ((T *)((char *)(p)-offsetof(T, m)))
 
-#define RPC_SPARE_MAX 64         /* finished unary records kept for the next calls */
+#define RPC_SPARE_MAX 64 /* finished unary records kept for the next calls */
 
 static gpr_timespec deadline_in(double seconds)
 {
@@ -48,7 +48,7 @@ grpc_channel *fnw_rpc_channel(const char *url)
     args[4].type = GRPC_ARG_INTEGER;
     args[4].key = GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES;
     args[4].value.integer = 2 << 20;
-    grpc_channel_args ca = {5, args};
+    grpc_channel_args ca = { 5, args };
     grpc_channel_credentials *creds = grpc_insecure_credentials_create();
     grpc_channel *ch = grpc_channel_create(url, creds, &ca);
     grpc_channel_credentials_release(creds);
@@ -101,7 +101,7 @@ struct fnw_ready_wait {
     fnw_handoff_item tag;
     fnw_rpc *rpc;
     grpc_channel *ch;
-    double deadline;          /* ev_time() seconds */
+    double deadline; /* ev_time() seconds */
     fnw_ready_cb cb;
     void *user;
     int active;
@@ -133,8 +133,8 @@ static void ready_done(fnw_handoff_item *tag, int ok)
     }
 }
 
-fnw_ready_wait *fnw_rpc_wait_ready(fnw_rpc *rpc, grpc_channel *ch, double timeout_s,
-                                   fnw_ready_cb cb, void *user)
+fnw_ready_wait *fnw_rpc_wait_ready(fnw_rpc *rpc, grpc_channel *ch, double timeout_s, fnw_ready_cb cb,
+                                   void *user)
 {
     fnw_ready_wait *w = calloc(1, sizeof *w);
     if (!w)
@@ -160,15 +160,15 @@ void fnw_rpc_ready_cancel(fnw_ready_wait *w)
 
 struct fnw_rpc_unary_call {
     fnw_handoff_item tag;
-    fnw_rpc_unary_call *next, **pprev;   /* rpc->unary while in flight; next: rpc->spare */
-    fnw_rpc *rpc;                       /* NULL once the owner freed rpc */
+    fnw_rpc_unary_call *next, **pprev; /* rpc->unary while in flight; next: rpc->spare */
+    fnw_rpc *rpc;                      /* NULL once the owner freed rpc */
     grpc_call *call;
     grpc_metadata md;
     grpc_metadata_array recv_md, trailing;
     grpc_byte_buffer *send_bb, *recv_bb;
     grpc_status_code status;
     grpc_slice details;
-    fnw_unary_cb cb;                    /* NULL once given up */
+    fnw_unary_cb cb; /* NULL once given up */
     void *user;
 };
 
@@ -214,7 +214,7 @@ static void unary_done(fnw_handoff_item *tag, int ok)
     fnw_rpc_unary_call *u = container_of(tag, fnw_rpc_unary_call, tag);
     if (u->pprev)
         unary_unlink(u);
-    if (!u->cb) {                 /* given up: only the record is left */
+    if (!u->cb) { /* given up: only the record is left */
         unary_free(u);
         return;
     }
@@ -247,9 +247,8 @@ static fnw_rpc_unary_call *unary_record(fnw_rpc *rpc)
     return u;
 }
 
-int fnw_rpc_unary(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice request,
-                  double timeout_s, int wait_for_ready, fnw_unary_cb cb, void *user,
-                  fnw_rpc_unary_call **handle)
+int fnw_rpc_unary(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice request, double timeout_s,
+                  int wait_for_ready, fnw_unary_cb cb, void *user, fnw_rpc_unary_call **handle)
 {
     fnw_rpc_unary_call *u = unary_record(rpc);
     if (!u) {
@@ -268,8 +267,8 @@ int fnw_rpc_unary(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice
     u->send_bb = grpc_raw_byte_buffer_create(&request, 1);
     grpc_slice_unref(request);
     u->call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, rpc->cq,
-                                       grpc_slice_from_static_string(method), NULL,
-                                       deadline_in(timeout_s), NULL);
+                                       grpc_slice_from_static_string(method), NULL, deadline_in(timeout_s),
+                                       NULL);
     rpc->live_calls++;
     u->next = rpc->unary;
     if (u->next)
@@ -297,7 +296,7 @@ int fnw_rpc_unary(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice
     ops[5].data.recv_status_on_client.status_details = &u->details;
     grpc_call_error e = u->call ? grpc_call_start_batch(u->call, ops, 6, &u->tag, NULL) : GRPC_CALL_ERROR;
     if (e != GRPC_CALL_OK) {
-        unary_unlink(u);          /* nothing was started: no callback */
+        unary_unlink(u); /* nothing was started: no callback */
         unary_free(u);
         return -1;
     }
@@ -325,7 +324,7 @@ void fnw_rpc_free(fnw_rpc *rpc)
     while (rpc->unary) {
         fnw_rpc_unary_call *u = rpc->unary;
         unary_unlink(u);
-        u->rpc = NULL;            /* its completion frees it, without rpc */
+        u->rpc = NULL; /* its completion frees it, without rpc */
         u->cb = NULL;
         grpc_call_cancel(u->call, NULL);
         rpc->live_calls--;

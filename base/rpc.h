@@ -34,11 +34,11 @@ typedef struct fnw_rpc_log_sink {
  * the functions below). */
 typedef struct fnw_rpc {
     grpc_completion_queue *cq;
-    const char *header, *value;       /* the header every call carries (NULL: none) */
+    const char *header, *value; /* the header every call carries (NULL: none) */
     fnw_rpc_log_sink log;
-    int live_calls;                   /* calls whose completions are not all back */
-    fnw_rpc_unary_call *unary;        /* unary calls in flight (for cancel_unary, free) */
-    fnw_rpc_unary_call *spare;        /* finished records kept for the next calls */
+    int live_calls;            /* calls whose completions are not all back */
+    fnw_rpc_unary_call *unary; /* unary calls in flight (for cancel_unary, free) */
+    fnw_rpc_unary_call *spare; /* finished records kept for the next calls */
     unsigned n_spare;
 } fnw_rpc;
 
@@ -73,15 +73,14 @@ typedef struct fnw_ready_wait fnw_ready_wait;
  * wait frees itself after its callback; fnw_rpc_ready_cancel() before that
  * means no callback (the memory goes when gRPC returns the watch, at the
  * latest when the channel is destroyed). */
-fnw_ready_wait *fnw_rpc_wait_ready(fnw_rpc *rpc, grpc_channel *ch, double timeout_s,
-                                   fnw_ready_cb cb, void *user);
+fnw_ready_wait *fnw_rpc_wait_ready(fnw_rpc *rpc, grpc_channel *ch, double timeout_s, fnw_ready_cb cb,
+                                   void *user);
 void fnw_rpc_ready_cancel(fnw_ready_wait *w);
 
 /* ---- unary calls ----------------------------------------------------------- */
 /* response is borrowed for the callback; empty unless code is OK. A call
  * whose completion failed (ok 0) reports UNAVAILABLE. */
-typedef void (*fnw_unary_cb)(void *user, grpc_status_code code, const char *details,
-                             grpc_slice response);
+typedef void (*fnw_unary_cb)(void *user, grpc_status_code code, const char *details, grpc_slice response);
 /* Calls method (a string that outlives the call) on ch with request (taken).
  * timeout_s <= 0: no deadline. wait_for_ready: the call waits (up to its
  * deadline) for the channel to connect instead of failing at once while the
@@ -89,9 +88,8 @@ typedef void (*fnw_unary_cb)(void *user, grpc_status_code code, const char *deta
  * cancelled with fnw_rpc_unary_cancel); *handle (if handle is not NULL) is
  * the call until then. -1: the call could not start and cb is never
  * called. */
-int fnw_rpc_unary(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice request,
-                  double timeout_s, int wait_for_ready, fnw_unary_cb cb, void *user,
-                  fnw_rpc_unary_call **handle);
+int fnw_rpc_unary(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice request, double timeout_s,
+                  int wait_for_ready, fnw_unary_cb cb, void *user, fnw_rpc_unary_call **handle);
 /* The caller gives the call up before its callback ran: it is cancelled,
  * its callback never runs, its record goes when the completion comes back. */
 void fnw_rpc_unary_cancel(fnw_rpc_unary_call *u);

@@ -9,14 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define container_of(p, T, m) ((T *)((char *)(p) - offsetof(T, m)))
+#define container_of(p, T, m) ((T *)((char *)(p)-offsetof(T, m)))
 
-#define STREAM_HIGH_WATER 4     /* messages queued (data: each up to --flush-bytes) */
+#define STREAM_HIGH_WATER 4 /* messages queued (data: each up to --flush-bytes) */
 #define STREAM_LOW_WATER 1
 
 typedef struct send_node {
     struct send_node *next;
-    grpc_byte_buffer *bb;     /* NULL: the half-close marker */
+    grpc_byte_buffer *bb; /* NULL: the half-close marker */
     fnw_sent_cb done;
     void *arg;
 } send_node;
@@ -35,20 +35,20 @@ struct fnw_stream {
     send_node *q_head, *q_tail;
     send_node *in_flight;
     size_t queued;
-    int outstanding;          /* tags not yet returned */
+    int outstanding; /* tags not yet returned */
     int recv_posted, recv_paused, recv_ended;
-    int send_closed;          /* half-close queued */
-    int closed;               /* status received */
+    int send_closed; /* half-close queued */
+    int closed;      /* status received */
     int released;
     int was_congested;
-    int in_callback;          /* inside an owner callback: do not free yet */
-    int counted;              /* included in rpc->live_calls */
+    int in_callback; /* inside an owner callback: do not free yet */
+    int counted;     /* included in rpc->live_calls */
 };
 
 static void stream_maybe_free(fnw_stream *s)
 {
     if (s->outstanding == 0 && s->counted) {
-        s->counted = 0;           /* every tag is back: the call is over */
+        s->counted = 0; /* every tag is back: the call is over */
         s->rpc->live_calls--;
     }
     if (!s->released || s->outstanding > 0 || s->in_callback)
@@ -215,8 +215,8 @@ static void stream_status_done(fnw_handoff_item *tag, int ok)
     stream_maybe_free(s);
 }
 
-fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method,
-                            const fnw_stream_handler *h, int wait_for_ready)
+fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method, const fnw_stream_handler *h,
+                             int wait_for_ready)
 {
     fnw_stream *s = calloc(1, sizeof *s);
     if (!s)
@@ -273,7 +273,7 @@ void fnw_stream_send_slices(fnw_stream *s, grpc_slice *slices, size_t n, fnw_sen
         return;
     }
     node->next = NULL;
-    node->bb = grpc_raw_byte_buffer_create(slices, n);   /* takes its own refs */
+    node->bb = grpc_raw_byte_buffer_create(slices, n); /* takes its own refs */
     for (size_t i = 0; i < n; i++)
         grpc_slice_unref(slices[i]);
     node->done = done;
@@ -337,4 +337,3 @@ void fnw_stream_free(fnw_stream *s)
         grpc_call_cancel(s->call, NULL);
     stream_maybe_free(s);
 }
-

@@ -31,14 +31,14 @@ typedef struct fnw_stream_handler {
 
 /* wait_for_ready: the call waits for the channel to connect instead of
  * failing at once (pair it with fnw_rpc_wait_ready to bound the wait). */
-fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method,
-                            const fnw_stream_handler *h, int wait_for_ready);
+fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method, const fnw_stream_handler *h,
+                             int wait_for_ready);
 /* Queues msg (ownership taken). done, if given, runs when it was written
  * (ok = 1) or could not be (ok = 0). */
 void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg);
 /* The same for a message made of n slices (all taken). */
 void fnw_stream_send_slices(fnw_stream *s, grpc_slice *slices, size_t n, fnw_sent_cb done, void *arg);
-int fnw_stream_congested(const fnw_stream *s);   /* queued >= high-water */
+int fnw_stream_congested(const fnw_stream *s); /* queued >= high-water */
 /* While paused no RECV_MESSAGE is posted: HTTP/2 flow control then slows
  * the server down. */
 void fnw_stream_pause_recv(fnw_stream *s, int paused);

@@ -71,7 +71,7 @@ char *fnw_arena_strdup(fnw_arena *a, const char *s)
 
 void fnw_arena_reset(fnw_arena *a)
 {
-    fnw_arena_block *keep = a->head;   /* the newest block is the largest */
+    fnw_arena_block *keep = a->head; /* the newest block is the largest */
     if (!keep)
         return;
     fnw_arena_block *b = keep->next;

@@ -24,10 +24,10 @@
 typedef struct fnw_arena_block fnw_arena_block;
 
 struct fnw_arena {
-    fnw_arena_block *head;     /* current block (blocks form a list) */
-    size_t block_size;         /* size of the next block to allocate */
-    size_t used_total;         /* bytes handed out since the last reset */
-    size_t limit;              /* max bytes handed out; 0 = 1 GiB */
+    fnw_arena_block *head; /* current block (blocks form a list) */
+    size_t block_size;     /* size of the next block to allocate */
+    size_t used_total;     /* bytes handed out since the last reset */
+    size_t limit;          /* max bytes handed out; 0 = 1 GiB */
 };
 
 void fnw_arena_init(fnw_arena *a, size_t first_block, size_t limit);
@@ -38,7 +38,7 @@ static inline int fnw_arena_within_limit(const fnw_arena *a, size_t n)
     size_t need = (n + 15) & ~(size_t)15;
     return need >= n && need <= a->limit - a->used_total;
 }
-void fnw_arena_reset(fnw_arena *a);                        /* drop all but the largest block */
+void fnw_arena_reset(fnw_arena *a); /* drop all but the largest block */
 void fnw_arena_free(fnw_arena *a);
 
 #endif

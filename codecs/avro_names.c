@@ -11,7 +11,7 @@
 #include <string.h>
 
 typedef struct names_walk {
-    json_t *seen;   /* full name -> "a record", "an enum" or "a fixed" */
+    json_t *seen; /* full name -> "a record", "an enum" or "a fixed" */
     fnw_error *err;
 } names_walk;
 
@@ -41,8 +41,9 @@ static int remember(names_walk *w, const char *full, const char *kind)
 {
     const char *before = json_string_value(json_object_get(w->seen, full));
     if (before)
-        return fnw_error_set(w->err, "invalid Avro schema: the name \"%s\" is defined twice (first as %s, "
-                                     "then as %s); give each record, enum and fixed its own name or namespace",
+        return fnw_error_set(w->err,
+                             "invalid Avro schema: the name \"%s\" is defined twice (first as %s, "
+                             "then as %s); give each record, enum and fixed its own name or namespace",
                              full, before, kind);
     if (json_object_set_new(w->seen, full, json_string(kind)) < 0)
         return fnw_error_set(w->err, "out of memory checking the Avro schema");
@@ -56,10 +57,12 @@ static int walk_fields(names_walk *w, const json_t *rec, const char *full, int d
 {
     const json_t *fields = json_object_get(rec, "fields");
     if (!json_is_array(fields))
-        return 0;   /* libavro reports it */
+        return 0; /* libavro reports it */
     if (json_array_size(fields) > FNW_TYPE_MAX_FIELDS)
-        return fnw_error_set(w->err, "invalid Avro schema: record \"%s\" has %zu fields; fnworker accepts at "
-                             "most %d fields per record", full, json_array_size(fields), FNW_TYPE_MAX_FIELDS);
+        return fnw_error_set(w->err,
+                             "invalid Avro schema: record \"%s\" has %zu fields; fnworker accepts at "
+                             "most %d fields per record",
+                             full, json_array_size(fields), FNW_TYPE_MAX_FIELDS);
     const char *dot = strrchr(full, '.');
     size_t nslen = dot ? (size_t)(dot - full) : 0;
     char *ns = malloc(nslen + 1);
@@ -70,7 +73,8 @@ static int walk_fields(names_walk *w, const json_t *rec, const char *full, int d
     int rc = 0;
     size_t i;
     const json_t *f;
-    json_array_foreach(fields, i, f) {
+    json_array_foreach(fields, i, f)
+    {
         const json_t *ft = json_object_get(f, "type");
         if (ft && (rc = walk(w, ft, ns, depth + 1)) < 0)
             break;
@@ -84,7 +88,7 @@ static int walk_named(names_walk *w, const json_t *s, const char *type, const ch
 {
     const char *name = str_member(s, "name");
     if (!name)
-        return 0;   /* libavro reports it */
+        return 0; /* libavro reports it */
     char *full = full_name(name, str_member(s, "namespace"), ns);
     if (!full)
         return fnw_error_set(w->err, "out of memory checking the Avro schema");
@@ -101,16 +105,14 @@ static int walk(names_walk *w, const json_t *s, const char *ns, int depth)
     if (depth > FNW_AVRO_NAMES_MAX_DEPTH)
         return fnw_error_set(w->err, "invalid Avro schema: it nests deeper than %d levels",
                              FNW_AVRO_NAMES_MAX_DEPTH);
-    if (json_is_array(s)) {   /* a union */
+    if (json_is_array(s)) { /* a union */
         size_t i;
         const json_t *b;
-        json_array_foreach(s, i, b)
-            if (walk(w, b, ns, depth + 1) < 0)
-                return -1;
+        json_array_foreach(s, i, b) if (walk(w, b, ns, depth + 1) < 0) return -1;
         return 0;
     }
     if (!json_is_object(s))
-        return 0;   /* a primitive or a reference by name */
+        return 0; /* a primitive or a reference by name */
     const json_t *t = json_object_get(s, "type");
     const char *type = json_string_value(t);
     if (!type)

@@ -15,21 +15,33 @@
 #include "codecs/bytes.h"
 
 enum av_op {
-    AV_NULL, AV_BOOL, AV_INT, AV_LONG, AV_FLOAT, AV_DOUBLE, AV_BYTES, AV_STRING,
-    AV_FIXED, AV_ENUM, AV_RECORD, AV_ARRAY, AV_MAP, AV_UNION,
+    AV_NULL,
+    AV_BOOL,
+    AV_INT,
+    AV_LONG,
+    AV_FLOAT,
+    AV_DOUBLE,
+    AV_BYTES,
+    AV_STRING,
+    AV_FIXED,
+    AV_ENUM,
+    AV_RECORD,
+    AV_ARRAY,
+    AV_MAP,
+    AV_UNION,
 };
 
 static const char *const av_op_name[] = {
-    "null", "boolean", "int", "long", "float", "double", "bytes", "string",
-    "fixed", "enum", "record", "array", "map", "union",
+    "null",   "boolean", "int",  "long",   "float", "double", "bytes",
+    "string", "fixed",   "enum", "record", "array", "map",    "union",
 };
 
 typedef struct av_node {
     uint8_t op;
-    uint8_t state;      /* compile time: min-size computation 0 todo, 1 busy, 2 done */
-    uint32_t a;         /* FIXED size, ENUM symbols, ARRAY/MAP item node, RECORD/UNION first edge */
-    uint32_t b;         /* RECORD fields / UNION branches */
-    uint32_t min;       /* fewest bytes a datum of this node takes */
+    uint8_t state; /* compile time: min-size computation 0 todo, 1 busy, 2 done */
+    uint32_t a;    /* FIXED size, ENUM symbols, ARRAY/MAP item node, RECORD/UNION first edge */
+    uint32_t b;    /* RECORD fields / UNION branches */
+    uint32_t min;  /* fewest bytes a datum of this node takes */
 } av_node;
 
 struct fnw_avro_program {
@@ -114,8 +126,7 @@ static int find_named(const av_compiler *c, avro_schema_t s, uint32_t *node)
 
 static int compile(av_compiler *c, avro_schema_t s, int depth, uint32_t *out);
 
-static int compile_children(av_compiler *c, uint32_t node, avro_schema_t s, size_t n,
-                            int is_record, int depth)
+static int compile_children(av_compiler *c, uint32_t node, avro_schema_t s, size_t n, int is_record, int depth)
 {
     if (n > UINT32_MAX / 2)
         return fnw_error_set(c->err, "Avro schema: too many fields or branches");
@@ -182,14 +193,22 @@ static int compile(av_compiler *c, avro_schema_t s, int depth, uint32_t *out)
         return 0;
     uint32_t n;
     switch (avro_typeof(s)) {
-    case AVRO_NULL:    return new_node(c, AV_NULL, out);
-    case AVRO_BOOLEAN: return new_node(c, AV_BOOL, out);
-    case AVRO_INT32:   return new_node(c, AV_INT, out);
-    case AVRO_INT64:   return new_node(c, AV_LONG, out);
-    case AVRO_FLOAT:   return new_node(c, AV_FLOAT, out);
-    case AVRO_DOUBLE:  return new_node(c, AV_DOUBLE, out);
-    case AVRO_BYTES:   return new_node(c, AV_BYTES, out);
-    case AVRO_STRING:  return new_node(c, AV_STRING, out);
+    case AVRO_NULL:
+        return new_node(c, AV_NULL, out);
+    case AVRO_BOOLEAN:
+        return new_node(c, AV_BOOL, out);
+    case AVRO_INT32:
+        return new_node(c, AV_INT, out);
+    case AVRO_INT64:
+        return new_node(c, AV_LONG, out);
+    case AVRO_FLOAT:
+        return new_node(c, AV_FLOAT, out);
+    case AVRO_DOUBLE:
+        return new_node(c, AV_DOUBLE, out);
+    case AVRO_BYTES:
+        return new_node(c, AV_BYTES, out);
+    case AVRO_STRING:
+        return new_node(c, AV_STRING, out);
     case AVRO_FIXED:
     case AVRO_ENUM:
         return compile_sized(c, s, out);
@@ -226,11 +245,23 @@ static int compute_min(fnw_avro_program *prog, uint32_t idx, fnw_error *err, int
     nd->state = 1;
     uint32_t min = 0;
     switch (nd->op) {
-    case AV_NULL: min = 0; break;
-    case AV_BOOL: min = 1; break;
-    case AV_LONG: case AV_DOUBLE: min = 8; break;
-    case AV_FIXED: min = nd->a; break;
-    case AV_ARRAY: case AV_MAP: min = 1; break;   /* the closing count 0 */
+    case AV_NULL:
+        min = 0;
+        break;
+    case AV_BOOL:
+        min = 1;
+        break;
+    case AV_LONG:
+    case AV_DOUBLE:
+        min = 8;
+        break;
+    case AV_FIXED:
+        min = nd->a;
+        break;
+    case AV_ARRAY:
+    case AV_MAP:
+        min = 1;
+        break; /* the closing count 0 */
     case AV_RECORD:
         for (uint32_t i = 0; i < nd->b; i++) {
             uint32_t ci = prog->edges[nd->a + i];
@@ -241,7 +272,9 @@ static int compute_min(fnw_avro_program *prog, uint32_t idx, fnw_error *err, int
             min = m > UINT32_MAX - min ? UINT32_MAX : min + m;
         }
         break;
-    default: min = 4; break;   /* int, float, enum or union index, bytes or string length */
+    default:
+        min = 4;
+        break; /* int, float, enum or union index, bytes or string length */
     }
     nd = &prog->nodes[idx];
     nd->min = min;
@@ -300,8 +333,10 @@ typedef struct av_rd {
     fnw_error *err;
 } av_rd;
 
-__attribute__((format(printf, 4, 5), cold, noinline))
-static const uint8_t *av_fail(const av_rd *r, const uint8_t *at, uint8_t op, const char *fmt, ...)
+__attribute__((format(printf, 4, 5), cold, noinline)) static const uint8_t *av_fail(const av_rd *r,
+                                                                                    const uint8_t *at,
+                                                                                    uint8_t op,
+                                                                                    const char *fmt, ...)
 {
     if (!r->err)
         return NULL;
@@ -371,14 +406,13 @@ static const uint8_t *av_count(const uint8_t *p, const av_rd *r, uint8_t op, uin
             return p;
         }
     }
-    return av_fail(r, at, op, "item count longer than 10 bytes");   /* unreachable: a tenth byte ends it */
+    return av_fail(r, at, op, "item count longer than 10 bytes"); /* unreachable: a tenth byte ends it */
 }
 
 static const uint8_t *av_walk(uint32_t idx, const uint8_t *p, const av_rd *r, int depth);
 
 /* The items of one block (count already read and bounded). */
-static const uint8_t *av_items(const av_node *nd, uint64_t count, const uint8_t *p, const av_rd *r,
-                               int depth)
+static const uint8_t *av_items(const av_node *nd, uint64_t count, const uint8_t *p, const av_rd *r, int depth)
 {
     int is_map = nd->op == AV_MAP;
     for (uint64_t i = 0; i < count && p; i++) {
@@ -405,8 +439,8 @@ static const uint8_t *av_blocks(const av_node *nd, const uint8_t *p, const av_rd
             return p;
         if (per_item == 0) {
             if (count > FNW_AVRO_MAX_EMPTY_ITEMS)
-                return av_fail(r, at, nd->op, "%" PRIu64 " zero-width items in one block (limit %u)",
-                               count, FNW_AVRO_MAX_EMPTY_ITEMS);
+                return av_fail(r, at, nd->op, "%" PRIu64 " zero-width items in one block (limit %u)", count,
+                               FNW_AVRO_MAX_EMPTY_ITEMS);
             continue;
         }
         if (count > av_left(r, p) / per_item)
@@ -476,7 +510,8 @@ const uint8_t *fnw_avro_program_walk(const fnw_avro_program *prog, const uint8_t
     return av_walk(0, p, &r, 0);
 }
 
-int fnw_avro_program_skip(const fnw_avro_program *prog, const uint8_t *p, size_t n, size_t *used, fnw_error *err)
+int fnw_avro_program_skip(const fnw_avro_program *prog, const uint8_t *p, size_t n, size_t *used,
+                          fnw_error *err)
 {
     const uint8_t *q = fnw_avro_program_walk(prog, p, p + n, p, err);
     if (!q)

@@ -54,6 +54,7 @@ uint32_t fnw_avro_program_min_size(const fnw_avro_program *pl);
 const uint8_t *fnw_avro_program_walk(const fnw_avro_program *pl, const uint8_t *p, const uint8_t *end,
                                      const uint8_t *base, fnw_error *err);
 /* Convenience: the datum's length in *used. */
-int fnw_avro_program_skip(const fnw_avro_program *pl, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
+int fnw_avro_program_skip(const fnw_avro_program *pl, const uint8_t *p, size_t n, size_t *used,
+                          fnw_error *err);
 
 #endif

@@ -48,7 +48,7 @@ static int buf_grow(fnw_buf *b, size_t need)
 int fnw_buf_reserve(fnw_buf *b, size_t extra)
 {
     if (extra <= b->cap - b->len)
-        return 0;   /* cap never exceeds the limit */
+        return 0; /* cap never exceeds the limit */
     if (extra > SIZE_MAX - b->len)
         return -1;
     return buf_grow(b, b->len + extra);

@@ -17,13 +17,16 @@ typedef struct fnw_buf {
     uint8_t *p;
     size_t len;
     size_t cap;
-    size_t limit;   /* 0 = 2 GiB */
+    size_t limit; /* 0 = 2 GiB */
 } fnw_buf;
 
 void fnw_buf_init(fnw_buf *b, size_t limit);
 void fnw_buf_free(fnw_buf *b);
-static inline void fnw_buf_clear(fnw_buf *b) { b->len = 0; }
-int fnw_buf_reserve(fnw_buf *b, size_t extra);          /* ensure cap >= len + extra */
+static inline void fnw_buf_clear(fnw_buf *b)
+{
+    b->len = 0;
+}
+int fnw_buf_reserve(fnw_buf *b, size_t extra); /* ensure cap >= len + extra */
 int fnw_buf_append(fnw_buf *b, const void *p, size_t n);
 int fnw_buf_put_u8(fnw_buf *b, uint8_t v);
 int fnw_buf_put_be16(fnw_buf *b, uint16_t v);

@@ -15,7 +15,6 @@
 #include "fnworker.h"
 
 /* Prepends "<context>: " to the current message; returns -1. */
-int fnw_error_prefix(fnw_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int fnw_error_prefix(fnw_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

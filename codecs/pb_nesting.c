@@ -10,7 +10,7 @@
 #include "org/apache/flink/fn_execution/v1/flink-fn-execution.pb-c.h"
 
 #define TYPE_INFO_DESC org__apache__flink__fn_execution__v1__type_info__descriptor
-#define MAX_FIELD_NUMBER 536870911u   /* 2^29 - 1 */
+#define MAX_FIELD_NUMBER 536870911u /* 2^29 - 1 */
 
 enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2, WT_FIXED32 = 5 };
 
@@ -21,11 +21,11 @@ typedef struct frame {
 } frame;
 
 typedef struct walk {
-    const uint8_t *base;          /* offsets in messages count from here */
-    const char *outer;            /* the outer message's name, for messages */
+    const uint8_t *base; /* offsets in messages count from here */
+    const char *outer;   /* the outer message's name, for messages */
     fnw_error *err;
-    unsigned depth;               /* frames in use */
-    unsigned types;               /* TypeInfo frames among them */
+    unsigned depth; /* frames in use */
+    unsigned types; /* TypeInfo frames among them */
     frame path[FNW_PB_MAX_NESTING];
 } walk;
 
@@ -121,8 +121,9 @@ static int field(walk *w, const frame *f, const uint8_t **p)
         *p += skip;
         return 0;
     default:
-        return malformed(w, at, (key & 7) == 3 || (key & 7) == 4 ? "groups (wire types 3 and 4) are not supported"
-                                                                  : "unknown wire type 6 or 7");
+        return malformed(w, at,
+                         (key & 7) == 3 || (key & 7) == 4 ? "groups (wire types 3 and 4) are not supported"
+                                                          : "unknown wire type 6 or 7");
     }
 }
 
@@ -132,7 +133,7 @@ int fnw_pb_nesting_check(const ProtobufCMessageDescriptor *desc, const uint8_t *
     if (!desc)
         return fnw_error_set(err, "no message type to measure");
     if (len == 0)
-        return 0;   /* the empty message */
+        return 0; /* the empty message */
     walk w;
     w.base = data;
     w.outer = desc->short_name;
@@ -152,19 +153,31 @@ int fnw_pb_nesting_check(const ProtobufCMessageDescriptor *desc, const uint8_t *
     return 0;
 }
 
-int fnw_pb_nesting_step_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt, const uint8_t **body,
-                              size_t *body_len)
+int fnw_pb_nesting_step_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt,
+                              const uint8_t **body, size_t *body_len)
 {
     const uint8_t *q = *p;
     uint64_t tag, n = 0;
     if (read_varint(&q, end, &tag))
         return -1;
     switch (tag & 7) {
-    case 0: if (read_varint(&q, end, &n)) return -1; n = 0; break;
-    case 1: n = 8; break;
-    case 2: if (read_varint(&q, end, &n)) return -1; break;
-    case 5: n = 4; break;
-    default: return -1;
+    case 0:
+        if (read_varint(&q, end, &n))
+            return -1;
+        n = 0;
+        break;
+    case 1:
+        n = 8;
+        break;
+    case 2:
+        if (read_varint(&q, end, &n))
+            return -1;
+        break;
+    case 5:
+        n = 4;
+        break;
+    default:
+        return -1;
     }
     if (n > (uint64_t)(end - q))
         return -1;

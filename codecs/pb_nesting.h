@@ -47,8 +47,8 @@ int fnw_pb_nesting_check(const ProtobufCMessageDescriptor *desc, const uint8_t *
  * length-delimited field's payload, a fixed field's bytes; empty for a
  * varint), and moves *p past the field. -1 when the field is cut short or
  * its wire type is a group or unknown. */
-int fnw_pb_nesting_step_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt, const uint8_t **body,
-                              size_t *body_len);
+int fnw_pb_nesting_step_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt,
+                              const uint8_t **body, size_t *body_len);
 
 /* For bytes the check refused: copies the first length-delimited field num
  * among data's own top-level fields (e.g. an InstructionRequest's

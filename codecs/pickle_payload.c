@@ -21,23 +21,38 @@
 #include <string.h>
 
 enum {
-    OP_PROTO = 0x80, OP_FRAME = 0x95, OP_STOP = '.', OP_MARK = '(',
-    OP_GLOBAL = 'c', OP_STACK_GLOBAL = 0x93, OP_REDUCE = 'R',
-    OP_TUPLE = 't', OP_TUPLE1 = 0x85, OP_TUPLE2 = 0x86,
-    OP_SHORT_BINUNICODE = 0x8c, OP_BINUNICODE = 'X', OP_UNICODE = 'V',
-    OP_SHORT_BINBYTES = 'C', OP_BINBYTES = 'B', OP_BINBYTES8 = 0x8e,
-    OP_PUT = 'p', OP_BINPUT = 'q', OP_LONG_BINPUT = 'r', OP_MEMOIZE = 0x94,
+    OP_PROTO = 0x80,
+    OP_FRAME = 0x95,
+    OP_STOP = '.',
+    OP_MARK = '(',
+    OP_GLOBAL = 'c',
+    OP_STACK_GLOBAL = 0x93,
+    OP_REDUCE = 'R',
+    OP_TUPLE = 't',
+    OP_TUPLE1 = 0x85,
+    OP_TUPLE2 = 0x86,
+    OP_SHORT_BINUNICODE = 0x8c,
+    OP_BINUNICODE = 'X',
+    OP_UNICODE = 'V',
+    OP_SHORT_BINBYTES = 'C',
+    OP_BINBYTES = 'B',
+    OP_BINBYTES8 = 0x8e,
+    OP_PUT = 'p',
+    OP_BINPUT = 'q',
+    OP_LONG_BINPUT = 'r',
+    OP_MEMOIZE = 0x94,
 };
 
 #define SEE_DOCS "(see docs/pyflink.md, \"Also not supported\")"
-#define HOW_TO "fnworker runs native operations, not Python code: build the function with the fnworker " \
+#define HOW_TO \
+    "fnworker runs native operations, not Python code: build the function with the fnworker " \
     "Python package, e.g. `from fnworker import Operation, ordered_wait` and " \
     "`ordered_wait(ds, Operation(\"echo\"), Time.seconds(5), output_type=...)`, so that the payload " \
     "names a native operation " SEE_DOCS
 
 typedef struct cursor {
     const uint8_t *start, *p, *end;
-    char why[200];   /* why the grammar stopped, with the byte offset */
+    char why[200]; /* why the grammar stopped, with the byte offset */
 } cursor;
 
 /* A string operand: its bytes as written (UNICODE's are raw-unicode-escape). */
@@ -47,8 +62,7 @@ typedef struct view {
     int op;
 } view;
 
-__attribute__((format(printf, 2, 3)))
-static int stop(cursor *c, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int stop(cursor *c, const char *fmt, ...)
 {
     int k = snprintf(c->why, sizeof c->why, "byte %zu: ", (size_t)(c->p - c->start));
     va_list ap;
@@ -239,7 +253,8 @@ static int take_codecs_bytes(cursor *c, view *data)
         return -1;
     if (!view_is(&mod, "_codecs") || !view_is(&name, "encode")) {
         c->p = at;
-        return stop(c, "a call of something other than _codecs.encode where the OperationSpec bytes were expected");
+        return stop(c,
+                    "a call of something other than _codecs.encode where the OperationSpec bytes were expected");
     }
     if (take_mark(c, &marked) < 0 || take_str(c, data) < 0)
         return -1;
@@ -335,23 +350,31 @@ int fnw_pickle_payload_read(const uint8_t *p, size_t n, uint8_t *out, size_t *ou
         return fnw_error_set(err, "the function payload is not a Python pickle of protocol 2 or later");
     int proto = p[1];
     if (proto < 2 || proto > 5)
-        return fnw_error_set(err, "the function payload is a Python pickle of protocol %d, which no "
-                             "fnworker package writes; %s", proto, HOW_TO);
+        return fnw_error_set(err,
+                             "the function payload is a Python pickle of protocol %d, which no "
+                             "fnworker package writes; %s",
+                             proto, HOW_TO);
     c.p += 2;
     view mod, name, data;
     if (take_global(&c, &mod, &name) < 0)
-        return fnw_error_set(err, "the function payload is a Python pickle (protocol %d) that does not start "
-                             "with a function reference (%s); %s", proto, c.why, HOW_TO);
+        return fnw_error_set(err,
+                             "the function payload is a Python pickle (protocol %d) that does not start "
+                             "with a function reference (%s); %s",
+                             proto, c.why, HOW_TO);
     if (!view_is(&mod, FNW_PICKLE_PAYLOAD_MODULE) || !view_is(&name, FNW_PICKLE_PAYLOAD_FUNCTION)) {
         char found[180];
         put_name(found, sizeof found, &mod, &name);
-        return fnw_error_set(err, "the function payload is a Python pickle (protocol %d) of %s, a Python "
-                             "function or object; %s", proto, found, HOW_TO);
+        return fnw_error_set(err,
+                             "the function payload is a Python pickle (protocol %d) of %s, a Python "
+                             "function or object; %s",
+                             proto, found, HOW_TO);
     }
     if (take_call(&c, &data) < 0)
-        return fnw_error_set(err, "the function payload is a Python pickle of " FNW_PICKLE_PAYLOAD_MODULE "."
-                             FNW_PICKLE_PAYLOAD_FUNCTION " that is not in the form the fnworker package "
-                             "writes (%s); rebuild the job with the fnworker package " SEE_DOCS, c.why);
+        return fnw_error_set(err,
+                             "the function payload is a Python pickle of " FNW_PICKLE_PAYLOAD_MODULE
+                             "." FNW_PICKLE_PAYLOAD_FUNCTION " that is not in the form the fnworker package "
+                             "writes (%s); rebuild the job with the fnworker package " SEE_DOCS,
+                             c.why);
     if (data.op == OP_SHORT_BINUNICODE || data.op == OP_BINUNICODE) {
         if (latin1_from_utf8(&c, &data, out, out_len) < 0)
             return fnw_error_set(err, "the function payload's OperationSpec is unreadable (%s)", c.why);

@@ -8,13 +8,13 @@
 #include "codecs/ser.h"
 
 /* One mask byte: 2 row-kind bits, then one bit per field (1 = null). */
-#define IN_TS_NULL   0x20
-#define IN_WM_NULL   0x10
+#define IN_TS_NULL 0x20
+#define IN_WM_NULL 0x10
 #define IN_DATA_NULL 0x08
 #define OUT_DATA_NULL 0x10
 
-int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, size_t n,
-                        fnw_input_row *out, fnw_error *err)
+int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, size_t n, fnw_input_row *out,
+                        fnw_error *err)
 {
     if (n < 1)
         return fnw_error_set(err, "input row: empty record (expected a mask byte)");
@@ -48,8 +48,10 @@ int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, siz
         off += used;
     }
     if (off != n)
-        return fnw_error_set(err, "input row: %zu bytes left over after the data field "
-                                  "(record of %zu bytes; is the data type right?)", n - off, n);
+        return fnw_error_set(err,
+                             "input row: %zu bytes left over after the data field "
+                             "(record of %zu bytes; is the data type right?)",
+                             n - off, n);
     return 0;
 }
 

@@ -16,9 +16,9 @@
 #include "codecs/type.h"
 
 typedef struct fnw_input_row {
-    int64_t timestamp;       /* INT64_MIN when null */
-    int64_t watermark;       /* INT64_MIN when null */
-    const uint8_t *data;     /* the data field's bytes inside the record; NULL if null */
+    int64_t timestamp;   /* INT64_MIN when null */
+    int64_t watermark;   /* INT64_MIN when null */
+    const uint8_t *data; /* the data field's bytes inside the record; NULL if null */
     size_t len;
 } fnw_input_row;
 
@@ -26,8 +26,8 @@ typedef struct fnw_input_row {
  * prefix): reads the mask and the two LONGs, validates the data field with
  * fnw_skip_program_run and data_skip (compiled from the data type), and fails if
  * bytes are missing or left over. */
-int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, size_t n,
-                        fnw_input_row *out, fnw_error *err);
+int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, size_t n, fnw_input_row *out,
+                        fnw_error *err);
 
 /* Appends an output record payload (no varint prefix): mask, timestamp,
  * then data's bytes as given (data NULL = null value). */

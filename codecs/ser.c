@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-__attribute__((noinline))
-const uint8_t *fnw_ser_fail(const fnw_ser_rd *r, const uint8_t *at, const fnw_type *t, const char *fmt, ...)
+__attribute__((noinline)) const uint8_t *fnw_ser_fail(const fnw_ser_rd *r, const uint8_t *at,
+                                                      const fnw_type *t, const char *fmt, ...)
 {
     if (!r->err)
         return NULL;
@@ -24,8 +24,8 @@ const uint8_t *fnw_ser_fail(const fnw_ser_rd *r, const uint8_t *at, const fnw_ty
     return NULL;
 }
 
-__attribute__((noinline))
-const uint8_t *fnw_ser_fail_short(const fnw_ser_rd *r, const uint8_t *at, const fnw_type *t, size_t need)
+__attribute__((noinline)) const uint8_t *fnw_ser_fail_short(const fnw_ser_rd *r, const uint8_t *at,
+                                                            const fnw_type *t, size_t need)
 {
     return fnw_ser_fail(r, at, t, "needs %zu bytes, %zu left (input truncated)", need, FNW_SER_LEFT(r, at));
 }
@@ -57,7 +57,7 @@ size_t fnw_ser_min_size(const fnw_type *t, int depth)
         return sum;
     }
     default:
-        return 4;   /* a length or a count */
+        return 4; /* a length or a count */
     }
 }
 

@@ -57,8 +57,8 @@ static inline size_t fnw_ser_decode_budget(size_t n)
     size_t per = FNW_SER_DECODE_BYTES_PER_INPUT_BYTE;
     return n > (SIZE_MAX - 65536) / per ? SIZE_MAX : 65536 + n * per;
 }
-int fnw_ser_decode(const fnw_type *t, const uint8_t *p, size_t n, fnw_arena *a,
-                   fnw_value *out, size_t *used, fnw_error *err);
+int fnw_ser_decode(const fnw_type *t, const uint8_t *p, size_t n, fnw_arena *a, fnw_value *out, size_t *used,
+                   fnw_error *err);
 
 /* Appends the encoding of v (which must match t) to out. On failure out is
  * left as it was. Nulls are written where the format has a null marker (ROW

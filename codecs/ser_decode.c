@@ -25,11 +25,13 @@ static fnw_value *alloc_items(const fnw_ser_rd *r, const uint8_t *at, const fnw_
         fnw_ser_fail(r, at, t, "decoding a container needs an arena");
         return NULL;
     }
-    fnw_value *items = n > SIZE_MAX / sizeof *items ? NULL : fnw_arena_alloc(r->arena, (size_t)n * sizeof *items);
+    fnw_value *items = n > SIZE_MAX / sizeof *items ? NULL
+                                                    : fnw_arena_alloc(r->arena, (size_t)n * sizeof *items);
     if (!items && n <= SIZE_MAX / sizeof *items && fnw_arena_within_limit(r->arena, (size_t)n * sizeof *items))
         fnw_ser_fail(r, at, t, "out of memory allocating %llu values", (unsigned long long)n);
     else if (!items)
-        fnw_ser_fail(r, at, t, "arena limit reached allocating %llu values (a value may take at most %zu "
+        fnw_ser_fail(r, at, t,
+                     "arena limit reached allocating %llu values (a value may take at most %zu "
                      "bytes of memory to decode, 64 KiB plus %u per input byte)",
                      (unsigned long long)n, fnw_ser_decode_budget(FNW_SER_LEFT(r, r->base)),
                      FNW_SER_DECODE_BYTES_PER_INPUT_BYTE);
@@ -48,14 +50,25 @@ static inline const uint8_t *dec_scalar(const fnw_type *t, const uint8_t *p, con
     if (FNW_SER_LEFT(r, p) < w)
         return fnw_ser_fail_short(r, p, t, w);
     switch (t->kind) {
-    case FNW_BYTE:    v->u.i = (int8_t)p[0]; break;
-    case FNW_BOOLEAN: v->u.i = p[0] != 0; break;
-    case FNW_SHORT:   v->u.i = (int16_t)fnw_load_be16(p); break;
-    case FNW_CHAR:    v->u.i = fnw_load_be16(p); break;
-    case FNW_INT: case FNW_SQL_DATE: case FNW_SQL_TIME:
+    case FNW_BYTE:
+        v->u.i = (int8_t)p[0];
+        break;
+    case FNW_BOOLEAN:
+        v->u.i = p[0] != 0;
+        break;
+    case FNW_SHORT:
+        v->u.i = (int16_t)fnw_load_be16(p);
+        break;
+    case FNW_CHAR:
+        v->u.i = fnw_load_be16(p);
+        break;
+    case FNW_INT:
+    case FNW_SQL_DATE:
+    case FNW_SQL_TIME:
         v->u.i = (int32_t)fnw_load_be32(p);
         break;
-    case FNW_LONG: case FNW_SQL_TIMESTAMP:
+    case FNW_LONG:
+    case FNW_SQL_TIMESTAMP:
         v->u.i = (int64_t)fnw_load_be64(p);
         break;
     case FNW_FLOAT: {
@@ -84,7 +97,8 @@ static inline const uint8_t *dec_scalar(const fnw_type *t, const uint8_t *p, con
 }
 
 /* The null mask (its first two bits are the row kind), then the fields. */
-static const uint8_t *dec_row(const fnw_type *t, const uint8_t *p, const fnw_ser_rd *r, fnw_value *v, int depth)
+static const uint8_t *dec_row(const fnw_type *t, const uint8_t *p, const fnw_ser_rd *r, fnw_value *v,
+                              int depth)
 {
     uint32_t n = t->nchildren;
     size_t mb = FNW_SER_MASK_BYTES(n);
@@ -153,7 +167,7 @@ static const uint8_t *dec_primitive_array(const fnw_type *t, const uint8_t *p, c
         return NULL;
     for (uint32_t i = 0; i < count; i++) {
         items[i] = (fnw_value){ .kind = (uint8_t)e->kind };
-        p = dec_scalar(e, p, r, &items[i]);   /* bytes were checked by fnw_ser_read_count */
+        p = dec_scalar(e, p, r, &items[i]); /* bytes were checked by fnw_ser_read_count */
     }
     v->count = count;
     v->u.items = items;
@@ -194,7 +208,8 @@ static const uint8_t *dec_array(const fnw_type *t, const uint8_t *p, const fnw_s
 
 /* A count, then per entry the key, a flag byte (non-zero: null value) and
  * the value; items hold key, value, key, value... in wire order. */
-static const uint8_t *dec_map(const fnw_type *t, const uint8_t *p, const fnw_ser_rd *r, fnw_value *v, int depth)
+static const uint8_t *dec_map(const fnw_type *t, const uint8_t *p, const fnw_ser_rd *r, fnw_value *v,
+                              int depth)
 {
     const fnw_type *k = t->children[0], *val = t->children[1];
     const uint8_t *at = p;
@@ -287,8 +302,8 @@ static const uint8_t *dec_value(const fnw_type *t, const uint8_t *p, const fnw_s
     }
 }
 
-int fnw_ser_decode(const fnw_type *t, const uint8_t *p, size_t n, fnw_arena *a,
-                   fnw_value *out, size_t *used, fnw_error *err)
+int fnw_ser_decode(const fnw_type *t, const uint8_t *p, size_t n, fnw_arena *a, fnw_value *out, size_t *used,
+                   fnw_error *err)
 {
     if (!t)
         return fnw_error_set(err, "no type to decode a value of");

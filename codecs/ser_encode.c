@@ -20,8 +20,8 @@ typedef struct wr {
     fnw_error *err;
 } wr;
 
-__attribute__((format(printf, 3, 4), cold, noinline))
-static int efail(const wr *w, const fnw_type *t, const char *fmt, ...)
+__attribute__((format(printf, 3, 4), cold, noinline)) static int efail(const wr *w, const fnw_type *t,
+                                                                       const char *fmt, ...)
 {
     if (!w->err)
         return -1;
@@ -37,8 +37,7 @@ static int enc_value(const fnw_type *t, const fnw_value *v, const wr *w, int dep
 
 /* Fails for n bytes the buffer would not take: past its limit, or no
  * memory to grow it. */
-__attribute__((cold, noinline))
-static int no_room(const wr *w, const fnw_type *t, size_t n)
+__attribute__((cold, noinline)) static int no_room(const wr *w, const fnw_type *t, size_t n)
 {
     if (fnw_buf_within_limit(w->out, n))
         return efail(w, t, "out of memory growing the output buffer (%zu + %zu bytes)", w->out->len, n);
@@ -96,7 +95,9 @@ static int scalar_in_range(const fnw_type *t, const fnw_value *v, const wr *w)
         if (range(w, t, i, 0, UINT16_MAX) < 0)
             return -1;
         break;
-    case FNW_INT: case FNW_SQL_DATE: case FNW_SQL_TIME:
+    case FNW_INT:
+    case FNW_SQL_DATE:
+    case FNW_SQL_TIME:
         if (range(w, t, i, INT32_MIN, INT32_MAX) < 0)
             return -1;
         break;
@@ -119,15 +120,23 @@ static int enc_scalar(const fnw_type *t, const fnw_value *v, const wr *w)
     if (!q)
         return -1;
     switch (t->kind) {
-    case FNW_BYTE:    q[0] = (uint8_t)i; break;
-    case FNW_BOOLEAN: q[0] = i != 0; break;
-    case FNW_SHORT: case FNW_CHAR:
+    case FNW_BYTE:
+        q[0] = (uint8_t)i;
+        break;
+    case FNW_BOOLEAN:
+        q[0] = i != 0;
+        break;
+    case FNW_SHORT:
+    case FNW_CHAR:
         fnw_store_be16(q, (uint16_t)i);
         break;
-    case FNW_INT: case FNW_SQL_DATE: case FNW_SQL_TIME:
+    case FNW_INT:
+    case FNW_SQL_DATE:
+    case FNW_SQL_TIME:
         fnw_store_be32(q, (uint32_t)i);
         break;
-    case FNW_LONG: case FNW_SQL_TIMESTAMP:
+    case FNW_LONG:
+    case FNW_SQL_TIMESTAMP:
         fnw_store_be64(q, (uint64_t)i);
         break;
     case FNW_FLOAT: {
@@ -187,7 +196,8 @@ static int enc_local(const fnw_type *t, const fnw_value *v, const wr *w)
     int null = v->is_null;
     if (!null && date && !fnw_ser_valid_date(v->u.local.year, v->u.local.month, v->u.local.day))
         return efail(w, t, "invalid date %d-%d-%d", v->u.local.year, v->u.local.month, v->u.local.day);
-    if (!null && time && !fnw_ser_valid_time(v->u.local.hour, v->u.local.minute, v->u.local.second, v->u.local.nano))
+    if (!null && time &&
+        !fnw_ser_valid_time(v->u.local.hour, v->u.local.minute, v->u.local.second, v->u.local.nano))
         return efail(w, t, "invalid time %d:%d:%d.%09d", v->u.local.hour, v->u.local.minute,
                      v->u.local.second, v->u.local.nano);
     uint8_t *q = room(w, t, (date ? 6 : 0) + (time ? 7 : 0));
@@ -242,8 +252,9 @@ static int enc_null(const fnw_type *t, const fnw_value *v, const wr *w)
     case FNW_LOCAL_DATETIME:
         return enc_local(t, v, w);
     default:
-        return efail(w, t, "null here has no encoding (nulls are allowed in ROW fields, "
-                           "BASIC/OBJECT_ARRAY elements and MAP values)");
+        return efail(w, t,
+                     "null here has no encoding (nulls are allowed in ROW fields, "
+                     "BASIC/OBJECT_ARRAY elements and MAP values)");
     }
 }
 
@@ -267,7 +278,7 @@ static int enc_row(const fnw_type *t, const fnw_value *v, const wr *w, int depth
     uint8_t *q = room(w, t, mb);
     if (!q)
         return -1;
-    size_t mask_at = (size_t)(q - w->out->p);   /* q may move when the buffer grows */
+    size_t mask_at = (size_t)(q - w->out->p); /* q may move when the buffer grows */
     memset(q, 0, mb);
     q[0] = (uint8_t)(((v->row_kind & 1) << 7) | ((v->row_kind & 2) << 5));
     for (uint32_t i = 0; i < n; i++)
@@ -343,7 +354,7 @@ static int enc_avro(const fnw_type *t, const fnw_value *v, const wr *w)
     if (used != v->count)
         return efail(w, t, "the datum ends after %zu of its %u bytes", used, v->count);
     if (v->count == 0)
-        return 0;   /* a datum of no bytes ("null", an empty record): room() on an empty buffer has no pointer */
+        return 0; /* a datum of no bytes ("null", an empty record): room() on an empty buffer has no pointer */
     uint8_t *q = room(w, t, v->count);
     if (!q)
         return -1;

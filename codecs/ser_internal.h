@@ -30,17 +30,17 @@
 
 /* The input of one skip or decode. */
 typedef struct fnw_ser_rd {
-    const uint8_t *base;   /* offsets in messages count from here */
+    const uint8_t *base; /* offsets in messages count from here */
     const uint8_t *end;
-    fnw_arena *arena;      /* decode only */
-    fnw_error *err;        /* NULL: fail silently (the skip program's fallbacks) */
+    fnw_arena *arena; /* decode only */
+    fnw_error *err;   /* NULL: fail silently (the skip program's fallbacks) */
 } fnw_ser_rd;
 
 /* Kinds whose encoding is always this many bytes and needs no validation. */
 static const uint8_t fnw_ser_fixed_width[FNW_KIND_COUNT] = {
-    [FNW_BYTE] = 1, [FNW_BOOLEAN] = 1, [FNW_SHORT] = 2, [FNW_INT] = 4, [FNW_LONG] = 8,
-    [FNW_FLOAT] = 4, [FNW_DOUBLE] = 8, [FNW_CHAR] = 2, [FNW_SQL_DATE] = 4, [FNW_SQL_TIME] = 4,
-    [FNW_SQL_TIMESTAMP] = 8, [FNW_INSTANT] = 12,
+    [FNW_BYTE] = 1,     [FNW_BOOLEAN] = 1,  [FNW_SHORT] = 2,         [FNW_INT] = 4,
+    [FNW_LONG] = 8,     [FNW_FLOAT] = 4,    [FNW_DOUBLE] = 8,        [FNW_CHAR] = 2,
+    [FNW_SQL_DATE] = 4, [FNW_SQL_TIME] = 4, [FNW_SQL_TIMESTAMP] = 8, [FNW_INSTANT] = 12,
 };
 
 /* Where an empty input points, so that offsets never come from NULL. */
@@ -70,11 +70,12 @@ int fnw_ser_valid_time(int h, int mi, int s, int32_t ns);
  * part reads as zeros with its flag set. */
 typedef struct fnw_ser_local {
     int date_null, time_null;
-    int32_t year; int8_t month, day;
-    int8_t hour, minute, second; int32_t nano;
+    int32_t year;
+    int8_t month, day;
+    int8_t hour, minute, second;
+    int32_t nano;
 } fnw_ser_local;
-const uint8_t *fnw_ser_read_local(const fnw_ser_rd *r, const uint8_t *p, const fnw_type *t,
-                                  fnw_ser_local *lp);
+const uint8_t *fnw_ser_read_local(const fnw_ser_rd *r, const uint8_t *p, const fnw_type *t, fnw_ser_local *lp);
 
 /* The generic walk over one value of t at depth (ser_skip.c): what decode
  * accepts, without building anything. The skip program falls back to it. */
@@ -84,7 +85,10 @@ const uint8_t *fnw_ser_skip_value(const fnw_type *t, const uint8_t *p, const fnw
 static inline int fnw_ser_check_shape(const fnw_type *t)
 {
     switch (t->kind) {
-    case FNW_BASIC_ARRAY: case FNW_PRIMITIVE_ARRAY: case FNW_OBJECT_ARRAY: case FNW_LIST:
+    case FNW_BASIC_ARRAY:
+    case FNW_PRIMITIVE_ARRAY:
+    case FNW_OBJECT_ARRAY:
+    case FNW_LIST:
         return t->nchildren == 1 && t->children[0];
     case FNW_MAP:
         return t->nchildren == 2 && t->children[0] && t->children[1];
@@ -153,11 +157,25 @@ static inline const uint8_t *fnw_ser_read_bigint(const fnw_ser_rd *r, const uint
     int32_t l = (int32_t)fnw_load_be32(p);
     *is_null = 0;
     switch (l) {
-    case 0: *is_null = 1; *bytes = NULL; *len = 0; return p + 4;
-    case 1: *bytes = fnw_ser_big_zero; *len = 1; return p + 4;
-    case 2: *bytes = fnw_ser_big_one; *len = 1; return p + 4;
-    case 3: *bytes = fnw_ser_big_ten; *len = 1; return p + 4;
-    case 4: return fnw_ser_fail(r, p, t, "length 4 means a zero-byte magnitude, which Java rejects");
+    case 0:
+        *is_null = 1;
+        *bytes = NULL;
+        *len = 0;
+        return p + 4;
+    case 1:
+        *bytes = fnw_ser_big_zero;
+        *len = 1;
+        return p + 4;
+    case 2:
+        *bytes = fnw_ser_big_one;
+        *len = 1;
+        return p + 4;
+    case 3:
+        *bytes = fnw_ser_big_ten;
+        *len = 1;
+        return p + 4;
+    case 4:
+        return fnw_ser_fail(r, p, t, "length 4 means a zero-byte magnitude, which Java rejects");
     default:
         break;
     }

@@ -69,7 +69,7 @@ static const uint8_t *skip_flagged_array(const fnw_type *t, const uint8_t *p, co
         if (p == r->end)
             return fnw_ser_fail_short(r, p, t, 1);
         if (*p++ == 0)
-            continue;   /* null element */
+            continue; /* null element */
         if (!(p = skip_elem(e, p, r, depth + 1)))
             return NULL;
     }
@@ -86,9 +86,9 @@ static const uint8_t *skip_list(const fnw_type *t, const uint8_t *p, const fnw_s
         return NULL;
     size_t ew = fnw_ser_fixed_width[e->kind];
     if (ew)
-        return p + (size_t)count * ew;   /* count <= left / ew was checked */
+        return p + (size_t)count * ew; /* count <= left / ew was checked */
     if (per == 0)
-        return p;                        /* zero-width elements: nothing to read */
+        return p; /* zero-width elements: nothing to read */
     for (uint32_t i = 0; i < count; i++)
         if (!(p = fnw_ser_skip_value(e, p, r, depth + 1)))
             return NULL;
@@ -109,7 +109,7 @@ static const uint8_t *skip_map(const fnw_type *t, const uint8_t *p, const fnw_se
         if (p == r->end)
             return fnw_ser_fail_short(r, p, t, 1);
         if (*p++ != 0)
-            continue;   /* null value */
+            continue; /* null value */
         if (!(p = skip_elem(v, p, r, depth + 1)))
             return NULL;
     }

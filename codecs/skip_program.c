@@ -31,19 +31,19 @@
 #include <string.h>
 
 enum {
-    SK_FIXED,     /* w bytes */
-    SK_COUNTED,   /* int32 count >= 0, then count * w bytes (strings: w = 1) */
-    SK_BIG_INT,   /* BIG_INT's length forms */
-    SK_ROW,       /* w mask bytes, then n fields, each unless its null bit is set */
-    SK_SEQ,       /* n parts, one after another (TUPLE) */
-    SK_GENERIC,   /* fnw_ser_skip_value(t) at depth n */
+    SK_FIXED,   /* w bytes */
+    SK_COUNTED, /* int32 count >= 0, then count * w bytes (strings: w = 1) */
+    SK_BIG_INT, /* BIG_INT's length forms */
+    SK_ROW,     /* w mask bytes, then n fields, each unless its null bit is set */
+    SK_SEQ,     /* n parts, one after another (TUPLE) */
+    SK_GENERIC, /* fnw_ser_skip_value(t) at depth n */
 };
 
 typedef struct sk_op {
     uint8_t code;
-    uint8_t null_bit;     /* a ROW field: null if its ROW's mask byte null_byte has this bit */
+    uint8_t null_bit; /* a ROW field: null if its ROW's mask byte null_byte has this bit */
     uint32_t null_byte;
-    uint32_t span;        /* ops of this value, itself included */
+    uint32_t span; /* ops of this value, itself included */
     uint32_t n;
     uint64_t w;
     const fnw_type *t;
@@ -54,12 +54,12 @@ enum { SL_NONE, SL_COUNTED, SL_BIG_INT, SL_GENERIC };
 
 /* [mask byte with none of `bits` set] [fixed bytes] [var] [tail fixed bytes] */
 typedef struct sk_lin {
-    uint8_t bits;     /* 0: no mask byte to test */
+    uint8_t bits; /* 0: no mask byte to test */
     uint8_t var;
-    uint8_t last;     /* the value ends after this op */
-    uint32_t w;       /* SL_COUNTED: bytes per element; SL_GENERIC: the tree op's index */
-    uint64_t pre;     /* the mask byte and the fixed bytes */
-    uint64_t need;    /* pre + the length field of SL_COUNTED / SL_BIG_INT */
+    uint8_t last;  /* the value ends after this op */
+    uint32_t w;    /* SL_COUNTED: bytes per element; SL_GENERIC: the tree op's index */
+    uint64_t pre;  /* the mask byte and the fixed bytes */
+    uint64_t need; /* pre + the length field of SL_COUNTED / SL_BIG_INT */
     uint64_t tail;
 } sk_lin;
 
@@ -75,16 +75,16 @@ typedef struct fnw_skip_program {
     const sk_lin *lin;
     uint8_t pat_shift, pat_mask;
     uint32_t start[1u << SK_PATTERN_FIELDS];
-    const fnw_type *t;   /* borrowed: what the generic walk falls back to */
+    const fnw_type *t; /* borrowed: what the generic walk falls back to */
     sk_op ops[];
-} sk_program;   /* ser.h's fnw_skip_program */
+} sk_program; /* ser.h's fnw_skip_program */
 
 typedef struct sk_builder {
     sk_op *ops;
     uint32_t nops, cap;
     sk_lin *lin;
     uint32_t nlin, lincap;
-    uint32_t prog;    /* where the program being built starts in lin */
+    uint32_t prog; /* where the program being built starts in lin */
 } sk_builder;
 
 /* ---- compiling ------------------------------------------------------------ */
@@ -140,17 +140,17 @@ static int tree_value(sk_builder *b, const fnw_type *t, int depth)
         o.code = SK_FIXED;
         o.w = (uint64_t)size;
     } else if (depth > FNW_TYPE_MAX_DEPTH || !fnw_ser_check_shape(t)) {
-        o.code = SK_GENERIC;   /* fails there, unless the value is never reached */
+        o.code = SK_GENERIC; /* fails there, unless the value is never reached */
     } else if (t->kind == FNW_STRING || t->kind == FNW_BIG_DEC || t->kind == FNW_PICKLED_BYTES) {
         o.code = SK_COUNTED;
         o.w = 1;
     } else if (t->kind == FNW_BIG_INT) {
         o.code = SK_BIG_INT;
     } else if (t->kind == FNW_PRIMITIVE_ARRAY && fnw_ser_fixed_width[e->kind]) {
-        o.code = SK_COUNTED;   /* fnw_ser_read_blob for BYTE is fnw_ser_read_count with 1 */
+        o.code = SK_COUNTED; /* fnw_ser_read_blob for BYTE is fnw_ser_read_count with 1 */
         o.w = fnw_ser_fixed_width[e->kind];
     } else if (t->kind == FNW_LIST && exact_size(e, depth + 1) > 0) {
-        o.code = SK_COUNTED;   /* fnw_ser_read_count(fnw_ser_min_size) admits exactly count * size bytes */
+        o.code = SK_COUNTED; /* fnw_ser_read_count(fnw_ser_min_size) admits exactly count * size bytes */
         o.w = (uint64_t)exact_size(e, depth + 1);
     } else if (t->kind == FNW_ROW || t->kind == FNW_TUPLE) {
         o.code = t->kind == FNW_ROW ? SK_ROW : SK_SEQ;
@@ -209,7 +209,7 @@ static int lin_fixed(sk_builder *b, uint64_t n)
 static int lin_mask(sk_builder *b, uint8_t bits)
 {
     if (!bits)
-        return lin_fixed(b, 1);   /* no field bits in it: just a byte */
+        return lin_fixed(b, 1); /* no field bits in it: just a byte */
     sk_lin *l = lin_cur(b);
     if (!l || l->bits || l->pre || l->var)
         l = lin_new(b);
@@ -259,7 +259,7 @@ static int lin_value(sk_builder *b, uint32_t i)
         return lin_var(b, SL_GENERIC, i);
     case SK_ROW:
         for (uint64_t k = 0; k < o.w; k++) {
-            uint8_t bits = 0;   /* the field bits of mask byte k (not kind or padding) */
+            uint8_t bits = 0; /* the field bits of mask byte k (not kind or padding) */
             for (uint64_t f = k ? 8 * k - 2 : 0; f < o.n && f + 2 < 8 * (k + 1); f++)
                 bits |= (uint8_t)(0x80u >> ((f + 2) & 7));
             if (lin_mask(b, bits) < 0)
@@ -305,7 +305,7 @@ static int lin_programs(sk_builder *b, sk_program *sp)
         }
         if (m == (1u << k))
             return 0;
-        b->nlin = b->prog = 0;   /* too many ops: one program instead */
+        b->nlin = b->prog = 0; /* too many ops: one program instead */
     }
     sp->pat_shift = 0;
     sp->pat_mask = 0;
@@ -321,9 +321,9 @@ static sk_program *program_compile(const fnw_type *t)
     if (tree_value(&b, t, 1) < 0)
         goto out;
     if (b.ops[0].code == SK_GENERIC)
-        b.nops = 0;   /* nothing to gain */
+        b.nops = 0; /* nothing to gain */
     if (b.nops && lin_programs(&b, &head) < 0)
-        b.nlin = 0;   /* the tree alone still helps */
+        b.nlin = 0; /* the tree alone still helps */
     size_t tree_bytes = (size_t)b.nops * sizeof b.ops[0];
     sp = malloc(sizeof *sp + tree_bytes + (size_t)b.nlin * sizeof b.lin[0]);
     if (!sp)
@@ -374,7 +374,7 @@ static inline const uint8_t *big_int_end(const uint8_t *p, const uint8_t *end)
         return p + 4;
     if (l <= 4 || (uint32_t)l > left)
         return NULL;
-    return p + (uint32_t)l;   /* the length field and l - 4 magnitude bytes */
+    return p + (uint32_t)l; /* the length field and l - 4 magnitude bytes */
 }
 
 static const uint8_t *generic_end(const sk_op *o, const uint8_t *p, const uint8_t *end)
@@ -397,7 +397,7 @@ static inline const uint8_t *tree_step(const sk_op *o, const uint8_t *p, const u
         if (left < 4)
             return NULL;
         int32_t l = (int32_t)fnw_load_be32(p);
-        uint64_t bytes = (uint64_t)(uint32_t)l * o->w;   /* no wrap: w < 2^32 */
+        uint64_t bytes = (uint64_t)(uint32_t)l * o->w; /* no wrap: w < 2^32 */
         if (l < 0 || bytes > left - 4)
             return NULL;
         return p + 4 + bytes;
@@ -461,7 +461,7 @@ static inline const uint8_t *lin_run(const sk_lin *o, const uint8_t *p, const ui
         p += o->pre;
         if (o->var == SL_COUNTED) {
             int32_t l = (int32_t)fnw_load_be32(p);
-            uint64_t bytes = (uint64_t)(uint32_t)l * o->w;   /* no wrap: w < 2^32 */
+            uint64_t bytes = (uint64_t)(uint32_t)l * o->w; /* no wrap: w < 2^32 */
             if (l < 0 || bytes > (size_t)(end - p) - 4)
                 return NULL;
             p += 4 + bytes;
@@ -485,7 +485,8 @@ static const uint8_t *lin_full(const sk_program *sp, const sk_lin *o, const uint
     const sk_lin *stop = NULL;
     const uint8_t *q = lin_run(o, p, end, &stop);
     while (q && stop) {
-        const uint8_t *v = stop->var == SL_BIG_INT ? big_int_end(q, end) : generic_end(&sp->ops[stop->w], q, end);
+        const uint8_t *v = stop->var == SL_BIG_INT ? big_int_end(q, end)
+                                                   : generic_end(&sp->ops[stop->w], q, end);
         if (!v || stop->tail > (size_t)(end - v))
             return NULL;
         if (stop->last)
@@ -497,8 +498,8 @@ static const uint8_t *lin_full(const sk_program *sp, const sk_lin *o, const uint
 
 /* fnw_skip_program_run when its inline loop failed (an unexpected null, or an
  * error): the tree, else the generic walk, whose answer and message stand. */
-__attribute__((noinline))
-static int skip_tree(const uint8_t *p, size_t n, size_t *used, fnw_error *err, const sk_program *sp)
+__attribute__((noinline)) static int skip_tree(const uint8_t *p, size_t n, size_t *used, fnw_error *err,
+                                               const sk_program *sp)
 {
     const uint8_t *q = tree_run(sp->ops, p, p + n);
     if (!q)
@@ -509,8 +510,8 @@ static int skip_tree(const uint8_t *p, size_t n, size_t *used, fnw_error *err, c
 
 /* ... or stopped at an op's BIG_INT or generic part: the program again
  * with those, else as skip_tree. */
-__attribute__((noinline))
-static int skip_stopped(const uint8_t *p, size_t n, size_t *used, fnw_error *err, const sk_program *sp)
+__attribute__((noinline)) static int skip_stopped(const uint8_t *p, size_t n, size_t *used, fnw_error *err,
+                                                  const sk_program *sp)
 {
     const uint8_t *q = lin_full(sp, lin_start(sp, p, n), p, p + n);
     if (!q)
@@ -536,4 +537,3 @@ int fnw_skip_program_run(const fnw_skip_program *sp, const uint8_t *p, size_t n,
     *used = (size_t)(q - p);
     return 0;
 }
-

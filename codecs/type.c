@@ -12,10 +12,11 @@
 #include "codecs/avro_names.h"
 
 static const char *const kind_names[FNW_KIND_COUNT] = {
-    "ROW", "STRING", "BYTE", "BOOLEAN", "SHORT", "INT", "LONG", "FLOAT", "DOUBLE",
-    "CHAR", "BIG_INT", "BIG_DEC", "SQL_DATE", "SQL_TIME", "SQL_TIMESTAMP",
-    "BASIC_ARRAY", "PRIMITIVE_ARRAY", "TUPLE", "LIST", "MAP", "PICKLED_BYTES",
-    "OBJECT_ARRAY", "INSTANT", "AVRO", "LOCAL_DATE", "LOCAL_TIME", "LOCAL_DATETIME",
+    "ROW",        "STRING",     "BYTE",           "BOOLEAN",      "SHORT",           "INT",
+    "LONG",       "FLOAT",      "DOUBLE",         "CHAR",         "BIG_INT",         "BIG_DEC",
+    "SQL_DATE",   "SQL_TIME",   "SQL_TIMESTAMP",  "BASIC_ARRAY",  "PRIMITIVE_ARRAY", "TUPLE",
+    "LIST",       "MAP",        "PICKLED_BYTES",  "OBJECT_ARRAY", "INSTANT",         "AVRO",
+    "LOCAL_DATE", "LOCAL_TIME", "LOCAL_DATETIME",
 };
 
 const char *fnw_kind_name(fnw_kind k)
@@ -231,8 +232,7 @@ typedef struct out {
     size_t n, len;
 } out;
 
-__attribute__((format(printf, 2, 3)))
-static void emit(out *o, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void emit(out *o, const char *fmt, ...)
 {
     if (o->n == 0 || o->len >= o->n - 1)
         return;
@@ -256,7 +256,8 @@ static void format_type(out *o, const fnw_type *t)
     emit(o, "%s", fnw_kind_name(t->kind));
     if (t->kind == FNW_AVRO && t->avro_schema) {
         const char *name = is_avro_named_type((avro_schema_t)t->avro_schema)
-                               ? avro_schema_name((avro_schema_t)t->avro_schema) : NULL;
+                               ? avro_schema_name((avro_schema_t)t->avro_schema)
+                               : NULL;
         emit(o, "<%s>", name ? name : avro_schema_type_name((avro_schema_t)t->avro_schema));
         return;
     }

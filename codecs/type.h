@@ -23,14 +23,14 @@
 struct fnw_type {
     fnw_kind kind;
     uint32_t nchildren;
-    uint32_t cap;             /* slots allocated in children (and names) */
+    uint32_t cap; /* slots allocated in children (and names) */
     /* ROW, TUPLE: the fields; BASIC/PRIMITIVE/OBJECT_ARRAY, LIST: [element];
      * MAP: [key, value]; others: none. */
     fnw_type **children;
-    char **names;             /* ROW: field names (never NULL; may be "") */
-    char *avro_schema_json;   /* AVRO: the schema text from AvroTypeInfo */
-    void *avro_schema;        /* AVRO: parsed schema (avro_schema_t) */
-    void *avro_program;       /* AVRO: compiled datum walker (avro_program.h) */
+    char **names;           /* ROW: field names (never NULL; may be "") */
+    char *avro_schema_json; /* AVRO: the schema text from AvroTypeInfo */
+    void *avro_schema;      /* AVRO: parsed schema (avro_schema_t) */
+    void *avro_program;     /* AVRO: compiled datum walker (avro_program.h) */
 };
 
 /* Deepest type tree fnw_typeinfo_to_type accepts (and the serializers walk). */

@@ -13,8 +13,14 @@ typedef Org__Apache__Flink__FnExecution__V1__TypeInfo pb_type;
 static int is_primitive_element(fnw_kind k)
 {
     switch (k) {
-    case FNW_BOOLEAN: case FNW_BYTE: case FNW_SHORT: case FNW_INT: case FNW_LONG:
-    case FNW_FLOAT: case FNW_DOUBLE: case FNW_CHAR:
+    case FNW_BOOLEAN:
+    case FNW_BYTE:
+    case FNW_SHORT:
+    case FNW_INT:
+    case FNW_LONG:
+    case FNW_FLOAT:
+    case FNW_DOUBLE:
+    case FNW_CHAR:
         return 1;
     default:
         return 0;
@@ -38,8 +44,8 @@ static int adopt(fnw_type *t, const pb_type *child_pb, const char *name, int dep
 static int check_field_count(const char *kind, size_t n, fnw_error *err)
 {
     if (n > FNW_TYPE_MAX_FIELDS)
-        return fnw_error_set(err, "%s type has %zu fields; fnworker accepts at most %d fields per %s", kind, n,
-                             FNW_TYPE_MAX_FIELDS, kind);
+        return fnw_error_set(err, "%s type has %zu fields; fnworker accepts at most %d fields per %s", kind,
+                             n, FNW_TYPE_MAX_FIELDS, kind);
     return 0;
 }
 
@@ -82,14 +88,17 @@ static int convert_children(fnw_type *t, const pb_type *pb, int depth, fnw_error
         if (adopt(t, pb->collection_element_type, NULL, depth, err) < 0)
             return fnw_error_prefix(err, "%s element", kind);
         if (t->kind == FNW_PRIMITIVE_ARRAY && !is_primitive_element(t->children[0]->kind))
-            return fnw_error_set(err, "PRIMITIVE_ARRAY of %s: elements must be BOOLEAN, BYTE, SHORT, INT, "
-                                      "LONG, FLOAT, DOUBLE or CHAR", fnw_kind_name(t->children[0]->kind));
+            return fnw_error_set(err,
+                                 "PRIMITIVE_ARRAY of %s: elements must be BOOLEAN, BYTE, SHORT, INT, "
+                                 "LONG, FLOAT, DOUBLE or CHAR",
+                                 fnw_kind_name(t->children[0]->kind));
         return 0;
     case FNW_MAP:
         if (pb->type_info_case != TI(TYPE_INFO_MAP_TYPE_INFO) || !pb->map_type_info)
             return fnw_error_set(err, "MAP type without map_type_info");
         if (!pb->map_type_info->key_type || !pb->map_type_info->value_type)
-            return fnw_error_set(err, "MAP type without %s", pb->map_type_info->key_type ? "value_type" : "key_type");
+            return fnw_error_set(err, "MAP type without %s",
+                                 pb->map_type_info->key_type ? "value_type" : "key_type");
         if (adopt(t, pb->map_type_info->key_type, NULL, depth, err) < 0)
             return fnw_error_prefix(err, "MAP key");
         if (adopt(t, pb->map_type_info->value_type, NULL, depth, err) < 0)
@@ -100,7 +109,7 @@ static int convert_children(fnw_type *t, const pb_type *pb, int depth, fnw_error
             return fnw_error_set(err, "AVRO type without avro_type_info");
         return fnw_type_set_avro_schema(t, pb->avro_type_info->schema, err);
     default:
-        return 0;   /* scalars: a stray type_info is ignored */
+        return 0; /* scalars: a stray type_info is ignored */
     }
 }
 

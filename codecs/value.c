@@ -92,7 +92,10 @@ int fnw_value_equal(const fnw_type *t, const fnw_value *a, const fnw_value *b)
         return memcmp(&a->u.f, &b->u.f, sizeof a->u.f) == 0;
     case FNW_DOUBLE:
         return memcmp(&a->u.d, &b->u.d, sizeof a->u.d) == 0;
-    case FNW_STRING: case FNW_BIG_DEC: case FNW_PICKLED_BYTES: case FNW_AVRO:
+    case FNW_STRING:
+    case FNW_BIG_DEC:
+    case FNW_PICKLED_BYTES:
+    case FNW_AVRO:
         return bytes_equal(a, b);
     case FNW_BIG_INT:
         return bigint_equal(a, b);
@@ -114,7 +117,10 @@ int fnw_value_equal(const fnw_type *t, const fnw_value *a, const fnw_value *b)
         if (t->nchildren && t->children[0]->kind == FNW_BYTE)
             return bytes_equal(a, b);
         /* fall through */
-    case FNW_BASIC_ARRAY: case FNW_OBJECT_ARRAY: case FNW_LIST: case FNW_MAP:
+    case FNW_BASIC_ARRAY:
+    case FNW_OBJECT_ARRAY:
+    case FNW_LIST:
+    case FNW_MAP:
     case FNW_TUPLE:
         return a->count == b->count && child_equal(t, a, b);
     case FNW_ROW:
@@ -124,21 +130,28 @@ int fnw_value_equal(const fnw_type *t, const fnw_value *a, const fnw_value *b)
     }
 }
 
-int fnw_value_copy(const fnw_type *t, const fnw_value *src, fnw_arena *a, fnw_value *dst,
-                   fnw_error *err)
+int fnw_value_copy(const fnw_type *t, const fnw_value *src, fnw_arena *a, fnw_value *dst, fnw_error *err)
 {
     *dst = *src;
     if (src->is_null)
         return 0;
     int blob = 0;
     switch (t->kind) {
-    case FNW_STRING: case FNW_BIG_DEC: case FNW_PICKLED_BYTES: case FNW_AVRO: case FNW_BIG_INT:
+    case FNW_STRING:
+    case FNW_BIG_DEC:
+    case FNW_PICKLED_BYTES:
+    case FNW_AVRO:
+    case FNW_BIG_INT:
         blob = 1;
         break;
     case FNW_PRIMITIVE_ARRAY:
         blob = t->nchildren && t->children[0]->kind == FNW_BYTE;
         break;
-    case FNW_ROW: case FNW_TUPLE: case FNW_BASIC_ARRAY: case FNW_OBJECT_ARRAY: case FNW_LIST:
+    case FNW_ROW:
+    case FNW_TUPLE:
+    case FNW_BASIC_ARRAY:
+    case FNW_OBJECT_ARRAY:
+    case FNW_LIST:
     case FNW_MAP:
         break;
     default:

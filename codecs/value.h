@@ -29,7 +29,6 @@ int fnw_value_bigint_to_i64(const uint8_t *bytes, uint32_t n, int64_t *out);
 int fnw_value_equal(const fnw_type *t, const fnw_value *a, const fnw_value *b);
 /* Copies src (of type t) into dst with every byte and item array in arena a,
  * so dst outlives the buffer src was decoded from. */
-int fnw_value_copy(const fnw_type *t, const fnw_value *src, fnw_arena *a, fnw_value *dst,
-                   fnw_error *err);
+int fnw_value_copy(const fnw_type *t, const fnw_value *src, fnw_arena *a, fnw_value *dst, fnw_error *err);
 
 #endif

@@ -71,8 +71,7 @@ typedef struct fnw_error {
 
 /* Sets err->msg from a printf format; returns -1 so callers can
  * `return fnw_error_set(err, ...)`. err may be NULL. */
-int fnw_error_set(fnw_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int fnw_error_set(fnw_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- arenas: scratch memory released all at once ---------------------------- */
 typedef struct fnw_arena fnw_arena;
@@ -85,13 +84,33 @@ char *fnw_arena_strdup(fnw_arena *a, const char *s);
 /* ---- types: a Flink type, read-only ----------------------------------------- */
 /* The TypeInfo.TypeName numbers of Flink's flink-fn-execution.proto. */
 typedef enum fnw_kind {
-    FNW_ROW = 0, FNW_STRING = 1, FNW_BYTE = 2, FNW_BOOLEAN = 3, FNW_SHORT = 4,
-    FNW_INT = 5, FNW_LONG = 6, FNW_FLOAT = 7, FNW_DOUBLE = 8, FNW_CHAR = 9,
-    FNW_BIG_INT = 10, FNW_BIG_DEC = 11, FNW_SQL_DATE = 12, FNW_SQL_TIME = 13,
-    FNW_SQL_TIMESTAMP = 14, FNW_BASIC_ARRAY = 15, FNW_PRIMITIVE_ARRAY = 16,
-    FNW_TUPLE = 17, FNW_LIST = 18, FNW_MAP = 19, FNW_PICKLED_BYTES = 20,
-    FNW_OBJECT_ARRAY = 21, FNW_INSTANT = 22, FNW_AVRO = 23, FNW_LOCAL_DATE = 24,
-    FNW_LOCAL_TIME = 25, FNW_LOCAL_DATETIME = 26,
+    FNW_ROW = 0,
+    FNW_STRING = 1,
+    FNW_BYTE = 2,
+    FNW_BOOLEAN = 3,
+    FNW_SHORT = 4,
+    FNW_INT = 5,
+    FNW_LONG = 6,
+    FNW_FLOAT = 7,
+    FNW_DOUBLE = 8,
+    FNW_CHAR = 9,
+    FNW_BIG_INT = 10,
+    FNW_BIG_DEC = 11,
+    FNW_SQL_DATE = 12,
+    FNW_SQL_TIME = 13,
+    FNW_SQL_TIMESTAMP = 14,
+    FNW_BASIC_ARRAY = 15,
+    FNW_PRIMITIVE_ARRAY = 16,
+    FNW_TUPLE = 17,
+    FNW_LIST = 18,
+    FNW_MAP = 19,
+    FNW_PICKLED_BYTES = 20,
+    FNW_OBJECT_ARRAY = 21,
+    FNW_INSTANT = 22,
+    FNW_AVRO = 23,
+    FNW_LOCAL_DATE = 24,
+    FNW_LOCAL_TIME = 25,
+    FNW_LOCAL_DATETIME = 26,
     FNW_KIND_COUNT
 } fnw_kind;
 
@@ -139,24 +158,32 @@ size_t fnw_type_format(const fnw_type *t, char *buf, size_t n);
  * the kinds with a null encoding of their own: BIG_INT (length 0), INSTANT
  * and LOCAL_DATE/TIME/DATETIME (Java's MIN_VALUE sentinels). */
 typedef enum fnw_row_kind {
-    FNW_INSERT = 0, FNW_UPDATE_BEFORE = 1, FNW_UPDATE_AFTER = 2, FNW_DELETE = 3,
+    FNW_INSERT = 0,
+    FNW_UPDATE_BEFORE = 1,
+    FNW_UPDATE_AFTER = 2,
+    FNW_DELETE = 3,
 } fnw_row_kind;
 
 typedef struct fnw_value fnw_value;
 struct fnw_value {
-    uint8_t kind;       /* fnw_kind */
+    uint8_t kind; /* fnw_kind */
     uint8_t is_null;
-    uint8_t row_kind;   /* ROW only */
+    uint8_t row_kind; /* ROW only */
     uint32_t count;
     union {
         int64_t i;
         float f;
         double d;
         const uint8_t *bytes;
-        struct { int64_t seconds; int32_t nanos; } instant;
         struct {
-            int32_t year; int8_t month, day;
-            int8_t hour, minute, second; int32_t nano;
+            int64_t seconds;
+            int32_t nanos;
+        } instant;
+        struct {
+            int32_t year;
+            int8_t month, day;
+            int8_t hour, minute, second;
+            int32_t nano;
         } local;
         fnw_value *items;
     } u;
@@ -227,8 +254,8 @@ static inline fnw_value fnw_value_local_time(int hour, int minute, int second, i
     v.u.local.nano = nano;
     return v;
 }
-static inline fnw_value fnw_value_local_datetime(int32_t year, int month, int day, int hour,
-                                                 int minute, int second, int32_t nano)
+static inline fnw_value fnw_value_local_datetime(int32_t year, int month, int day, int hour, int minute,
+                                                 int second, int32_t nano)
 {
     fnw_value v = fnw_value_local_date(year, month, day);
     v.kind = FNW_LOCAL_DATETIME;
@@ -241,10 +268,10 @@ static inline fnw_value fnw_value_local_datetime(int32_t year, int month, int da
 
 /* ---- records: one element as the data plane carries it --------------------- */
 typedef struct fnw_record {
-    int64_t timestamp;      /* StreamRecord timestamp; INT64_MIN when it has none */
-    int64_t watermark;      /* operator watermark when the record arrived */
-    const uint8_t *data;    /* Flink bytes of the data value; NULL when the value is null */
-    uint32_t len;           /* byte length of data */
+    int64_t timestamp;   /* StreamRecord timestamp; INT64_MIN when it has none */
+    int64_t watermark;   /* operator watermark when the record arrived */
+    const uint8_t *data; /* Flink bytes of the data value; NULL when the value is null */
+    uint32_t len;        /* byte length of data */
 } fnw_record;
 
 /* ---- options: the OperationSpec.options map --------------------------------- */
@@ -261,17 +288,17 @@ typedef struct fnw_options {
 /* Value of key, or NULL when absent. */
 const char *fnw_options_get(const fnw_options *o, const char *key);
 /* Fails naming the first key that is not in known (a NULL-terminated list). */
-int fnw_options_check_known(const fnw_options *o, const char *const *known,
-                            const char *op_name, fnw_error *err);
+int fnw_options_check_known(const fnw_options *o, const char *const *known, const char *op_name,
+                            fnw_error *err);
 /* Integer option in [min, max]; def when absent. Fails naming the option when
  * the value is not a whole number or out of range. */
-int fnw_options_int(const fnw_options *o, const char *key, int64_t def,
-                    int64_t min, int64_t max, int64_t *out, fnw_error *err);
+int fnw_options_int(const fnw_options *o, const char *key, int64_t def, int64_t min, int64_t max,
+                    int64_t *out, fnw_error *err);
 /* Boolean option (true/false, 1/0, yes/no); def when absent. */
 int fnw_options_bool(const fnw_options *o, const char *key, int def, int *out, fnw_error *err);
 /* One of choices (a NULL-terminated list): *out = its index; def when absent. */
-int fnw_options_choice(const fnw_options *o, const char *key, const char *const *choices,
-                       int def, int *out, fnw_error *err);
+int fnw_options_choice(const fnw_options *o, const char *key, const char *const *choices, int def, int *out,
+                       fnw_error *err);
 
 /* ---- the operation table ------------------------------------------------------ */
 typedef struct fnw_call fnw_call;
@@ -282,10 +309,10 @@ typedef struct fnw_blocking_call fnw_blocking_call;
 typedef struct fnw_op_env {
     struct ev_loop *loop;
     const fnw_options *options;
-    const fnw_type *input_type;    /* type of the data field of each input */
-    const fnw_type *output_type;   /* type the outputs must be encoded in */
+    const fnw_type *input_type;  /* type of the data field of each input */
+    const fnw_type *output_type; /* type the outputs must be encoded in */
     const char *transform_id;
-    int batched;                   /* 1 in batch mode */
+    int batched; /* 1 in batch mode */
     /* Added in ABI 1 (unreleased), at the end: inputs per call at most (1 in
      * per-element mode; in batch mode the smaller of the spec's batch size
      * and capacity), and the spec's time limit per call in ms (0: none). */
@@ -308,14 +335,14 @@ typedef enum fnw_output_rule {
 
 typedef struct fnw_operation {
     const char *name;
-    const char *summary;           /* one line for error messages and --help */
+    const char *summary; /* one line for error messages and --help */
     fnw_output_rule output_rule;
     /* Synchronous operations always complete inside invoke; fnworker then
      * skips copying inputs and queueing. */
     int sync;
     /* Allocate per-instance state, validate options. May be NULL. */
     int (*open)(const fnw_op_env *env, void **state, fnw_error *err);
-    void (*close)(void *state);    /* may be NULL */
+    void (*close)(void *state); /* may be NULL */
     void (*invoke)(void *state, fnw_call *call);
     /* Optional (may be NULL). Used with TIMEOUT_OPERATION: supply the
      * result of a timed-out call synchronously with fnw_call_emit*, then
@@ -331,9 +358,9 @@ typedef struct fnw_operation {
 } fnw_operation;
 
 /* ---- the call ------------------------------------------------------------------ */
-size_t fnw_call_size(const fnw_call *c);                          /* inputs in this call */
-const fnw_record *fnw_call_input(const fnw_call *c, size_t i);    /* bytes valid until the call is settled */
-int fnw_call_attempt(const fnw_call *c);                          /* 1 on the first attempt */
+size_t fnw_call_size(const fnw_call *c);                       /* inputs in this call */
+const fnw_record *fnw_call_input(const fnw_call *c, size_t i); /* bytes valid until the call is settled */
+int fnw_call_attempt(const fnw_call *c);                       /* 1 on the first attempt */
 struct ev_loop *fnw_call_loop(const fnw_call *c);
 /* Scratch memory that lives until the attempt ends. */
 fnw_arena *fnw_call_arena(fnw_call *c);
@@ -377,9 +404,9 @@ void fnw_call_fail_after(fnw_call *c, int64_t delay_ms, const char *fmt, ...)
  * interrupted); its result is dropped. A retry runs invoke_blocking again
  * with a fresh fnw_blocking_call. The call, its arena and the values
  * decoded into it live until invoke_blocking returns. */
-size_t fnw_blocking_size(const fnw_blocking_call *bc);                        /* inputs */
-const fnw_record *fnw_blocking_input(const fnw_blocking_call *bc, size_t i);  /* NULL out of range */
-int fnw_blocking_attempt(const fnw_blocking_call *bc);                        /* 1 on the first */
+size_t fnw_blocking_size(const fnw_blocking_call *bc);                       /* inputs */
+const fnw_record *fnw_blocking_input(const fnw_blocking_call *bc, size_t i); /* NULL out of range */
+int fnw_blocking_attempt(const fnw_blocking_call *bc);                       /* 1 on the first */
 fnw_arena *fnw_blocking_arena(fnw_blocking_call *bc);
 /* Decodes input i (memory from the call's arena). */
 int fnw_blocking_decode(fnw_blocking_call *bc, size_t i, fnw_value *out, fnw_error *err);
@@ -421,13 +448,13 @@ int fnw_registry_add(fnw_registry *r, const fnw_operation *op, fnw_error *err);
  * itself (libev for watchers). Operations stay registered until the
  * process ends; a plugin is never unloaded. */
 typedef struct fnw_plugin {
-    int abi_version;        /* FNW_ABI_VERSION when the plugin was built; always first */
-    const char *name;       /* for the log and messages */
+    int abi_version;  /* FNW_ABI_VERSION when the plugin was built; always first */
+    const char *name; /* for the log and messages */
     int (*init)(fnw_registry *r, fnw_error *err);
 } fnw_plugin;
 
 #define FNW_PLUGIN_SYMBOL "fnw_plugin_v1"
-#define FNW_PLUGIN_DEFINE(plugin_name, init_fn)                                 \
+#define FNW_PLUGIN_DEFINE(plugin_name, init_fn) \
     __attribute__((visibility("default"))) extern const fnw_plugin fnw_plugin_v1; \
     const fnw_plugin fnw_plugin_v1 = { FNW_ABI_VERSION, (plugin_name), (init_fn) }
 

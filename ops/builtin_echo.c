@@ -33,7 +33,7 @@ typedef struct echo_timer {
     ev_timer w;
     echo_state *st;
     fnw_call *call;
-    int fail;                       /* decided at invoke (fail_every) */
+    int fail; /* decided at invoke (fail_every) */
     struct echo_timer *next_free;
     struct echo_timer *next_all;
 } echo_timer;
@@ -52,9 +52,10 @@ struct echo_state {
 };
 
 static const char *const echo_known[] = {
-    "delay_ms", "jitter_ms", "seed", "repeat", "fail_every", "fail_message",
-    "fail_attempts", "empty_attempts", "hang", "short_result", "timeout_result",
-    "delay_per_item_us", NULL,
+    "delay_ms",   "jitter_ms",    "seed",           "repeat",
+    "fail_every", "fail_message", "fail_attempts",  "empty_attempts",
+    "hang",       "short_result", "timeout_result", "delay_per_item_us",
+    NULL,
 };
 
 #define DAY_MS 86400000LL
@@ -101,8 +102,10 @@ static int check_same_type(const fnw_op_env *env, fnw_error *err)
         fnw_type_format(in, a, sizeof a);
     if (out)
         fnw_type_format(out, b, sizeof b);
-    return fnw_error_set(err, "operation 'echo' needs the output type to equal the input type: input %s, "
-                         "output %s", a, b);
+    return fnw_error_set(err,
+                         "operation 'echo' needs the output type to equal the input type: input %s, "
+                         "output %s",
+                         a, b);
 }
 
 static int echo_open(const fnw_op_env *env, void **state, fnw_error *err)
@@ -175,7 +178,7 @@ static void echo_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
     int fail = t->fail;
     fnw_call_set_op_data(call, NULL);
     timer_release(st, t);
-    echo_settle(st, call, fail);   /* last: the call is the engine's after this */
+    echo_settle(st, call, fail); /* last: the call is the engine's after this */
 }
 
 static echo_timer *timer_get(echo_state *st)

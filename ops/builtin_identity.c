@@ -14,8 +14,10 @@ static int check_same_type(const fnw_op_env *env, fnw_error *err)
         fnw_type_format(in, a, sizeof a);
     if (out)
         fnw_type_format(out, b, sizeof b);
-    return fnw_error_set(err, "operation 'identity' needs the output type to equal the input type: input %s, "
-                         "output %s", a, b);
+    return fnw_error_set(err,
+                         "operation 'identity' needs the output type to equal the input type: input %s, "
+                         "output %s",
+                         a, b);
 }
 
 static int identity_open(const fnw_op_env *env, void **state, fnw_error *err)

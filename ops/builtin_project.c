@@ -20,15 +20,17 @@
 
 typedef struct project_state {
     size_t n;
-    uint32_t idx[];     /* input field index of each output field */
+    uint32_t idx[]; /* input field index of each output field */
 } project_state;
 
 static int no_such_field(const fnw_type *in, const char *name, size_t len, fnw_error *err)
 {
     char t[384];
     fnw_type_format(in, t, sizeof t);
-    return fnw_error_set(err, "option 'fields' of operation 'project' names field '%.*s', which the input "
-                         "type %s does not have", (int)len, name, t);
+    return fnw_error_set(err,
+                         "option 'fields' of operation 'project' names field '%.*s', which the input "
+                         "type %s does not have",
+                         (int)len, name, t);
 }
 
 /* Parses "a, b,c" into st->idx (st->n counts them). */
@@ -65,8 +67,10 @@ static int check_output(const project_state *st, const fnw_type *in, const fnw_t
     if (out)
         fnw_type_format(out, t, sizeof t);
     if (!out || fnw_type_kind(out) != FNW_ROW || fnw_type_child_count(out) != st->n)
-        return fnw_error_set(err, "operation 'project' selects %zu field(s), so its output type must be a ROW "
-                             "of %zu field(s) with their types; the output type is %s", st->n, st->n, t);
+        return fnw_error_set(err,
+                             "operation 'project' selects %zu field(s), so its output type must be a ROW "
+                             "of %zu field(s) with their types; the output type is %s",
+                             st->n, st->n, t);
     for (size_t k = 0; k < st->n; k++) {
         const fnw_type *want = fnw_type_child(in, st->idx[k]), *got = fnw_type_child(out, k);
         if (fnw_type_equal(want, got))
@@ -74,9 +78,10 @@ static int check_output(const project_state *st, const fnw_type *in, const fnw_t
         char a[384], b[384];
         fnw_type_format(want, a, sizeof a);
         fnw_type_format(got, b, sizeof b);
-        return fnw_error_set(err, "operation 'project': output field %zu ('%s') has type %s but the field it "
-                             "takes, input field '%s', has type %s (output type %s)", k, fnw_type_field_name(out, k), b,
-                             fnw_type_field_name(in, st->idx[k]), a, t);
+        return fnw_error_set(err,
+                             "operation 'project': output field %zu ('%s') has type %s but the field it "
+                             "takes, input field '%s', has type %s (output type %s)",
+                             k, fnw_type_field_name(out, k), b, fnw_type_field_name(in, st->idx[k]), a, t);
     }
     return 0;
 }
@@ -91,7 +96,7 @@ static int project_open(const fnw_op_env *env, void **state, fnw_error *err)
     const char *list = fnw_options_get(env->options, "fields");
     if (!list)
         return fnw_error_set(err, "operation 'project' needs option 'fields': the input field names to keep, "
-                             "comma-separated");
+                                  "comma-separated");
     if (!in || fnw_type_kind(in) != FNW_ROW)
         return fnw_error_set(err, "operation 'project' takes ROW inputs; the input type is %s",
                              in ? fnw_kind_name(fnw_type_kind(in)) : "(none)");

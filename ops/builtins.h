@@ -8,12 +8,12 @@
 #include "fnworker.h"
 #include "runtime/registry.h"
 
-extern const fnw_operation fnw_op_identity;   /* builtin_identity.c */
-extern const fnw_operation fnw_op_echo;       /* builtin_echo.c */
-extern const fnw_operation fnw_op_project;    /* builtin_project.c */
-extern const fnw_operation fnw_op_redis;      /* redis/redisop.c */
-extern const fnw_operation fnw_op_http;       /* http/httpop.c */
-extern const fnw_operation fnw_op_kserve;     /* kserve/kserve_op.c */
+extern const fnw_operation fnw_op_identity; /* builtin_identity.c */
+extern const fnw_operation fnw_op_echo;     /* builtin_echo.c */
+extern const fnw_operation fnw_op_project;  /* builtin_project.c */
+extern const fnw_operation fnw_op_redis;    /* redis/redisop.c */
+extern const fnw_operation fnw_op_http;     /* http/httpop.c */
+extern const fnw_operation fnw_op_kserve;   /* kserve/kserve_op.c */
 
 /* Registers every built-in operation (identity, echo, project, redis, http,
  * kserve). A clash with an operation registered earlier under the same name

@@ -26,18 +26,18 @@ struct fnw_child {
     int used;
     pid_t pid;
     char id[FNW_CHILDREN_ID_MAX];
-    ev_io out[2];               /* stdout, stderr; fd -1 once closed */
-    ev_io stats;                /* the stats pipe; fd -1 once closed */
+    ev_io out[2]; /* stdout, stderr; fd -1 once closed */
+    ev_io stats;  /* the stats pipe; fd -1 once closed */
     char stats_line[256];
     size_t stats_len;
     fnw_wire_figures figures;
     ev_child exit_w;
-    ev_timer kill_timer;        /* SIGKILL after a SIGTERM */
-    ev_timer drain_timer;       /* stop waiting for the pipes after exit */
-    ev_timer start_timer;       /* the start deadline, stopped by its "connected" line */
+    ev_timer kill_timer;  /* SIGKILL after a SIGTERM */
+    ev_timer drain_timer; /* stop waiting for the pipes after exit */
+    ev_timer start_timer; /* the start deadline, stopped by its "connected" line */
     fnw_child_events ev;
     int exited, status, paused, term_sent;
-    int by_id;                  /* FNW_CHILD_BY_ID: fnw_children_find knows it */
+    int by_id; /* FNW_CHILD_BY_ID: fnw_children_find knows it */
     double started_at;
 };
 
@@ -123,8 +123,7 @@ static void maybe_finish(fnw_child *c)
     if (ev.on_exit)
         ev.on_exit(ev.ctx, c, code);
     else
-        fprintf(stderr, "fnworker pool: worker %s (pid %d) exited with code %d\n", c->id,
-                (int)c->pid, code);
+        fprintf(stderr, "fnworker pool: worker %s (pid %d) exited with code %d\n", c->id, (int)c->pid, code);
     release(c);
 }
 
@@ -171,7 +170,7 @@ static void on_stats(struct ev_loop *loop, ev_io *w, int revents)
             if (c->stats_len < sizeof c->stats_line - 1)
                 c->stats_line[c->stats_len++] = buf[i];
             else
-                c->stats_len = sizeof c->stats_line;     /* overlong: ignore it */
+                c->stats_len = sizeof c->stats_line; /* overlong: ignore it */
             continue;
         }
         if (c->stats_len < sizeof c->stats_line) {
@@ -187,7 +186,7 @@ static void on_stats(struct ev_loop *loop, ev_io *w, int revents)
 
 static void on_drain_timeout(struct ev_loop *loop, ev_timer *t, int revents)
 {
-    fnw_child *c = t->data;     /* a process the worker left behind holds the pipes */
+    fnw_child *c = t->data; /* a process the worker left behind holds the pipes */
     close_stream(c, 0);
     close_stream(c, 1);
     maybe_finish(c);
@@ -201,7 +200,7 @@ static void on_exit_status(struct ev_loop *loop, ev_child *w, int revents)
     c->exited = 1;
     c->status = w->rstatus;
     if (c->out[0].fd >= 0 || c->out[1].fd >= 0) {
-        if (c->paused) {                 /* nobody reads: do not wait for the pipes */
+        if (c->paused) { /* nobody reads: do not wait for the pipes */
             close_stream(c, 0);
             close_stream(c, 1);
         } else {
@@ -215,8 +214,8 @@ static void on_kill_timeout(struct ev_loop *loop, ev_timer *t, int revents)
 {
     fnw_child *c = t->data;
     if (!c->exited) {
-        fprintf(stderr, "fnworker pool: worker %s (pid %d) ignored SIGTERM for %.1f s; killing it\n",
-                c->id, (int)c->pid, FNW_CHILDREN_KILL_AFTER_S);
+        fprintf(stderr, "fnworker pool: worker %s (pid %d) ignored SIGTERM for %.1f s; killing it\n", c->id,
+                (int)c->pid, FNW_CHILDREN_KILL_AFTER_S);
         kill(c->pid, SIGKILL);
     }
 }
@@ -229,13 +228,14 @@ static void on_start_timeout(struct ev_loop *loop, ev_timer *t, int revents)
     if (c->exited || c->term_sent)
         return;
     char msg[FNW_CHILDREN_ID_MAX + 200];
-    int n = snprintf(msg, sizeof msg, "fnworker pool: worker %s (pid %d) did not connect to its "
+    int n = snprintf(msg, sizeof msg,
+                     "fnworker pool: worker %s (pid %d) did not connect to its "
                      "runner within %g s of starting (--start-timeout); stopping it\n",
                      c->id, (int)c->pid, cs->start_timeout_s);
     if (n > (int)sizeof msg - 1)
         n = (int)sizeof msg - 1;
     fputs(msg, stderr);
-    if (c->ev.on_output)          /* the launcher shows it in the boot log */
+    if (c->ev.on_output) /* the launcher shows it in the boot log */
         c->ev.on_output(c->ev.ctx, c, 2, msg, (size_t)n);
     cs->stats.start_timeouts++;
     fnw_children_stop(cs, c);
@@ -251,8 +251,8 @@ static fnw_child *free_slot(fnw_children *cs)
 
 static int inherited(const char *var)
 {
-    static const char *const not_inherited[] = {"FNW_POOL_STATS_FD=", FNW_POOL_TOKEN_ENV "=",
-                                                FNW_POOL_TOKEN_FILE_ENV "="};
+    static const char *const not_inherited[] = { "FNW_POOL_STATS_FD=", FNW_POOL_TOKEN_ENV "=",
+                                                 FNW_POOL_TOKEN_FILE_ENV "=" };
     for (size_t i = 0; i < sizeof not_inherited / sizeof not_inherited[0]; i++)
         if (strncmp(var, not_inherited[i], strlen(not_inherited[i])) == 0)
             return 0;
@@ -279,8 +279,7 @@ static char **worker_env(void)
     return env;
 }
 
-static int spawn_worker(fnw_children *cs, char **argv, const int fds[3], pid_t *pid,
-                        fnw_error *err)
+static int spawn_worker(fnw_children *cs, char **argv, const int fds[3], pid_t *pid, fnw_error *err)
 {
     char **env = worker_env();
     if (!env)
@@ -295,8 +294,7 @@ static int spawn_worker(fnw_children *cs, char **argv, const int fds[3], pid_t *
     posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
     posix_spawn_file_actions_adddup2(&fa, fds[2], 3);
     posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                        POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &all);
     posix_spawnattr_setpgroup(&attr, 0);
@@ -310,8 +308,8 @@ static int spawn_worker(fnw_children *cs, char **argv, const int fds[3], pid_t *
 }
 
 /* argv: exe, --id=, --provision_endpoint=, args..., NULL; in one allocation. */
-static char **build_argv(const char *exe, const char *id, const char *ep,
-                         const char *const *args, size_t n_args)
+static char **build_argv(const char *exe, const char *id, const char *ep, const char *const *args,
+                         size_t n_args)
 {
     size_t n = 3 + n_args, bytes = (n + 1) * sizeof(char *);
     size_t text = strlen(exe) + strlen(id) + strlen(ep) + 64;
@@ -380,7 +378,7 @@ fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *prov
 {
     if (check_start(cs, id, flags, err) < 0)
         return NULL;
-    int p[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};   /* stdout, stderr, stats */
+    int p[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } }; /* stdout, stderr, stats */
     char **argv = build_argv(cs->exe, id, provision_endpoint, args, n_args);
     pid_t pid = 0;
     int rc = -1;
@@ -389,7 +387,7 @@ fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *prov
     else if (pipe2(p[0], O_CLOEXEC) < 0 || pipe2(p[1], O_CLOEXEC) < 0 || pipe2(p[2], O_CLOEXEC) < 0)
         fnw_error_set(err, "cannot create a pipe: %s", strerror(errno));
     else
-        rc = spawn_worker(cs, argv, (int[3]){p[0][1], p[1][1], p[2][1]}, &pid, err);
+        rc = spawn_worker(cs, argv, (int[3]){ p[0][1], p[1][1], p[2][1] }, &pid, err);
     free(argv);
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < 2; i++)
@@ -408,7 +406,7 @@ fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *prov
     c->by_id = (flags & FNW_CHILD_BY_ID) != 0;
     c->ev = *ev;
     c->started_at = ev_now(cs->loop);
-    watch_child(cs, c, (int[3]){p[0][0], p[1][0], p[2][0]});
+    watch_child(cs, c, (int[3]){ p[0][0], p[1][0], p[2][0] });
     cs->stats.running++;
     cs->stats.started++;
     return c;

@@ -30,7 +30,7 @@ typedef Org__Apache__Beam__Model__FnExecution__V1__StopWorkerResponse pb_StopWor
 typedef struct srv_call {
     fnw_handoff_item tag;
     fnw_extpool *x;
-    int stage;                       /* 0 requested, 1 reading, 2 answering */
+    int stage; /* 0 requested, 1 reading, 2 answering */
     grpc_call *call;
     grpc_call_details details;
     grpc_metadata_array md;
@@ -42,8 +42,8 @@ typedef struct srv_call {
 struct fnw_extpool {
     struct ev_loop *loop;
     fnw_children *children;
-    fnw_handoff *handoff;            /* the loop's, held while the server lives */
-    fnw_pump *pump;                  /* the loop's */
+    fnw_handoff *handoff; /* the loop's, held while the server lives */
+    fnw_pump *pump;       /* the loop's */
     grpc_server *server;
     fnw_handoff_item shutdown_tag;
     int live_calls, shut_down, draining, stopping, started;
@@ -78,7 +78,7 @@ static grpc_slice read_message(srv_call *c)
 
 static void start_worker(fnw_extpool *x, const uint8_t *data, size_t len, char *error, size_t n)
 {
-    fnw_error err = {{0}};
+    fnw_error err = { { 0 } };
     pb_StartWorkerRequest *req =
         org__apache__beam__model__fn_execution__v1__start_worker_request__unpack(NULL, len, data);
     if (!req) {
@@ -91,21 +91,20 @@ static void start_worker(fnw_extpool *x, const uint8_t *data, size_t len, char *
     else if (!req->worker_id || !*req->worker_id)
         snprintf(error, n, "StartWorkerRequest without worker_id");
     else if (!ep || !*ep)
-        snprintf(error, n, "StartWorkerRequest for worker '%s' without provision_endpoint",
-                 req->worker_id);
+        snprintf(error, n, "StartWorkerRequest for worker '%s' without provision_endpoint", req->worker_id);
     else if (!fnw_children_start(x->children, req->worker_id, ep, NULL, 0,
-                                 &(fnw_child_events){NULL, NULL, NULL}, FNW_CHILD_BY_ID, &err))
+                                 &(fnw_child_events){ NULL, NULL, NULL }, FNW_CHILD_BY_ID, &err))
         snprintf(error, n, "%s", err.msg);
     else
-        fprintf(stderr, "fnworker pool: started worker %s for %s (StartWorker)\n",
-                req->worker_id, ep);
+        fprintf(stderr, "fnworker pool: started worker %s for %s (StartWorker)\n", req->worker_id, ep);
     org__apache__beam__model__fn_execution__v1__start_worker_request__free_unpacked(req, NULL);
 }
 
 static void stop_worker(fnw_extpool *x, const uint8_t *data, size_t len, char *error, size_t n)
 {
-    pb_StopWorkerRequest *req =
-        org__apache__beam__model__fn_execution__v1__stop_worker_request__unpack(NULL, len, data);
+    pb_StopWorkerRequest *req = org__apache__beam__model__fn_execution__v1__stop_worker_request__unpack(NULL,
+                                                                                                        len,
+                                                                                                        data);
     if (!req) {
         snprintf(error, n, "cannot parse the StopWorkerRequest");
         return;
@@ -135,8 +134,7 @@ static int method_is(const srv_call *c, const char *name)
 {
     size_t pl = strlen(METHOD_PREFIX), nl = strlen(name);
     grpc_slice m = c->details.method;
-    return GRPC_SLICE_LENGTH(m) == pl + nl &&
-           memcmp(GRPC_SLICE_START_PTR(m), METHOD_PREFIX, pl) == 0 &&
+    return GRPC_SLICE_LENGTH(m) == pl + nl && memcmp(GRPC_SLICE_START_PTR(m), METHOD_PREFIX, pl) == 0 &&
            memcmp(GRPC_SLICE_START_PTR(m) + pl, name, nl) == 0;
 }
 
@@ -177,7 +175,7 @@ static void call_done(fnw_handoff_item *tag, int ok)
     srv_call *c = (srv_call *)tag;
     fnw_extpool *x = c->x;
     if (c->stage == 0) {
-        if (!ok) {                   /* the server is shutting down */
+        if (!ok) { /* the server is shutting down */
             call_free(c);
             return;
         }
@@ -210,8 +208,7 @@ static void request_next(fnw_extpool *x)
     grpc_metadata_array_init(&c->md);
     grpc_completion_queue *cq = fnw_pump_cq(x->pump);
     x->live_calls++;
-    if (grpc_server_request_call(x->server, &c->call, &c->details, &c->md, cq, cq, &c->tag) !=
-        GRPC_CALL_OK)
+    if (grpc_server_request_call(x->server, &c->call, &c->details, &c->md, cq, cq, &c->tag) != GRPC_CALL_OK)
         call_free(c);
 }
 
@@ -221,8 +218,8 @@ static void shutdown_done(fnw_handoff_item *tag, int ok)
     x->shut_down = 1;
 }
 
-fnw_extpool *fnw_extpool_new(struct ev_loop *loop, fnw_children *children, const char *addr,
-                             char *bound, size_t bound_len, fnw_error *err)
+fnw_extpool *fnw_extpool_new(struct ev_loop *loop, fnw_children *children, const char *addr, char *bound,
+                             size_t bound_len, fnw_error *err)
 {
     fnw_extpool *x = calloc(1, sizeof *x);
     if (!x) {
@@ -285,6 +282,6 @@ void fnw_extpool_free(fnw_extpool *x)
     }
     if (x->handoff && x->pump)
         fnw_handoff_release(x->handoff);
-    grpc_shutdown();   /* the loop's pump keeps its own reference until the loop ends */
+    grpc_shutdown(); /* the loop's pump keeps its own reference until the loop ends */
     free(x);
 }

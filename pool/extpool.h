@@ -17,8 +17,8 @@
 typedef struct fnw_extpool fnw_extpool;
 
 /* Listens on addr (host:port; port 0 picks one); bound receives the address. */
-fnw_extpool *fnw_extpool_new(struct ev_loop *loop, fnw_children *children, const char *addr,
-                             char *bound, size_t bound_len, fnw_error *err);
+fnw_extpool *fnw_extpool_new(struct ev_loop *loop, fnw_children *children, const char *addr, char *bound,
+                             size_t bound_len, fnw_error *err);
 /* From now on StartWorker answers that the pool is shutting down. */
 void fnw_extpool_drain(fnw_extpool *x);
 /* Shuts the server down (calls in flight are cancelled), runs the loop

@@ -33,8 +33,8 @@ typedef struct conn {
     fnw_wire_framer framer[2];
     char *out;
     size_t out_len, out_off, out_cap;
-    int closing;                 /* close once the queue is written */
-    int pending;                 /* still reading its request */
+    int closing; /* close once the queue is written */
+    int pending; /* still reading its request */
 } conn;
 
 /* A problem logged at most once per FNW_LAUNCHER_LOG_INTERVAL_S. */
@@ -48,7 +48,7 @@ struct fnw_launcher {
     fnw_children *children;
     fnw_launcher_policy policy;
     ev_io accept_w;
-    ev_timer resume;             /* accepting again after running out of descriptors */
+    ev_timer resume; /* accepting again after running out of descriptors */
     int accepting;
     conn *conns;
     unsigned n_conns, n_pending;
@@ -64,8 +64,8 @@ static void log_quietly(fnw_launcher *l, quiet_log *q, const char *msg)
         return;
     }
     if (q->missed)
-        fprintf(stderr, "fnworker pool: %s (and %lu more times in the last %.0f s)\n", msg,
-                q->missed, now - q->last);
+        fprintf(stderr, "fnworker pool: %s (and %lu more times in the last %.0f s)\n", msg, q->missed,
+                now - q->last);
     else
         fprintf(stderr, "fnworker pool: %s\n", msg);
     q->last = now;
@@ -86,7 +86,7 @@ static void set_pending(conn *c, int pending)
 static void conn_free(conn *c)
 {
     fnw_launcher *l = c->l;
-    if (c->child) {              /* the launcher went away: stop its worker */
+    if (c->child) { /* the launcher went away: stop its worker */
         fnw_children_detach(c->child);
         fnw_children_stop(l->children, c->child);
     }
@@ -145,7 +145,7 @@ static void queue(conn *c, const char *data, size_t n)
             cap *= 2;
         char *p = realloc(c->out, cap);
         if (!p)
-            return;                  /* out of memory: the line is lost */
+            return; /* out of memory: the line is lost */
         c->out = p;
         c->out_cap = cap;
     }
@@ -178,7 +178,7 @@ static void on_child_output(void *ctx, fnw_child *child, int stream, const char 
 
 static void on_linger_timeout(struct ev_loop *loop, ev_timer *t, int revents)
 {
-    conn_free(t->data);          /* the launcher does not read its last lines */
+    conn_free(t->data); /* the launcher does not read its last lines */
 }
 
 /* The connection closes once its last lines are out: a launcher that does
@@ -217,8 +217,8 @@ static void fail_request(conn *c, const char *msg)
 
 static void start_worker(conn *c)
 {
-    fnw_error err = {{0}};
-    fnw_child_events ev = {on_child_output, on_child_exit, c};
+    fnw_error err = { { 0 } };
+    fnw_child_events ev = { on_child_output, on_child_exit, c };
     const fnw_launcher_policy *p = &c->l->policy;
     ev_timer_stop(c->l->loop, &c->request_timer);
     if (!fnw_pool_token_accepts(p->token, c->req.token)) {
@@ -233,8 +233,8 @@ static void start_worker(conn *c)
         return;
     }
     set_pending(c, 0);
-    fnw_child *child = fnw_children_start(c->l->children, c->req.id, c->req.provision_endpoint,
-                                          c->req.args, c->req.n_args, &ev, 0, &err);
+    fnw_child *child = fnw_children_start(c->l->children, c->req.id, c->req.provision_endpoint, c->req.args,
+                                          c->req.n_args, &ev, 0, &err);
     if (!child) {
         fail_request(c, err.msg);
         return;
@@ -255,13 +255,13 @@ static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
     ssize_t n = recv(w->fd, buf, sizeof buf, 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
-    if (n <= 0) {                /* the launcher closed or died */
+    if (n <= 0) { /* the launcher closed or died */
         conn_free(c);
         return;
     }
     if (c->child || c->closing)
-        return;                  /* nothing more is expected from the launcher */
-    fnw_error err = {{0}};
+        return; /* nothing more is expected from the launcher */
+    fnw_error err = { { 0 } };
     size_t used = 0;
     int rc = fnw_wire_request_feed(&c->req, buf, (size_t)n, &used, &err);
     if (rc < 0)
@@ -307,15 +307,18 @@ static void add_conn(fnw_launcher *l, int fd)
 static void refuse_conn(fnw_launcher *l, int fd)
 {
     char line[160];
-    int n = snprintf(line, sizeof line, "ERROR the pool has %u connections waiting to send "
-                     "their request (at most %d); try again\n", l->n_pending,
-                     FNW_LAUNCHER_PENDING_MAX);
+    int n = snprintf(line, sizeof line,
+                     "ERROR the pool has %u connections waiting to send "
+                     "their request (at most %d); try again\n",
+                     l->n_pending, FNW_LAUNCHER_PENDING_MAX);
     if (send(fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
         /* the line is lost; the connection closes anyway */
     }
     close(fd);
-    snprintf(line, sizeof line, "refused a launcher connection: %d connections are waiting "
-             "to send their request", FNW_LAUNCHER_PENDING_MAX);
+    snprintf(line, sizeof line,
+             "refused a launcher connection: %d connections are waiting "
+             "to send their request",
+             FNW_LAUNCHER_PENDING_MAX);
     log_quietly(l, &l->full_log, line);
 }
 
@@ -344,8 +347,10 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
         char msg[200];
         if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
             /* the connection stays in the backlog; retrying now would spin */
-            snprintf(msg, sizeof msg, "accept on the launcher endpoint: %s; not accepting for "
-                     "%g s", strerror(e), FNW_LAUNCHER_ACCEPT_PAUSE_S);
+            snprintf(msg, sizeof msg,
+                     "accept on the launcher endpoint: %s; not accepting for "
+                     "%g s",
+                     strerror(e), FNW_LAUNCHER_ACCEPT_PAUSE_S);
             ev_io_stop(loop, w);
             ev_timer_set(&l->resume, FNW_LAUNCHER_ACCEPT_PAUSE_S, 0);
             ev_timer_start(loop, &l->resume);

@@ -33,8 +33,8 @@
 
 /* What a request must satisfy; both outlive the launcher. */
 typedef struct fnw_launcher_policy {
-    const fnw_pool_token *token;           /* the token a request must carry */
-    const fnw_worker_args_allow *allow;    /* the arg= flags it may carry */
+    const fnw_pool_token *token;        /* the token a request must carry */
+    const fnw_worker_args_allow *allow; /* the arg= flags it may carry */
 } fnw_launcher_policy;
 
 typedef struct fnw_launcher fnw_launcher;

@@ -36,8 +36,8 @@ static void describe(int fd, char *bound, size_t bound_len)
     socklen_t sl = sizeof ss;
     char h[NI_MAXHOST], p[NI_MAXSERV];
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
-        getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, p, sizeof p,
-                    NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+        getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, p, sizeof p, NI_NUMERICHOST | NI_NUMERICSERV) ==
+            0)
         snprintf(bound, bound_len, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", h, p);
     else
         snprintf(bound, bound_len, "?");
@@ -48,8 +48,9 @@ int fnw_listen_tcp(const char *addr, char *bound, size_t bound_len, fnw_error *e
     char host[256], port[16];
     if (fnw_listen_split(addr, host, sizeof host, port, sizeof port) < 0)
         return fnw_error_set(err, "'%s' is not host:port", addr);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo hints = { .ai_family = AF_UNSPEC,
+                              .ai_socktype = SOCK_STREAM,
+                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
     struct addrinfo *res;
     int rc = getaddrinfo(host, port, &hints, &res);
     if (rc != 0)

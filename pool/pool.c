@@ -33,7 +33,7 @@ typedef struct pool {
     ev_signal sig_term, sig_int;
     ev_timer grace, poll, last_call;
     int draining, stopping;
-    double last_dump;            /* when /debug/state last signalled the workers */
+    double last_dump; /* when /debug/state last signalled the workers */
 } pool;
 
 #define FNW_POOL_DUMP_INTERVAL_S 10.0
@@ -53,9 +53,11 @@ static char *src_state(void *ctx, size_t *len, unsigned *status)
     double now = ev_now(p->loop);
     if (p->last_dump > 0 && now - p->last_dump < FNW_POOL_DUMP_INTERVAL_S) {
         char *msg = NULL;
-        int n = asprintf(&msg, "a state dump was requested %.1f s ago; the next one is "
-                         "possible in %.1f s (at most one per %g s)\n", now - p->last_dump,
-                         FNW_POOL_DUMP_INTERVAL_S - (now - p->last_dump), FNW_POOL_DUMP_INTERVAL_S);
+        int n = asprintf(&msg,
+                         "a state dump was requested %.1f s ago; the next one is "
+                         "possible in %.1f s (at most one per %g s)\n",
+                         now - p->last_dump, FNW_POOL_DUMP_INTERVAL_S - (now - p->last_dump),
+                         FNW_POOL_DUMP_INTERVAL_S);
         *status = 429;
         *len = n > 0 ? (size_t)n : 0;
         return n > 0 ? msg : NULL;
@@ -91,8 +93,7 @@ static void stop_workers(pool *p)
     if (p->stopping)
         return;
     p->stopping = 1;
-    fprintf(stderr, "fnworker pool: stopping %u workers\n",
-            fnw_children_get_stats(p->children).running);
+    fprintf(stderr, "fnworker pool: stopping %u workers\n", fnw_children_get_stats(p->children).running);
     fnw_children_stop_all(p->children);
     ev_timer_init(&p->last_call, on_last_call, FNW_CHILDREN_KILL_AFTER_S + 2.0, 0);
     p->last_call.data = p;
@@ -134,23 +135,21 @@ static int open_endpoints(pool *p, fnw_error *err)
     char bound[300];
     if (p->flags.listen) {
         int fd = fnw_listen_tcp(p->flags.listen, bound, sizeof bound, err);
-        fnw_launcher_policy policy = {&p->token, &p->flags.allow};
+        fnw_launcher_policy policy = { &p->token, &p->flags.allow };
         if (fd < 0 || !(p->launcher = fnw_launcher_new(p->loop, p->children, fd, &policy)))
             return fnw_error_prefix(err, "--listen");
         fprintf(stderr, "fnworker pool: launcher endpoint on %s (%s)\n", bound,
                 p->token.set ? "requests must carry the token" : "no token asked for");
     }
     if (p->flags.http_listen) {
-        fnw_pool_http_source src = {src_metrics, src_state, src_serving, p};
+        fnw_pool_http_source src = { src_metrics, src_state, src_serving, p };
         int fd = fnw_listen_tcp(p->flags.http_listen, bound, sizeof bound, err);
         if (fd < 0 || !(p->http = fnw_pool_http_new(p->loop, fd, &src, err)))
             return fnw_error_prefix(err, "--http-listen");
-        fprintf(stderr, "fnworker pool: HTTP endpoint on %s (/metrics, /healthz, /debug/state)\n",
-                bound);
+        fprintf(stderr, "fnworker pool: HTTP endpoint on %s (/metrics, /healthz, /debug/state)\n", bound);
     }
     if (p->flags.grpc_listen) {
-        if (!(p->grpc = fnw_extpool_new(p->loop, p->children, p->flags.grpc_listen, bound,
-                                        sizeof bound, err)))
+        if (!(p->grpc = fnw_extpool_new(p->loop, p->children, p->flags.grpc_listen, bound, sizeof bound, err)))
             return fnw_error_prefix(err, "--grpc-listen");
         fprintf(stderr, "fnworker pool: BeamFnExternalWorkerPool on %s\n", bound);
     }
@@ -172,12 +171,12 @@ static void pool_free(pool *p)
     fnw_children_free(p->children);
     fnw_pool_token_clear(&p->token);
     if (p->loop)
-        fnw_handoff_loop_free(p->loop);   /* stops the loop's pump, if the server started one */
+        fnw_handoff_loop_free(p->loop); /* stops the loop's pump, if the server started one */
 }
 
 static int pool_run(pool *p, const char *exe)
 {
-    fnw_error err = {{0}};
+    fnw_error err = { { 0 } };
     p->loop = ev_default_loop(0);
     p->children = fnw_children_new(p->loop, exe, p->flags.max_workers, p->flags.start_timeout_s);
     if (!p->children || open_endpoints(p, &err) < 0) {
@@ -199,7 +198,7 @@ static int pool_run(pool *p, const char *exe)
 int fnw_pool_main(int argc, char **argv)
 {
     pool p;
-    fnw_error err = {{0}};
+    fnw_error err = { { 0 } };
     memset(&p, 0, sizeof p);
     if (fnw_pool_flags_parse(&p.flags, argc, argv, &err) < 0) {
         fprintf(stderr, "fnworker pool: %s\n", err.msg);

@@ -33,8 +33,7 @@ static const char *endpoint(const char *v)
     return strcmp(v, "off") == 0 ? NULL : v;
 }
 
-static int take_value(const char *name, int argc, char **argv, int *i, const char **v,
-                      fnw_error *err)
+static int take_value(const char *name, int argc, char **argv, int *i, const char **v, fnw_error *err)
 {
     const char *a = argv[*i], *eq = strchr(a, '=');
     if (eq) {
@@ -47,8 +46,7 @@ static int take_value(const char *name, int argc, char **argv, int *i, const cha
     return 0;
 }
 
-static int parse_number(const char *name, const char *v, double min, double max, double *out,
-                        fnw_error *err)
+static int parse_number(const char *name, const char *v, double min, double max, double *out, fnw_error *err)
 {
     char *end;
     double d = strtod(v, &end);
@@ -66,9 +64,9 @@ static int flag_is(const char *arg, const char *name)
 
 static int parse_one(fnw_pool_flags *f, int argc, char **argv, int *i, fnw_error *err)
 {
-    static const char *const names[] = {"--listen", "--grpc-listen", "--http-listen",
-                                        "--max-workers", "--grace-period", "--worker-bin",
-                                        "--start-timeout", "--token-file", "--allow-worker-flag"};
+    static const char *const names[] = { "--listen",        "--grpc-listen",  "--http-listen",
+                                         "--max-workers",   "--grace-period", "--worker-bin",
+                                         "--start-timeout", "--token-file",   "--allow-worker-flag" };
     const char *a = argv[*i], *v = NULL;
     double d;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -81,19 +79,32 @@ static int parse_one(fnw_pool_flags *f, int argc, char **argv, int *i, fnw_error
         if (take_value(names[k], argc, argv, i, &v, err) < 0)
             return -1;
         switch (k) {
-        case 0: f->listen = endpoint(v); return 0;
-        case 1: f->grpc_listen = endpoint(v); return 0;
-        case 2: f->http_listen = endpoint(v); return 0;
+        case 0:
+            f->listen = endpoint(v);
+            return 0;
+        case 1:
+            f->grpc_listen = endpoint(v);
+            return 0;
+        case 2:
+            f->http_listen = endpoint(v);
+            return 0;
         case 3:
             if (parse_number(names[k], v, 1, 4096, &d, err) < 0 || d != (unsigned)d)
                 return fnw_error_set(err, "--max-workers: '%s' is not a whole number in [1, 4096]", v);
             f->max_workers = (unsigned)d;
             return 0;
-        case 4: return parse_number(names[k], v, 0, 3600, &f->grace_period_s, err);
-        case 5: f->worker_bin = v; return 0;
-        case 6: return parse_number(names[k], v, 0, 86400, &f->start_timeout_s, err);
-        case 7: f->token_file = v; return 0;
-        default: return fnw_worker_args_allow_add(&f->allow, v, err);
+        case 4:
+            return parse_number(names[k], v, 0, 3600, &f->grace_period_s, err);
+        case 5:
+            f->worker_bin = v;
+            return 0;
+        case 6:
+            return parse_number(names[k], v, 0, 86400, &f->start_timeout_s, err);
+        case 7:
+            f->token_file = v;
+            return 0;
+        default:
+            return fnw_worker_args_allow_add(&f->allow, v, err);
         }
     }
     return fnw_error_set(err, "unknown flag '%s' (see fnworker pool --help)", a);

@@ -6,15 +6,15 @@
 #include "pool/worker_args.h"
 
 typedef struct fnw_pool_flags {
-    const char *listen;         /* the launcher protocol; NULL: off */
-    const char *grpc_listen;    /* BeamFnExternalWorkerPool; NULL: off */
-    const char *http_listen;    /* /metrics, /healthz, /debug/state; NULL: off */
-    const char *worker_bin;     /* NULL: this binary */
-    unsigned max_workers;       /* default 16 */
-    double grace_period_s;      /* default 25 */
-    double start_timeout_s;     /* a worker not connected by then is stopped; default 30, 0 off */
-    const char *token_file;     /* --token-file; NULL: FNW_POOL_TOKEN_FILE / FNW_POOL_TOKEN */
-    fnw_worker_args_allow allow;  /* --allow-worker-flag, repeatable */
+    const char *listen;          /* the launcher protocol; NULL: off */
+    const char *grpc_listen;     /* BeamFnExternalWorkerPool; NULL: off */
+    const char *http_listen;     /* /metrics, /healthz, /debug/state; NULL: off */
+    const char *worker_bin;      /* NULL: this binary */
+    unsigned max_workers;        /* default 16 */
+    double grace_period_s;       /* default 25 */
+    double start_timeout_s;      /* a worker not connected by then is stopped; default 30, 0 off */
+    const char *token_file;      /* --token-file; NULL: FNW_POOL_TOKEN_FILE / FNW_POOL_TOKEN */
+    fnw_worker_args_allow allow; /* --allow-worker-flag, repeatable */
     int help;
 } fnw_pool_flags;
 

@@ -22,8 +22,8 @@
 typedef struct tracked {
     struct tracked *next, *prev;
     int fd;
-    double since;                /* connected, or its last request ended */
-    int cut;                     /* shut down once */
+    double since; /* connected, or its last request ended */
+    int cut;      /* shut down once */
 } tracked;
 
 struct fnw_pool_http {
@@ -32,12 +32,12 @@ struct fnw_pool_http {
     fnw_pool_http_source src;
     ev_io io;
     ev_timer timer;
-    ev_timer deadlines;          /* runs while connections are open */
+    ev_timer deadlines; /* runs while connections are open */
     tracked *open;
 };
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
-                             char *body, size_t len)
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type, char *body,
+                             size_t len)
 {
     struct MHD_Response *r = body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
                                   : MHD_create_response_from_buffer(strlen("out of memory\n"),
@@ -75,14 +75,12 @@ int fnw_pool_http_is_loopback(const struct sockaddr *sa)
 
 static int from_loopback(struct MHD_Connection *conn)
 {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     return ci && fnw_pool_http_is_loopback(ci->client_addr);
 }
 
-static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
-                              const char *method, const char *version, const char *upload,
-                              size_t *upload_size, void **con_cls)
+static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
     fnw_pool_http *h = cls;
     size_t len = 0;
@@ -99,8 +97,9 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     }
     if (strcmp(url, "/debug/state") == 0) {
         if (!from_loopback(conn))
-            return reply_text(conn, 403, "/debug/state answers only on the loopback interface "
-                                         "(it signals every worker)\n");
+            return reply_text(conn, 403,
+                              "/debug/state answers only on the loopback interface "
+                              "(it signals every worker)\n");
         unsigned status = 200;
         char *body = h->src.state(h->src.ctx, &len, &status);
         return reply(conn, status, "text/plain; charset=utf-8", body, len);
@@ -116,7 +115,7 @@ static void on_deadlines(struct ev_loop *loop, ev_timer *t, int revents)
     double now = ev_now(loop);
     for (tracked *k = h->open; k; k = k->next)
         if (!k->cut && now - k->since >= FNW_POOL_HTTP_DEADLINE_S) {
-            k->cut = 1;          /* libmicrohttpd sees the end and closes it */
+            k->cut = 1; /* libmicrohttpd sees the end and closes it */
             shutdown(k->fd, SHUT_RDWR);
         }
     if (!h->open)
@@ -129,8 +128,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     fnw_pool_http *h = cls;
     tracked *k = *socket_context;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         if (!ci || !(k = calloc(1, sizeof *k))) {
             /* untracked: libmicrohttpd's idle timeout still applies */
             return;
@@ -163,8 +161,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     fnw_pool_http *h = cls;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     tracked *k = ci ? ci->socket_context : NULL;
     if (k)
         k->since = ev_now(h->loop);
@@ -211,11 +208,9 @@ fnw_pool_http *fnw_pool_http_new(struct ev_loop *loop, int fd, const fnw_pool_ht
                             MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_TIMEOUT,
                             (unsigned)FNW_POOL_HTTP_DEADLINE_S, MHD_OPTION_CONNECTION_LIMIT,
                             (unsigned)FNW_POOL_HTTP_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                            (unsigned)FNW_POOL_HTTP_PER_IP, MHD_OPTION_NOTIFY_CONNECTION,
-                            on_connection, h, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                            MHD_OPTION_END);
-    const union MHD_DaemonInfo *info = h->d ? MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD)
-                                            : NULL;
+                            (unsigned)FNW_POOL_HTTP_PER_IP, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+    const union MHD_DaemonInfo *info = h->d ? MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
     if (!info) {
         if (h->d)
             MHD_stop_daemon(h->d);
@@ -238,9 +233,9 @@ void fnw_pool_http_free(fnw_pool_http *h)
     ev_io_stop(h->loop, &h->io);
     ev_timer_stop(h->loop, &h->timer);
     ev_timer_stop(h->loop, &h->deadlines);
-    MHD_stop_daemon(h->d);   /* closes the listening socket it was given (and every
+    MHD_stop_daemon(h->d); /* closes the listening socket it was given (and every
                                 connection, through on_connection) */
-    while (h->open) {        /* in case a close was not notified */
+    while (h->open) {      /* in case a close was not notified */
         tracked *k = h->open;
         h->open = k->next;
         free(k);

@@ -26,17 +26,18 @@
 #define FNW_POOL_HTTP_PER_IP 16
 
 typedef struct fnw_pool_http_source {
-    char *(*metrics)(void *ctx, size_t *len);   /* malloc'd text */
+    char *(*metrics)(void *ctx, size_t *len); /* malloc'd text */
     /* malloc'd text; *status is 200 unless the source says otherwise */
     char *(*state)(void *ctx, size_t *len, unsigned *status);
-    int (*serving)(void *ctx);                  /* 0 once draining */
+    int (*serving)(void *ctx); /* 0 once draining */
     void *ctx;
 } fnw_pool_http_source;
 
 typedef struct fnw_pool_http fnw_pool_http;
 
 /* Serves on fd (pool/listen.h), which it takes over. */
-fnw_pool_http *fnw_pool_http_new(struct ev_loop *loop, int fd, const fnw_pool_http_source *src, fnw_error *err);
+fnw_pool_http *fnw_pool_http_new(struct ev_loop *loop, int fd, const fnw_pool_http_source *src,
+                                 fnw_error *err);
 void fnw_pool_http_free(fnw_pool_http *h);
 /* 1 for 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104. */
 int fnw_pool_http_is_loopback(const struct sockaddr *sa);

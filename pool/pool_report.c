@@ -50,8 +50,11 @@ static void worker_labels(FILE *f, const char *name, fnw_child *c)
 /* The figures each worker reports on its stats pipe (pool/wire.h). */
 static void figures(FILE *f, fnw_children *cs)
 {
-    static const struct { const char *name, *type, *help; size_t off; } m[] = {
-#define FIG(n, t, h, field) {"fnworker_pool_worker_" n, t, h, offsetof(fnw_wire_figures, field)}
+    static const struct {
+        const char *name, *type, *help;
+        size_t off;
+    } m[] = {
+#define FIG(n, t, h, field) { "fnworker_pool_worker_" n, t, h, offsetof(fnw_wire_figures, field) }
         FIG("bundles_total", "counter", "Bundles the worker finished.", bundles),
         FIG("bundle_errors_total", "counter", "Bundles that failed.", bundle_errors),
         FIG("records_in_total", "counter", "Records into the worker's operators.", records_in),
@@ -62,8 +65,8 @@ static void figures(FILE *f, fnw_children *cs)
 #undef FIG
     };
     for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
-        fprintf(f, "# HELP %s %s (reported once a second)\n# TYPE %s %s\n", m[k].name, m[k].help,
-                m[k].name, m[k].type);
+        fprintf(f, "# HELP %s %s (reported once a second)\n# TYPE %s %s\n", m[k].name, m[k].help, m[k].name,
+                m[k].type);
         for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c)) {
             const fnw_wire_figures *g = fnw_children_figures(c);
             if (!g->known)
@@ -77,7 +80,8 @@ static void figures(FILE *f, fnw_children *cs)
 static void per_worker(FILE *f, fnw_children *cs, double now)
 {
     fputs("# HELP fnworker_pool_worker_rss_bytes Resident memory of a running worker.\n"
-          "# TYPE fnworker_pool_worker_rss_bytes gauge\n", f);
+          "# TYPE fnworker_pool_worker_rss_bytes gauge\n",
+          f);
     for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c)) {
         int64_t rss = fnw_pool_report_rss(fnw_children_pid(c));
         if (rss < 0)
@@ -87,7 +91,8 @@ static void per_worker(FILE *f, fnw_children *cs, double now)
         fprintf(f, "\",pid=\"%d\"} %" PRId64 "\n", (int)fnw_children_pid(c), rss);
     }
     fputs("# HELP fnworker_pool_worker_uptime_seconds Seconds since a running worker started.\n"
-          "# TYPE fnworker_pool_worker_uptime_seconds gauge\n", f);
+          "# TYPE fnworker_pool_worker_uptime_seconds gauge\n",
+          f);
     for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c)) {
         fputs("fnworker_pool_worker_uptime_seconds{worker_id=\"", f);
         put_label(f, fnw_children_id(c));
@@ -106,15 +111,13 @@ char *fnw_pool_report_metrics(fnw_children *cs, int draining, double now, size_t
     metric(f, "fnworker_pool_workers_max", "gauge", "Workers allowed at once (--max-workers).", s.max);
     metric(f, "fnworker_pool_workers_started_total", "counter", "Workers started.", s.started);
     metric(f, "fnworker_pool_workers_exited_total", "counter", "Workers that ended.", s.exited);
-    metric(f, "fnworker_pool_workers_failed_to_start_total", "counter",
-           "Workers that could not be started.", s.failed_to_start);
+    metric(f, "fnworker_pool_workers_failed_to_start_total", "counter", "Workers that could not be started.",
+           s.failed_to_start);
     metric(f, "fnworker_pool_requests_rejected_full_total", "counter",
            "Start requests refused because the pool was full.", s.rejected_full);
     metric(f, "fnworker_pool_workers_start_timeouts_total", "counter",
-           "Workers stopped because they did not connect within --start-timeout.",
-           s.start_timeouts);
-    metric(f, "fnworker_pool_draining", "gauge", "1 after SIGTERM, while workers finish.",
-           (uint64_t)draining);
+           "Workers stopped because they did not connect within --start-timeout.", s.start_timeouts);
+    metric(f, "fnworker_pool_draining", "gauge", "1 after SIGTERM, while workers finish.", (uint64_t)draining);
     per_worker(f, cs, now);
     figures(f, cs);
     if (fclose(f) != 0) {
@@ -124,8 +127,7 @@ char *fnw_pool_report_metrics(fnw_children *cs, int draining, double now, size_t
     return buf;
 }
 
-char *fnw_pool_report_state(fnw_children *cs, int draining, double now, unsigned dumps_requested,
-                            size_t *len)
+char *fnw_pool_report_state(fnw_children *cs, int draining, double now, unsigned dumps_requested, size_t *len)
 {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
@@ -134,8 +136,7 @@ char *fnw_pool_report_state(fnw_children *cs, int draining, double now, unsigned
     fnw_children_stats s = fnw_children_get_stats(cs);
     fprintf(f, "pool: %s, %u of %u workers running, %" PRIu64 " started, %" PRIu64 " exited\n",
             draining ? "draining" : "serving", s.running, s.max, s.started, s.exited);
-    fprintf(f, "state dump (SIGQUIT) requested from %u workers; each writes it to its log\n",
-            dumps_requested);
+    fprintf(f, "state dump (SIGQUIT) requested from %u workers; each writes it to its log\n", dumps_requested);
     for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c))
         fprintf(f, "worker id=%s pid=%d uptime_s=%.1f rss_bytes=%" PRId64 "\n", fnw_children_id(c),
                 (int)fnw_children_pid(c), now - fnw_children_started_at(c),

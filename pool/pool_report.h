@@ -18,7 +18,6 @@ int64_t fnw_pool_report_rss(pid_t pid);
  * when out of memory); now is the loop's time. */
 char *fnw_pool_report_metrics(fnw_children *cs, int draining, double now, size_t *len);
 /* One line per running worker (id, pid, uptime, RSS), after a header. */
-char *fnw_pool_report_state(fnw_children *cs, int draining, double now, unsigned dumps_requested,
-                            size_t *len);
+char *fnw_pool_report_state(fnw_children *cs, int draining, double now, unsigned dumps_requested, size_t *len);
 
 #endif

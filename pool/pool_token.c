@@ -11,14 +11,16 @@ static int check_value(fnw_pool_token *t, fnw_error *err)
     while (t->len && (t->value[t->len - 1] == '\n' || t->value[t->len - 1] == '\r'))
         t->value[--t->len] = '\0';
     if (t->len < FNW_POOL_TOKEN_MIN)
-        return fnw_error_set(err, "the launcher token (%s) is shorter than %d characters "
-                                  "(make one with: head -c 32 /dev/urandom | base64)",
+        return fnw_error_set(err,
+                             "the launcher token (%s) is shorter than %d characters "
+                             "(make one with: head -c 32 /dev/urandom | base64)",
                              t->source, FNW_POOL_TOKEN_MIN);
     for (size_t i = 0; i < t->len; i++) {
         unsigned char c = (unsigned char)t->value[i];
         if (c <= 0x20 || c == 0x7f)
-            return fnw_error_set(err, "the launcher token (%s) holds a space or control "
-                                      "character at byte %zu (printable characters only)",
+            return fnw_error_set(err,
+                                 "the launcher token (%s) holds a space or control "
+                                 "character at byte %zu (printable characters only)",
                                  t->source, i);
     }
     t->set = 1;
@@ -30,8 +32,7 @@ static int read_file(fnw_pool_token *t, const char *path, const char *what, fnw_
     snprintf(t->source, sizeof t->source, "%s %s", what, path);
     FILE *f = fopen(path, "r");
     if (!f)
-        return fnw_error_set(err, "cannot read the launcher token from %s: %s", t->source,
-                             strerror(errno));
+        return fnw_error_set(err, "cannot read the launcher token from %s: %s", t->source, strerror(errno));
     size_t n = fread(t->value, 1, FNW_POOL_TOKEN_MAX + 1, f);
     int bad = ferror(f);
     fclose(f);
@@ -60,8 +61,8 @@ int fnw_pool_token_load(fnw_pool_token *t, const char *file, fnw_error *err)
     else if (env && *env) {
         snprintf(t->source, sizeof t->source, "%s", FNW_POOL_TOKEN_ENV);
         if (strlen(env) > FNW_POOL_TOKEN_MAX)
-            return fnw_error_set(err, "the launcher token in %s is longer than %d bytes",
-                                 FNW_POOL_TOKEN_ENV, FNW_POOL_TOKEN_MAX);
+            return fnw_error_set(err, "the launcher token in %s is longer than %d bytes", FNW_POOL_TOKEN_ENV,
+                                 FNW_POOL_TOKEN_MAX);
         t->len = strlen(env);
         memcpy(t->value, env, t->len + 1);
         rc = check_value(t, err);

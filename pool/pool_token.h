@@ -21,10 +21,10 @@
 #define FNW_POOL_TOKEN_FILE_ENV "FNW_POOL_TOKEN_FILE"
 
 typedef struct fnw_pool_token {
-    int set;                             /* 0: no token is asked for */
+    int set; /* 0: no token is asked for */
     size_t len;
     char value[FNW_POOL_TOKEN_MAX + 1];
-    char source[300];                    /* where it came from, for messages */
+    char source[300]; /* where it came from, for messages */
 } fnw_pool_token;
 
 /* file: --token-file or NULL. Fails naming the source when it cannot be

@@ -40,16 +40,18 @@ static int check_text(const char *s, size_t lineno, fnw_error *err)
 static int parse_header(char *line, fnw_error *err)
 {
     if (strncmp(line, "FNWPOOL ", 8) != 0)
-        return fnw_error_set(err, "not a fnworker pool request (the first line must be "
-                                  "'FNWPOOL %d START')", FNW_WIRE_VERSION);
+        return fnw_error_set(err,
+                             "not a fnworker pool request (the first line must be "
+                             "'FNWPOOL %d START')",
+                             FNW_WIRE_VERSION);
     char *end;
     long v = strtol(line + 8, &end, 10);
     if (end == line + 8 || *end != ' ')
-        return fnw_error_set(err, "malformed first line (expected 'FNWPOOL %d START')",
-                             FNW_WIRE_VERSION);
+        return fnw_error_set(err, "malformed first line (expected 'FNWPOOL %d START')", FNW_WIRE_VERSION);
     if (v != FNW_WIRE_VERSION)
-        return fnw_error_set(err, "unsupported protocol version %ld (this pool speaks version %d; "
-                                  "use the launcher script of the same fnworker release)",
+        return fnw_error_set(err,
+                             "unsupported protocol version %ld (this pool speaks version %d; "
+                             "use the launcher script of the same fnworker release)",
                              v, FNW_WIRE_VERSION);
     if (strcmp(end + 1, "START") != 0)
         return fnw_error_set(err, "unknown command '%.40s' (version %d knows START)", end + 1,
@@ -88,8 +90,7 @@ static int parse_field(fnw_wire_request *r, char *line, size_t lineno, fnw_error
         r->args[r->n_args++] = value;
         return 0;
     }
-    return fnw_error_set(err, "unknown field '%.40s' in a version %d request", line,
-                         FNW_WIRE_VERSION);
+    return fnw_error_set(err, "unknown field '%.40s' in a version %d request", line, FNW_WIRE_VERSION);
 }
 
 /* Splits buf[0, end) into lines in place and reads them. */
@@ -104,7 +105,7 @@ static int parse_request(fnw_wire_request *r, size_t end, fnw_error *err)
             nl[-1] = '\0';
         lineno++;
         if (*p == '\0')
-            break;                               /* the empty line */
+            break; /* the empty line */
         if (check_text(p, lineno, err) < 0)
             return -1;
         if ((lineno == 1 ? parse_header(p, err) : parse_field(r, p, lineno, err)) < 0)
@@ -120,8 +121,7 @@ static int parse_request(fnw_wire_request *r, size_t end, fnw_error *err)
     return 0;
 }
 
-int fnw_wire_request_feed(fnw_wire_request *r, const char *data, size_t n, size_t *used,
-                          fnw_error *err)
+int fnw_wire_request_feed(fnw_wire_request *r, const char *data, size_t n, size_t *used, fnw_error *err)
 {
     size_t room = FNW_WIRE_REQUEST_MAX - r->len, take = n < room ? n : room;
     size_t before = r->len;
@@ -163,8 +163,7 @@ static void emit_line(fnw_wire_framer *f, fnw_wire_emit_fn emit, void *ctx)
     f->len = 0;
 }
 
-void fnw_wire_framer_feed(fnw_wire_framer *f, const char *data, size_t n, fnw_wire_emit_fn emit,
-                          void *ctx)
+void fnw_wire_framer_feed(fnw_wire_framer *f, const char *data, size_t n, fnw_wire_emit_fn emit, void *ctx)
 {
     for (size_t i = 0; i < n; i++) {
         char c = data[i];
@@ -188,14 +187,14 @@ void fnw_wire_framer_flush(fnw_wire_framer *f, fnw_wire_emit_fn emit, void *ctx)
 
 int fnw_wire_figures_parse(const char *line, fnw_wire_figures *f)
 {
-    fnw_wire_figures g = {.known = 1};
+    fnw_wire_figures g = { .known = 1 };
     int end = 0;
     if (sscanf(line,
-               "bundles=%" SCNu64 " bundle_errors=%" SCNu64 " records_in=%" SCNu64
-               " records_out=%" SCNu64 " calls=%" SCNu64 " call_failures=%" SCNu64
-               " active_bundles=%" SCNu64 "%n",
-               &g.bundles, &g.bundle_errors, &g.records_in, &g.records_out, &g.calls,
-               &g.call_failures, &g.active_bundles, &end) != 7 || line[end] != '\0')
+               "bundles=%" SCNu64 " bundle_errors=%" SCNu64 " records_in=%" SCNu64 " records_out=%" SCNu64
+               " calls=%" SCNu64 " call_failures=%" SCNu64 " active_bundles=%" SCNu64 "%n",
+               &g.bundles, &g.bundle_errors, &g.records_in, &g.records_out, &g.calls, &g.call_failures,
+               &g.active_bundles, &end) != 7 ||
+        line[end] != '\0')
         return -1;
     *f = g;
     return 0;

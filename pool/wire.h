@@ -40,7 +40,7 @@ typedef struct fnw_wire_request {
     size_t len;
     const char *id;
     const char *provision_endpoint;
-    const char *token;                  /* NULL when not given */
+    const char *token; /* NULL when not given */
     const char *args[FNW_WIRE_MAX_ARGS];
     size_t n_args;
 } fnw_wire_request;
@@ -50,21 +50,19 @@ void fnw_wire_request_init(fnw_wire_request *r);
  * complete (*used says how many of these bytes it took), 0 when it needs
  * more, -1 on a malformed, oversized or unsupported request, with a message
  * for the launcher. */
-int fnw_wire_request_feed(fnw_wire_request *r, const char *data, size_t n, size_t *used,
-                          fnw_error *err);
+int fnw_wire_request_feed(fnw_wire_request *r, const char *data, size_t n, size_t *used, fnw_error *err);
 
 /* Output framing: splits a worker's byte stream into protocol lines. */
 typedef struct fnw_wire_framer {
-    char tag;                       /* 'O' or 'E' */
-    size_t len;                     /* bytes of the current, unfinished line */
+    char tag;   /* 'O' or 'E' */
+    size_t len; /* bytes of the current, unfinished line */
     char line[FNW_WIRE_LINE_MAX];
 } fnw_wire_framer;
 
 void fnw_wire_framer_init(fnw_wire_framer *f, char tag);
 /* Called for each complete protocol line ("O text\n"), in order. */
 typedef void (*fnw_wire_emit_fn)(void *ctx, const char *line, size_t len);
-void fnw_wire_framer_feed(fnw_wire_framer *f, const char *data, size_t n, fnw_wire_emit_fn emit,
-                          void *ctx);
+void fnw_wire_framer_feed(fnw_wire_framer *f, const char *data, size_t n, fnw_wire_emit_fn emit, void *ctx);
 /* Ends an unfinished last line (the stream closed without a newline). */
 void fnw_wire_framer_flush(fnw_wire_framer *f, fnw_wire_emit_fn emit, void *ctx);
 
@@ -72,9 +70,8 @@ void fnw_wire_framer_flush(fnw_wire_framer *f, fnw_wire_emit_fn emit, void *ctx)
  * pipe the pool gave it (worker/pool_stats.h):
  *   bundles=N bundle_errors=N records_in=N records_out=N calls=N call_failures=N active_bundles=N */
 typedef struct fnw_wire_figures {
-    int known;                   /* a line was read */
-    uint64_t bundles, bundle_errors, records_in, records_out, calls, call_failures,
-        active_bundles;
+    int known; /* a line was read */
+    uint64_t bundles, bundle_errors, records_in, records_out, calls, call_failures, active_bundles;
 } fnw_wire_figures;
 
 /* The line a worker writes once on the stats pipe when its control channel

@@ -5,18 +5,18 @@
 #include <string.h>
 
 /* What a request may always carry. */
-static const char *const allowed[] = {"--semi_persist_dir", "--log-level", "--log_level"};
+static const char *const allowed[] = { "--semi_persist_dir", "--log-level", "--log_level" };
 
 /* Never from a client, whatever the operator allows; each with its reason. */
 static const struct {
     const char *name;
     const char *why;
 } never[] = {
-    {"--plugins-dir", "the worker loads only the sidecar's own plugins"},
-    {"--id", "the pool passes the request's id field itself"},
-    {"--worker_id", "the pool passes the request's id field itself"},
-    {"--provision_endpoint", "the pool passes the request's provision_endpoint field itself"},
-    {"--connect-timeout", "the pool bounds a worker's start with its own --start-timeout"},
+    { "--plugins-dir", "the worker loads only the sidecar's own plugins" },
+    { "--id", "the pool passes the request's id field itself" },
+    { "--worker_id", "the pool passes the request's id field itself" },
+    { "--provision_endpoint", "the pool passes the request's provision_endpoint field itself" },
+    { "--connect-timeout", "the pool bounds a worker's start with its own --start-timeout" },
 };
 
 /* The flag's name: "--name" of "--name=value"; n is its length. */
@@ -48,15 +48,15 @@ int fnw_worker_args_allow_add(fnw_worker_args_allow *a, const char *name, fnw_er
 {
     size_t n = strlen(name);
     if (strncmp(name, "--", 2) != 0 || n < 3 || strchr(name, '='))
-        return fnw_error_set(err, "--allow-worker-flag: '%.60s' is not a flag name such as "
-                                  "--flush-ms", name);
+        return fnw_error_set(err,
+                             "--allow-worker-flag: '%.60s' is not a flag name such as "
+                             "--flush-ms",
+                             name);
     const char *why = never_why(name, n);
     if (why)
-        return fnw_error_set(err, "--allow-worker-flag: %s can never come from a launcher (%s)",
-                             name, why);
+        return fnw_error_set(err, "--allow-worker-flag: %s can never come from a launcher (%s)", name, why);
     if (a->n_extra == FNW_WORKER_ARGS_EXTRA_MAX)
-        return fnw_error_set(err, "--allow-worker-flag: more than %d flags",
-                             FNW_WORKER_ARGS_EXTRA_MAX);
+        return fnw_error_set(err, "--allow-worker-flag: more than %d flags", FNW_WORKER_ARGS_EXTRA_MAX);
     a->extra[a->n_extra++] = name;
     return 0;
 }
@@ -80,18 +80,17 @@ static int check_one(const fnw_worker_args_allow *a, const char *arg, fnw_error 
         return fnw_error_set(err, "arg %.*s is refused: a launcher may not set it (%s)",
                              (int)(n > 60 ? 60 : n), arg, why);
     if (!is_allowed(a, arg, n))
-        return fnw_error_set(err, "arg %.*s is refused: not a flag a launcher may pass (allowed: "
-                                  "--semi_persist_dir, --log-level; the operator can allow more "
-                                  "with fnworker pool --allow-worker-flag)",
+        return fnw_error_set(err,
+                             "arg %.*s is refused: not a flag a launcher may pass (allowed: "
+                             "--semi_persist_dir, --log-level; the operator can allow more "
+                             "with fnworker pool --allow-worker-flag)",
                              (int)(n > 60 ? 60 : n), arg);
     if (arg[n] != '=')
-        return fnw_error_set(err, "arg %.*s is refused: give it as %.*s=VALUE", (int)n, arg,
-                             (int)n, arg);
+        return fnw_error_set(err, "arg %.*s is refused: give it as %.*s=VALUE", (int)n, arg, (int)n, arg);
     return 0;
 }
 
-int fnw_worker_args_check(const fnw_worker_args_allow *a, const char *const *args, size_t n,
-                          fnw_error *err)
+int fnw_worker_args_check(const fnw_worker_args_allow *a, const char *const *args, size_t n, fnw_error *err)
 {
     for (size_t i = 0; i < n; i++)
         if (check_one(a, args[i], err) < 0)

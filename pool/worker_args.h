@@ -21,7 +21,7 @@
 #define FNW_WORKER_ARGS_EXTRA_MAX 16
 
 typedef struct fnw_worker_args_allow {
-    const char *extra[FNW_WORKER_ARGS_EXTRA_MAX];   /* "--name", from the operator */
+    const char *extra[FNW_WORKER_ARGS_EXTRA_MAX]; /* "--name", from the operator */
     size_t n_extra;
 } fnw_worker_args_allow;
 
@@ -31,7 +31,6 @@ int fnw_worker_args_allow_add(fnw_worker_args_allow *a, const char *name, fnw_er
 
 /* 0 when every arg may be passed to a worker; else -1 with a message for
  * the launcher naming the first refused arg and why. */
-int fnw_worker_args_check(const fnw_worker_args_allow *a, const char *const *args, size_t n,
-                          fnw_error *err);
+int fnw_worker_args_check(const fnw_worker_args_allow *a, const char *const *args, size_t n, fnw_error *err);
 
 #endif

@@ -24,12 +24,12 @@ typedef void (*fnw_batcher_flush_fn)(void *user, void **items, size_t n);
 
 typedef struct fnw_batcher {
     struct ev_loop *loop;
-    size_t size;              /* flush at this many items */
-    int64_t timeout_ms;       /* 0 = no timer */
+    size_t size;        /* flush at this many items */
+    int64_t timeout_ms; /* 0 = no timer */
     void **items;
     size_t n;
-    uint64_t gen;             /* generation of the batch being filled */
-    uint64_t timer_gen;       /* generation the running timer belongs to */
+    uint64_t gen;       /* generation of the batch being filled */
+    uint64_t timer_gen; /* generation the running timer belongs to */
     ev_timer timer;
     fnw_batcher_flush_fn flush;
     void *user;
@@ -44,6 +44,9 @@ void fnw_batcher_add(fnw_batcher *b, void *item);
 void fnw_batcher_flush(fnw_batcher *b);
 /* Drops the partial batch without flushing it. */
 void fnw_batcher_clear(fnw_batcher *b);
-static inline size_t fnw_batcher_count(const fnw_batcher *b) { return b->n; }
+static inline size_t fnw_batcher_count(const fnw_batcher *b)
+{
+    return b->n;
+}
 
 #endif

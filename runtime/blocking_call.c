@@ -23,7 +23,7 @@ static int copy_inputs(fnw_blocking_call *bc, fnw_call *call)
         static const uint8_t empty[1];
         bc->in[i] = *r;
         if (r->data && r->len == 0)
-            bc->in[i].data = empty;     /* an empty value stays non-null */
+            bc->in[i].data = empty; /* an empty value stays non-null */
         else if (r->data && !(bc->in[i].data = fnw_arena_memdup(&bc->arena, r->data, r->len)))
             return -1;
     }
@@ -31,8 +31,7 @@ static int copy_inputs(fnw_blocking_call *bc, fnw_call *call)
 }
 
 fnw_blocking_call *fnw_blocking_call_new(const void *owner, fnw_call *call, const fnw_type *input_type,
-                                         const fnw_type *output_type,
-                                         void (*run)(fnw_blocking_job *job))
+                                         const fnw_type *output_type, void (*run)(fnw_blocking_job *job))
 {
     fnw_blocking_call *bc = calloc(1, sizeof *bc);
     if (!bc)

@@ -27,26 +27,25 @@ typedef struct fnw_blocking_out {
 } fnw_blocking_out;
 
 struct fnw_blocking_call {
-    fnw_blocking_job job;              /* first: the pool's and the owner's queues */
-    fnw_call *call;                    /* loop thread only; NULL once given up */
-    atomic_int cancelled;              /* the loop gave up before a thread took it */
-    int submitted;                     /* loop thread only: on the pool (or a thread) */
+    fnw_blocking_job job; /* first: the pool's and the owner's queues */
+    fnw_call *call;       /* loop thread only; NULL once given up */
+    atomic_int cancelled; /* the loop gave up before a thread took it */
+    int submitted;        /* loop thread only: on the pool (or a thread) */
     const fnw_type *input_type, *output_type;
     int attempt;
     int failed;
     size_t n;
-    fnw_record *in;                    /* n records, bytes in the arena */
+    fnw_record *in; /* n records, bytes in the arena */
     fnw_arena arena;
-    fnw_buf out;                       /* outputs (fnw_blocking_out + bytes) */
-    fnw_buf scratch;                   /* fnw_blocking_emit_value's encoding */
-    fnw_blocking_call *wait_next, *wait_prev;   /* the owner's list of calls over its limit */
+    fnw_buf out;                              /* outputs (fnw_blocking_out + bytes) */
+    fnw_buf scratch;                          /* fnw_blocking_emit_value's encoding */
+    fnw_blocking_call *wait_next, *wait_prev; /* the owner's list of calls over its limit */
     char msg[FNW_ERROR_MAX];
 };
 
 /* A copy of call's inputs for owner; NULL when out of memory. */
 fnw_blocking_call *fnw_blocking_call_new(const void *owner, fnw_call *call, const fnw_type *input_type,
-                                         const fnw_type *output_type,
-                                         void (*run)(fnw_blocking_job *job));
+                                         const fnw_type *output_type, void (*run)(fnw_blocking_job *job));
 void fnw_blocking_call_free(fnw_blocking_call *bc);
 
 #endif

@@ -11,16 +11,16 @@
 #include "base/handoff.h"
 
 struct fnw_blocking_op {
-    fnw_operation table;              /* what the calls see; its state is this wrapper */
-    const fnw_operation *op;          /* the blocking operation */
+    fnw_operation table;     /* what the calls see; its state is this wrapper */
+    const fnw_operation *op; /* the blocking operation */
     void *op_state;
     fnw_blocking_pool *pool;
     const fnw_type *input_type, *output_type;
-    fnw_handoff *results;             /* the loop's: blocking calls back from their threads */
-    int held;                         /* results is held while calls are out */
-    size_t limit;                     /* calls on the pool at once */
-    size_t out;                       /* submitted, not yet taken back */
-    fnw_blocking_call *wait_head, *wait_tail;   /* over the limit, in order */
+    fnw_handoff *results;                     /* the loop's: blocking calls back from their threads */
+    int held;                                 /* results is held while calls are out */
+    size_t limit;                             /* calls on the pool at once */
+    size_t out;                               /* submitted, not yet taken back */
+    fnw_blocking_call *wait_head, *wait_tail; /* over the limit, in order */
     int draining, free_pending;
 };
 
@@ -125,7 +125,7 @@ static void result_done(fnw_handoff_item *it, int ok)
     b->out--;
     b->draining = 1;
     if (bc->call)
-        apply(bc);      /* may free the engine, and so this wrapper (deferred) */
+        apply(bc); /* may free the engine, and so this wrapper (deferred) */
     fnw_blocking_call_free(bc);
     b->draining = 0;
     if (b->free_pending) {
@@ -193,8 +193,8 @@ static int wrap_on_timeout(void *state, fnw_call *call, fnw_error *err)
 /* ---- lifecycle ------------------------------------------------------------------- */
 
 fnw_blocking_op *fnw_blocking_op_new(struct ev_loop *loop, const fnw_operation *op, void *op_state,
-                                     const fnw_type *input_type, const fnw_type *output_type,
-                                     size_t limit, fnw_blocking_pool *pool, fnw_error *err)
+                                     const fnw_type *input_type, const fnw_type *output_type, size_t limit,
+                                     fnw_blocking_pool *pool, fnw_error *err)
 {
     fnw_blocking_op *b = pool ? calloc(1, sizeof *b) : NULL;
     if (!b || !(b->results = fnw_handoff_of(loop))) {

@@ -27,8 +27,8 @@ struct ev_loop;
 typedef struct fnw_blocking_op fnw_blocking_op;
 
 fnw_blocking_op *fnw_blocking_op_new(struct ev_loop *loop, const fnw_operation *op, void *op_state,
-                                     const fnw_type *input_type, const fnw_type *output_type,
-                                     size_t limit, fnw_blocking_pool *pool, fnw_error *err);
+                                     const fnw_type *input_type, const fnw_type *output_type, size_t limit,
+                                     fnw_blocking_pool *pool, fnw_error *err);
 /* The table the calls use, with the wrapper as its state. */
 const fnw_operation *fnw_blocking_op_table(const fnw_blocking_op *b);
 /* Every call must have been stopped (its cancel run) before. */

@@ -28,9 +28,9 @@
 
 typedef struct fnw_blocking_job fnw_blocking_job;
 struct fnw_blocking_job {
-    fnw_handoff_item link;            /* the pool's queue, then the owner's loop's hand-off */
+    fnw_handoff_item link; /* the pool's queue, then the owner's loop's hand-off */
     void (*run)(fnw_blocking_job *job);
-    const void *owner;                /* what fnw_blocking_pool_withdraw matches */
+    const void *owner; /* what fnw_blocking_pool_withdraw matches */
 };
 
 typedef struct fnw_blocking_pool fnw_blocking_pool;

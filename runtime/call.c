@@ -32,20 +32,20 @@
 #define CALL_SLOW __attribute__((cold, noinline))
 
 enum call_state {
-    CALL_IDLE = 0,      /* on the free list, or a direct call between inputs */
-    CALL_DIRECT,        /* a direct call is with the operation */
-    CALL_RUNNING,       /* an attempt is with the operation */
-    CALL_BACKOFF,       /* waiting for the retry timer */
-    CALL_TIMING_OUT,    /* inside the operation's on_timeout hook */
-    CALL_CANCELLED,     /* being stopped by the owner */
+    CALL_IDLE = 0,   /* on the free list, or a direct call between inputs */
+    CALL_DIRECT,     /* a direct call is with the operation */
+    CALL_RUNNING,    /* an attempt is with the operation */
+    CALL_BACKOFF,    /* waiting for the retry timer */
+    CALL_TIMING_OUT, /* inside the operation's on_timeout hook */
+    CALL_CANCELLED,  /* being stopped by the owner */
 };
 
 struct fnw_call {
     const fnw_call_setup *s;
-    fnw_call_pool *pool;          /* NULL for a direct call */
+    fnw_call_pool *pool; /* NULL for a direct call */
     uint8_t state;
     int attempt;
-    uint64_t emitted;             /* outputs of the current attempt */
+    uint64_t emitted; /* outputs of the current attempt */
     int64_t last_backoff;
     ev_tstamp started;
     ev_timer timeout_w;
@@ -54,7 +54,7 @@ struct fnw_call {
     fnw_arena arena;
     struct fnw_call *prev, *next; /* the pool's active list, or its free list (next) */
     size_t n, cap;
-    fnw_entry *in[];              /* cap slots */
+    fnw_entry *in[]; /* cap slots */
 };
 
 static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents);
@@ -191,8 +191,8 @@ void fnw_call_describe_inputs(const fnw_call *c, char *buf, size_t n)
             snprintf(buf, n, "input %" PRIu64 " (timestamp %" PRId64 ")", en->index, en->rec.timestamp);
         return;
     }
-    size_t len = (size_t)snprintf(buf, n, "inputs %" PRIu64 "..%" PRIu64 " (timestamps ",
-                                  c->in[0]->index, c->in[c->n - 1]->index);
+    size_t len = (size_t)snprintf(buf, n, "inputs %" PRIu64 "..%" PRIu64 " (timestamps ", c->in[0]->index,
+                                  c->in[c->n - 1]->index);
     for (size_t i = 0; i < c->n && len < n; i++) {
         if (i == 8) {
             len += (size_t)snprintf(buf + len, n - len, ", ...");
@@ -231,12 +231,18 @@ const fnw_call *fnw_call_pool_next(const fnw_call *c)
 static const char *state_text(int state)
 {
     switch (state) {
-    case CALL_RUNNING: return "with the operation";
-    case CALL_BACKOFF: return "waiting to retry";
-    case CALL_TIMING_OUT: return "in the operation's timeout hook";
-    case CALL_CANCELLED: return "being cancelled";
-    case CALL_DIRECT: return "running";
-    default: return "idle";
+    case CALL_RUNNING:
+        return "with the operation";
+    case CALL_BACKOFF:
+        return "waiting to retry";
+    case CALL_TIMING_OUT:
+        return "in the operation's timeout hook";
+    case CALL_CANCELLED:
+        return "being cancelled";
+    case CALL_DIRECT:
+        return "running";
+    default:
+        return "idle";
     }
 }
 
@@ -248,8 +254,8 @@ void fnw_call_describe(const fnw_call *c, double now, char *buf, size_t n)
     else
         snprintf(in, sizeof in, "no input");
     double age = now - c->started;
-    snprintf(buf, n, "call on %s: attempt %d, %s, started %.1f s ago", in, c->attempt,
-             state_text(c->state), age > 0 ? age : 0);
+    snprintf(buf, n, "call on %s: attempt %d, %s, started %.1f s ago", in, c->attempt, state_text(c->state),
+             age > 0 ? age : 0);
 }
 
 static void report_failed(const fnw_call *c, const char *what, const char *tail)
@@ -260,8 +266,8 @@ static void report_failed(const fnw_call *c, const char *what, const char *tail)
 static void report_timed_out(const fnw_call *c, const char *tail)
 {
     char what[256];
-    snprintf(what, sizeof what, "operation '%s' timed out after %" PRId64 " ms",
-             c->s->op->name, c->s->timeout_ms);
+    snprintf(what, sizeof what, "operation '%s' timed out after %" PRId64 " ms", c->s->op->name,
+             c->s->timeout_ms);
     report_failed(c, what, tail);
 }
 
@@ -291,7 +297,7 @@ void fnw_call_start(fnw_call *c, fnw_entry *const *in, size_t n)
     c->attempt = 1;
     c->last_backoff = 0;
     if (s->timeout_ms > 0)
-        ev_now_update(s->loop);   /* the loop time may be stale after a long callback */
+        ev_now_update(s->loop); /* the loop time may be stale after a long callback */
     c->started = ev_now(s->loop);
     if (s->timeout_ms > 0) {
         ev_timer_set(&c->timeout_w, (double)s->timeout_ms / 1000., 0.);
@@ -437,7 +443,7 @@ static __attribute__((noinline)) void attempt_failed(fnw_call *c, int64_t delay_
     } else if (delay_ms >= 0 && s->retry.on_error && retry_allowed(c)) {
         schedule_retry(c, delay_ms);
     } else if (delay_ms >= 0 && s->retry.on_error && fnw_spec_retry_can_retry(&s->retry, c->attempt)) {
-        time_out(c, 0);   /* back after the deadline, the timer not run yet: the timeout came first */
+        time_out(c, 0); /* back after the deadline, the timer not run yet: the timeout came first */
     } else {
         s->cb->count(s->user, FNW_CALL_FAILED);
         report_failed(c, what, tail);
@@ -630,7 +636,7 @@ int fnw_call_emit(fnw_call *c, size_t i, const uint8_t *data, size_t len)
     case CALL_RUNNING:
     case CALL_TIMING_OUT:
         return stage_output(c, i, data, len);
-    default:            /* settled: refused */
+    default: /* settled: refused */
         return -1;
     }
 }

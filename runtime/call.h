@@ -37,9 +37,9 @@ struct ev_loop;
 
 /* What count() reports. */
 typedef enum fnw_call_count {
-    FNW_CALL_RETRIED,      /* an attempt after the first is about to run */
-    FNW_CALL_TIMED_OUT,    /* the call's timeout passed before its result */
-    FNW_CALL_FAILED,       /* the operation failed and no retry is left */
+    FNW_CALL_RETRIED,   /* an attempt after the first is about to run */
+    FNW_CALL_TIMED_OUT, /* the call's timeout passed before its result */
+    FNW_CALL_FAILED,    /* the operation failed and no retry is left */
 } fnw_call_count;
 
 /* How a call talks back to whoever made it. user is the setup's. Except in
@@ -74,9 +74,9 @@ typedef struct fnw_call_setup {
     const fnw_operation *op;
     void *op_state;
     const fnw_type *input_type, *output_type;
-    fnw_buf *scratch;              /* encode buffer for fnw_call_emit_value */
-    fnw_entry_pool *entries;       /* where a call's entries go back */
-    int64_t timeout_ms;            /* 0 = none */
+    fnw_buf *scratch;        /* encode buffer for fnw_call_emit_value */
+    fnw_entry_pool *entries; /* where a call's entries go back */
+    int64_t timeout_ms;      /* 0 = none */
     fnw_timeout_action on_timeout;
     fnw_retry retry;
 } fnw_call_setup;
@@ -85,7 +85,7 @@ typedef struct fnw_call_setup {
  * the owner can stop them all. */
 typedef struct fnw_call_pool {
     const fnw_call_setup *setup;
-    size_t cap;                    /* inputs per call */
+    size_t cap; /* inputs per call */
     fnw_call *active, *free;
 } fnw_call_pool;
 

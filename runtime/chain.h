@@ -47,7 +47,7 @@ typedef struct fnw_chain {
     fnw_engine **engines;
     fnw_chain_link *links;
     fnw_engine_sink sink;
-    int failed;                 /* this bundle: a step failed; no more callbacks */
+    int failed; /* this bundle: a step failed; no more callbacks */
 } fnw_chain;
 
 /* A chain over engines[0..n-1] (n >= 1; the array is copied, the engines

@@ -32,12 +32,12 @@ struct fnw_engine {
     const fnw_operation *op;
     void *op_state;
     int op_open;
-    fnw_blocking_op *blocking;  /* a blocking operation's wrapper, else NULL */
+    fnw_blocking_op *blocking; /* a blocking operation's wrapper, else NULL */
     fnw_spec spec;
     fnw_op_env env;
     char *transform_id;
-    int direct_mode;            /* sync op, per element, no retry: no copy, no queue */
-    size_t call_cap;            /* inputs per call */
+    int direct_mode; /* sync op, per element, no retry: no copy, no queue */
+    size_t call_cap; /* inputs per call */
 
     fnw_engine_sink sink;
     char label[128];
@@ -48,18 +48,18 @@ struct fnw_engine {
     fnw_queue queue;
     fnw_batcher batcher;
     int has_batcher;
-    fnw_entry *ovf_head, *ovf_tail;   /* pushed without space, not yet admitted */
+    fnw_entry *ovf_head, *ovf_tail; /* pushed without space, not yet admitted */
     size_t ovf_n;
     fnw_entry_pool entries;
-    fnw_call_setup call_setup;        /* what every call of this engine shares */
-    fnw_call_pool calls;              /* queued calls */
-    fnw_call *direct;                 /* direct mode's one call */
+    fnw_call_setup call_setup; /* what every call of this engine shares */
+    fnw_call_pool calls;       /* queued calls */
+    fnw_call *direct;          /* direct mode's one call */
     fnw_buf scratch;
 
     int depth;
     int draining, drain_again;
     int cleanup_pending, free_pending, fail_pending;
-    int blocked;                      /* has_space was false at the last unwind */
+    int blocked; /* has_space was false at the last unwind */
     fnw_error fail_msg;
 };
 
@@ -71,8 +71,7 @@ static void drain(fnw_engine *e);
 
 static int stopped(const fnw_engine *e)
 {
-    return e->cleanup_pending || e->free_pending ||
-           (e->bstate != B_ACTIVE && e->bstate != B_FINISHING);
+    return e->cleanup_pending || e->free_pending || (e->bstate != B_ACTIVE && e->bstate != B_FINISHING);
 }
 
 static void dist_add(fnw_dist *d, int64_t v)
@@ -92,15 +91,30 @@ static void enter(fnw_engine *e)
 
 /* Runs one sink callback with the depth raised, so what it does to the
  * engine is deferred to the loop in leave(). */
-#define SINK_CALL0(e, fn) do { \
-        if ((e)->sink.fn) { (e)->depth++; (e)->sink.fn((e)->sink.user); (e)->depth--; } \
+#define SINK_CALL0(e, fn) \
+    do { \
+        if ((e)->sink.fn) { \
+            (e)->depth++; \
+            (e)->sink.fn((e)->sink.user); \
+            (e)->depth--; \
+        } \
     } while (0)
-#define SINK_CALL1(e, fn, arg) do { \
-        if ((e)->sink.fn) { (e)->depth++; (e)->sink.fn((e)->sink.user, (arg)); (e)->depth--; } \
+#define SINK_CALL1(e, fn, arg) \
+    do { \
+        if ((e)->sink.fn) { \
+            (e)->depth++; \
+            (e)->sink.fn((e)->sink.user, (arg)); \
+            (e)->depth--; \
+        } \
     } while (0)
 /* emit goes to its own user (engine.h: emit_user). */
-#define SINK_EMIT(e, out) do { \
-        if ((e)->sink.emit) { (e)->depth++; (e)->sink.emit((e)->sink.emit_user, (out)); (e)->depth--; } \
+#define SINK_EMIT(e, out) \
+    do { \
+        if ((e)->sink.emit) { \
+            (e)->depth++; \
+            (e)->sink.emit((e)->sink.emit_user, (out)); \
+            (e)->depth--; \
+        } \
     } while (0)
 
 static void leave(fnw_engine *e)
@@ -173,8 +187,8 @@ static void start_call(fnw_engine *e, fnw_entry *const *ens, size_t n)
 {
     fnw_call *c = fnw_call_pool_get(&e->calls);
     if (!c) {
-        fail_bundle(e, "out of memory starting a call of operation '%s' in transform '%s'",
-                    e->op->name, e->transform_id);
+        fail_bundle(e, "out of memory starting a call of operation '%s' in transform '%s'", e->op->name,
+                    e->transform_id);
         return;
     }
     e->m.calls++;
@@ -192,7 +206,7 @@ static void run_direct(fnw_engine *e, const fnw_record *in)
         e->m.inflight_high_water = 1;
     int64_t emitted = fnw_call_run_direct(e->direct, in, e->next_index++);
     if (emitted < 0)
-        return;   /* the operation did not settle the call: failed already */
+        return; /* the operation did not settle the call: failed already */
     if (emitted == 0)
         e->m.empty_results++;
     dist_add(&e->m.call_duration_ms, 0);
@@ -353,8 +367,8 @@ static void emit_ready(fnw_engine *e)
         fnw_entry *en = (fnw_entry *)n;
         for (uint32_t s = 0; s < en->nspans && !stopped(e); s++) {
             const fnw_span *sp = &en->spans[s];
-            fnw_record out = { en->rec.timestamp, en->rec.watermark,
-                               sp->is_null ? NULL : en->out + sp->off, sp->len };
+            fnw_record out = { en->rec.timestamp, en->rec.watermark, sp->is_null ? NULL : en->out + sp->off,
+                               sp->len };
             if (!sp->is_null && sp->len == 0)
                 out.data = (const uint8_t *)"";
             e->m.records_out++;
@@ -402,9 +416,8 @@ static void cleanup(fnw_engine *e)
 
 /* ---- public API ------------------------------------------------------------------- */
 
-int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op,
-                      const fnw_spec *spec, const fnw_op_env *env,
-                      fnw_engine **out, fnw_error *err)
+int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec *spec, const fnw_op_env *env,
+                   fnw_engine **out, fnw_error *err)
 {
     *out = NULL;
     if (!loop || !op || !spec || !op->name)
@@ -449,7 +462,7 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op,
         return -1;
     }
     e->op_open = 1;
-    e->env.options = NULL;   /* only valid during open */
+    e->env.options = NULL; /* only valid during open */
     if (op->invoke_blocking &&
         !(e->blocking = fnw_blocking_op_new(loop, op, e->op_state, e->env.input_type, e->env.output_type,
                                             (size_t)e->spec.capacity, fnw_blocking_pool_shared(), err))) {
@@ -473,7 +486,7 @@ static void engine_free(fnw_engine *e)
     cleanup(e);
     if (e->has_batcher)
         fnw_batcher_free(&e->batcher);
-    fnw_blocking_op_free(e->blocking);      /* waits for calls still on a thread */
+    fnw_blocking_op_free(e->blocking); /* waits for calls still on a thread */
     if (e->op_open && e->op->close)
         e->op->close(e->op_state);
     fnw_call_pool_free(&e->calls);
@@ -595,10 +608,12 @@ void fnw_engine_describe(const fnw_engine *e, double now, char *buf, size_t n)
     char oldest[64] = "";
     if (st.calls)
         snprintf(oldest, sizeof oldest, " (the oldest started %.1f s ago)", st.oldest_call_s);
-    snprintf(buf, n, "operation '%s' in transform '%s': %zu call(s) in flight%s; %zu input(s) "
-             "queued, %zu waiting for capacity %d, %zu in a partial batch; %" PRId64 " in, %"
-             PRId64 " out this bundle", e->op->name, e->transform_id, st.calls, oldest, st.queued,
-             st.waiting, e->spec.capacity, st.batching, st.records_in, st.records_out);
+    snprintf(buf, n,
+             "operation '%s' in transform '%s': %zu call(s) in flight%s; %zu input(s) "
+             "queued, %zu waiting for capacity %d, %zu in a partial batch; %" PRId64 " in, %" PRId64
+             " out this bundle",
+             e->op->name, e->transform_id, st.calls, oldest, st.queued, st.waiting, e->spec.capacity,
+             st.batching, st.records_in, st.records_out);
 }
 
 size_t fnw_engine_each_call(const fnw_engine *e, double now, size_t max,

@@ -68,23 +68,22 @@ typedef struct fnw_dist {
 
 /* Per-bundle figures, reset by fnw_engine_start(). */
 typedef struct fnw_engine_metrics {
-    int64_t records_in;         /* inputs pushed */
-    int64_t records_out;        /* outputs emitted */
-    int64_t calls;              /* operation calls (first attempts) */
-    int64_t batches;            /* calls in batch mode */
-    int64_t retries;            /* re-invocations */
-    int64_t timeouts;           /* calls that timed out */
-    int64_t failures;           /* calls that failed (error, after retries) */
-    int64_t empty_results;      /* inputs that ended with no output */
-    fnw_dist batch_size;        /* inputs per call */
-    fnw_dist call_duration_ms;  /* first attempt to settle */
-    int64_t inflight_high_water;/* max inputs in flight at once */
+    int64_t records_in;          /* inputs pushed */
+    int64_t records_out;         /* outputs emitted */
+    int64_t calls;               /* operation calls (first attempts) */
+    int64_t batches;             /* calls in batch mode */
+    int64_t retries;             /* re-invocations */
+    int64_t timeouts;            /* calls that timed out */
+    int64_t failures;            /* calls that failed (error, after retries) */
+    int64_t empty_results;       /* inputs that ended with no output */
+    fnw_dist batch_size;         /* inputs per call */
+    fnw_dist call_duration_ms;   /* first attempt to settle */
+    int64_t inflight_high_water; /* max inputs in flight at once */
 } fnw_engine_metrics;
 
 /* Validates the spec against the operation, opens an operation instance. */
-int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op,
-                      const fnw_spec *spec, const fnw_op_env *env,
-                      fnw_engine **out, fnw_error *err);
+int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec *spec, const fnw_op_env *env,
+                   fnw_engine **out, fnw_error *err);
 /* Cancels what is in flight, closes the operation, frees everything. */
 void fnw_engine_free(fnw_engine *e);
 
@@ -105,14 +104,14 @@ const fnw_engine_metrics *fnw_engine_metrics_get(const fnw_engine *e);
 
 /* ---- read-only views, for diagnostics (a hung bundle, SIGQUIT) ---------------- */
 typedef struct fnw_engine_stats {
-    size_t queued;          /* inputs admitted and not yet emitted (in calls, batching, or
+    size_t queued;                   /* inputs admitted and not yet emitted (in calls, batching, or
                                done and waiting for their turn in order) */
-    size_t waiting;         /* pushed while the queue was full, not admitted yet */
-    size_t batching;        /* inputs in the partial batch not sent yet */
-    size_t calls;           /* calls out: with the operation, waiting to retry, or timed
+    size_t waiting;                  /* pushed while the queue was full, not admitted yet */
+    size_t batching;                 /* inputs in the partial batch not sent yet */
+    size_t calls;                    /* calls out: with the operation, waiting to retry, or timed
                                out and still held by the operation */
-    double oldest_call_s;   /* how long ago the oldest of them started; 0 when none */
-    int64_t records_in, records_out;   /* this bundle's, as in the metrics */
+    double oldest_call_s;            /* how long ago the oldest of them started; 0 when none */
+    int64_t records_in, records_out; /* this bundle's, as in the metrics */
 } fnw_engine_stats;
 
 /* now is loop time (ev_now). */

@@ -29,25 +29,29 @@ typedef struct fnw_span {
 } fnw_span;
 
 typedef struct fnw_entry {
-    fnw_qnode q;                 /* queue link; also the free/overflow link */
-    fnw_record rec;              /* rec.data points into in (or is NULL) */
-    uint8_t *in;                 /* input bytes (owned, reused) */
+    fnw_qnode q;    /* queue link; also the free/overflow link */
+    fnw_record rec; /* rec.data points into in (or is NULL) */
+    uint8_t *in;    /* input bytes (owned, reused) */
     size_t in_cap;
-    uint8_t *out;                /* staged output bytes (owned, reused) */
+    uint8_t *out; /* staged output bytes (owned, reused) */
     size_t out_len, out_cap;
-    fnw_span *spans;             /* staged outputs */
+    fnw_span *spans; /* staged outputs */
     uint32_t nspans, spans_cap;
-    uint64_t index;              /* position within the bundle */
+    uint64_t index; /* position within the bundle */
     uint8_t held_by_queue, held_by_call;
-    size_t spare;                /* storage counted in the pool's spare while free */
-    struct fnw_entry *live_prev, *live_next;  /* live list; live_next links the free list */
+    size_t spare;                            /* storage counted in the pool's spare while free */
+    struct fnw_entry *live_prev, *live_next; /* live list; live_next links the free list */
 } fnw_entry;
 
 /* Copies rec's bytes into the entry. -1 when out of memory. */
 int fnw_entry_set_input(fnw_entry *en, const fnw_record *rec);
 /* Stages one output (data NULL = null value). -1 when out of memory. */
 int fnw_entry_add_output(fnw_entry *en, const uint8_t *data, size_t len);
-static inline void fnw_entry_clear_outputs(fnw_entry *en) { en->out_len = 0; en->nspans = 0; }
+static inline void fnw_entry_clear_outputs(fnw_entry *en)
+{
+    en->out_len = 0;
+    en->nspans = 0;
+}
 
 /* Storage an entry keeps when it returns to the free list, so that a pool
  * holds what its traffic needs instead of creeping, entry by entry, towards
@@ -69,7 +73,7 @@ static inline void fnw_entry_clear_outputs(fnw_entry *en) { en->out_len = 0; en-
 typedef struct fnw_entry_pool {
     fnw_entry *live;
     fnw_entry *free;
-    size_t spare;                /* storage of free entries over the small size */
+    size_t spare; /* storage of free entries over the small size */
 } fnw_entry_pool;
 
 void fnw_entry_pool_init(fnw_entry_pool *p);

@@ -42,8 +42,8 @@ static void join_known(const char *const *known, char *buf, size_t n)
     }
 }
 
-int fnw_options_check_known(const fnw_options *o, const char *const *known,
-                            const char *op_name, fnw_error *err)
+int fnw_options_check_known(const fnw_options *o, const char *const *known, const char *op_name,
+                            fnw_error *err)
 {
     if (!o)
         return 0;
@@ -53,12 +53,12 @@ int fnw_options_check_known(const fnw_options *o, const char *const *known,
         if (is_known(key, known))
             continue;
         if (!known || !known[0])
-            return fnw_error_set(err, "unknown option '%s' for operation '%s': it takes no options",
-                                 key, name);
+            return fnw_error_set(err, "unknown option '%s' for operation '%s': it takes no options", key,
+                                 name);
         char list[512];
         join_known(known, list, sizeof list);
-        return fnw_error_set(err, "unknown option '%s' for operation '%s'; known options: %s",
-                             key, name, list);
+        return fnw_error_set(err, "unknown option '%s' for operation '%s'; known options: %s", key, name,
+                             list);
     }
     return 0;
 }
@@ -83,8 +83,8 @@ static int parse_int64(const char *s, int64_t *out)
     return 0;
 }
 
-int fnw_options_int(const fnw_options *o, const char *key, int64_t def,
-                    int64_t min, int64_t max, int64_t *out, fnw_error *err)
+int fnw_options_int(const fnw_options *o, const char *key, int64_t def, int64_t min, int64_t max,
+                    int64_t *out, fnw_error *err)
 {
     const char *v = fnw_options_get(o, key);
     if (!v) {
@@ -119,8 +119,8 @@ int fnw_options_bool(const fnw_options *o, const char *key, int def, int *out, f
     return fnw_error_set(err, "option '%s' must be true or false, got '%s'", key, v);
 }
 
-int fnw_options_choice(const fnw_options *o, const char *key, const char *const *choices,
-                       int def, int *out, fnw_error *err)
+int fnw_options_choice(const fnw_options *o, const char *key, const char *const *choices, int def, int *out,
+                       fnw_error *err)
 {
     const char *v = fnw_options_get(o, key);
     if (!v) {

@@ -24,24 +24,24 @@
 typedef struct fnw_qseg fnw_qseg;
 
 typedef struct fnw_qnode {
-    struct fnw_qnode *next;   /* ordered: arrival order; unordered: done list */
-    fnw_qseg *seg;            /* unordered: the node's segment */
+    struct fnw_qnode *next; /* ordered: arrival order; unordered: done list */
+    fnw_qseg *seg;          /* unordered: the node's segment */
     uint8_t done;
 } fnw_qnode;
 
 struct fnw_qseg {
     fnw_qseg *next;
-    size_t incomplete;        /* nodes put into it and not completed yet */
+    size_t incomplete; /* nodes put into it and not completed yet */
     fnw_qnode *done_head, *done_tail;
 };
 
 typedef struct fnw_queue {
     int unordered;
-    int64_t watermark;        /* highest watermark seen; starts at INT64_MIN */
+    int64_t watermark; /* highest watermark seen; starts at INT64_MIN */
     size_t pending;
-    fnw_qnode *head, *tail;   /* ordered */
-    fnw_qseg *first, *last;   /* unordered */
-    int seg_closed;           /* unordered: the next put opens a new segment */
+    fnw_qnode *head, *tail; /* ordered */
+    fnw_qseg *first, *last; /* unordered */
+    int seg_closed;         /* unordered: the next put opens a new segment */
     fnw_qseg *free_segs;
 } fnw_queue;
 
@@ -58,6 +58,9 @@ int fnw_queue_put(fnw_queue *q, fnw_qnode *n);
 void fnw_queue_complete(fnw_queue *q, fnw_qnode *n);
 /* The next node that may leave, removed from the queue; NULL if none. */
 fnw_qnode *fnw_queue_pop_ready(fnw_queue *q);
-static inline size_t fnw_queue_pending(const fnw_queue *q) { return q->pending; }
+static inline size_t fnw_queue_pending(const fnw_queue *q)
+{
+    return q->pending;
+}
 
 #endif

@@ -64,7 +64,7 @@ const fnw_operation *fnw_registry_find(const fnw_registry *r, const char *name, 
             break;
         len += (size_t)w;
     }
-    fnw_error_set(err, "unknown operation '%s'; registered operations: %s",
-                  name ? name : "", r->count ? list : "(none)");
+    fnw_error_set(err, "unknown operation '%s'; registered operations: %s", name ? name : "",
+                  r->count ? list : "(none)");
     return NULL;
 }

@@ -16,7 +16,7 @@ struct fnw_registry {
     const fnw_operation *ops[FNW_REGISTRY_MAX];
 };
 
-void fnw_registry_init(fnw_registry *r);           /* empty */
+void fnw_registry_init(fnw_registry *r); /* empty */
 /* The table is usable: exactly one of invoke and invoke_blocking, cancel
  * for an asynchronous one, a blocking one not sync. */
 int fnw_registry_check(const fnw_operation *op, fnw_error *err);

@@ -10,9 +10,12 @@
 static const char *retry_kind_name(fnw_retry_kind k)
 {
     switch (k) {
-    case FNW_RETRY_NONE: return "NO_RETRY";
-    case FNW_RETRY_FIXED_DELAY: return "FIXED_DELAY";
-    case FNW_RETRY_EXPONENTIAL: return "EXPONENTIAL_BACKOFF";
+    case FNW_RETRY_NONE:
+        return "NO_RETRY";
+    case FNW_RETRY_FIXED_DELAY:
+        return "FIXED_DELAY";
+    case FNW_RETRY_EXPONENTIAL:
+        return "EXPONENTIAL_BACKOFF";
     }
     return "?";
 }
@@ -22,7 +25,8 @@ static int validate_batch(const fnw_spec *s, fnw_error *err)
     if (s->batch_size <= 0)
         return fnw_error_set(err, "Batch size must be positive, got: %" PRId32, s->batch_size);
     if (s->batch_size > FNW_SPEC_MAX_BATCH_SIZE)
-        return fnw_error_set(err, "batch_size %" PRId32 " is over fnworker's limit of %d inputs per batch "
+        return fnw_error_set(err,
+                             "batch_size %" PRId32 " is over fnworker's limit of %d inputs per batch "
                              "(a batch's slots are reserved when the operation opens)",
                              s->batch_size, FNW_SPEC_MAX_BATCH_SIZE);
     if (s->timeout_ms <= 0)
@@ -38,7 +42,8 @@ static int validate_retry_fields(const fnw_retry *r, fnw_error *err)
 {
     const char *k = retry_kind_name(r->kind);
     if (r->max_attempts <= 0)
-        return fnw_error_set(err, "max_attempts of the async retry strategy '%s' must be positive, got: %" PRId32,
+        return fnw_error_set(err,
+                             "max_attempts of the async retry strategy '%s' must be positive, got: %" PRId32,
                              k, r->max_attempts);
     if (r->delay_ms <= 0)
         return fnw_error_set(err, "delay_ms of the async retry strategy '%s' must be positive, got: %" PRId64,
@@ -46,11 +51,12 @@ static int validate_retry_fields(const fnw_retry *r, fnw_error *err)
     if (r->kind != FNW_RETRY_EXPONENTIAL)
         return 0;
     if (r->max_delay_ms <= 0)
-        return fnw_error_set(err, "max_delay_ms of the async retry strategy '%s' must be positive, got: %" PRId64,
+        return fnw_error_set(err,
+                             "max_delay_ms of the async retry strategy '%s' must be positive, got: %" PRId64,
                              k, r->max_delay_ms);
     if (!(r->multiplier > 0))
-        return fnw_error_set(err, "multiplier of the async retry strategy '%s' must be positive, got: %g",
-                             k, r->multiplier);
+        return fnw_error_set(err, "multiplier of the async retry strategy '%s' must be positive, got: %g", k,
+                             r->multiplier);
     return 0;
 }
 
@@ -66,8 +72,9 @@ static int validate_retry(const fnw_spec *s, fnw_error *err)
     if (s->timeout_ms <= 0)
         return fnw_error_set(err, "Timeout should be configured when do async with retry.");
     if (!r->on_error && !r->on_empty)
-        return fnw_error_set(err, "Retry predicate of the async retry strategy '%s' is missing: "
-                                  "set retry_on_error and/or retry_on_empty_result.",
+        return fnw_error_set(err,
+                             "Retry predicate of the async retry strategy '%s' is missing: "
+                             "set retry_on_error and/or retry_on_empty_result.",
                              retry_kind_name(r->kind));
     return 0;
 }
@@ -97,8 +104,10 @@ int fnw_spec_validate(fnw_spec *s, fnw_error *err)
     if (s->capacity < 0)
         return fnw_error_set(err, "Capacity must be positive, got: %" PRId32, s->capacity);
     if (s->capacity > FNW_SPEC_MAX_CAPACITY)
-        return fnw_error_set(err, "capacity %" PRId32 " is over fnworker's limit of %d inputs in flight "
-                             "per operation", s->capacity, FNW_SPEC_MAX_CAPACITY);
+        return fnw_error_set(err,
+                             "capacity %" PRId32 " is over fnworker's limit of %d inputs in flight "
+                             "per operation",
+                             s->capacity, FNW_SPEC_MAX_CAPACITY);
     if (s->on_timeout != FNW_TIMEOUT_FAIL && s->on_timeout != FNW_TIMEOUT_EMPTY &&
         s->on_timeout != FNW_TIMEOUT_OPERATION)
         return fnw_error_set(err, "Unknown timeout action: %d", (int)s->on_timeout);

@@ -23,9 +23,9 @@ typedef enum fnw_retry_kind {
 typedef struct fnw_retry {
     fnw_retry_kind kind;
     int32_t max_attempts;
-    int64_t delay_ms;        /* fixed delay, or the initial delay */
-    int64_t max_delay_ms;    /* exponential only */
-    double multiplier;       /* exponential only */
+    int64_t delay_ms;     /* fixed delay, or the initial delay */
+    int64_t max_delay_ms; /* exponential only */
+    double multiplier;    /* exponential only */
     int on_error;
     int on_empty;
 } fnw_retry;
@@ -44,9 +44,9 @@ typedef enum fnw_timeout_action {
 #define FNW_SPEC_MAX_CAPACITY 1048576
 
 typedef struct fnw_spec {
-    int batched;              /* batch mode: OperationSpec mode BATCH (or function type ASYNC_BATCH) */
-    int unordered;            /* OutputMode UNORDERED */
-    int32_t capacity;         /* as given; 0 means 100 */
+    int batched;      /* batch mode: OperationSpec mode BATCH (or function type ASYNC_BATCH) */
+    int unordered;    /* OutputMode UNORDERED */
+    int32_t capacity; /* as given; 0 means 100 */
     int64_t timeout_ms;
     int32_t batch_size;
     int64_t batch_timeout_ms;

@@ -49,16 +49,18 @@ static int has(const char *details, const char *what)
 
 int fnw_boot_failure_reason(grpc_status_code code, const char *details, char *buf, size_t n)
 {
-    static const struct { const char *needle, *reason; } known[] = {
-        {"connection refused", "connection refused"},
-        {"dns resolution failed", "the host name does not resolve"},
-        {"name or service not known", "the host name does not resolve"},
-        {"domain name not found", "the host name does not resolve"},
-        {"no route to host", "no route to host"},
-        {"network is unreachable", "the network is unreachable"},
-        {"connection reset", "the connection was reset"},
-        {"connection timed out", "the connection attempt timed out"},
-        {"socket closed", "the server closed the connection"},
+    static const struct {
+        const char *needle, *reason;
+    } known[] = {
+        { "connection refused", "connection refused" },
+        { "dns resolution failed", "the host name does not resolve" },
+        { "name or service not known", "the host name does not resolve" },
+        { "domain name not found", "the host name does not resolve" },
+        { "no route to host", "no route to host" },
+        { "network is unreachable", "the network is unreachable" },
+        { "connection reset", "the connection was reset" },
+        { "connection timed out", "the connection attempt timed out" },
+        { "socket closed", "the server closed the connection" },
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (has(details, known[i].needle)) {
@@ -86,9 +88,10 @@ static void control_ready(void *user, int ready)
     if (b->stopped)
         return;
     if (!ready) {
-        fnw_err(b->log, "cannot connect to %s (the control endpoint): %s; gave up after %.0f s "
-                "(--connect-timeout); exiting", b->control_url, fnw_rpc_channel_state(b->control_ch),
-                b->flags->connect_timeout_s);
+        fnw_err(b->log,
+                "cannot connect to %s (the control endpoint): %s; gave up after %.0f s "
+                "(--connect-timeout); exiting",
+                b->control_url, fnw_rpc_channel_state(b->control_ch), b->flags->connect_timeout_s);
         boot_fail(b);
         return;
     }
@@ -117,7 +120,7 @@ static void provision_retry_cb(struct ev_loop *loop, ev_timer *t, int revents)
 
 int fnw_boot_read_provision(fnw_boot *b, const uint8_t *p, size_t n)
 {
-    fnw_error err;   /* pipeline_options is a Struct, which nests without a limit */
+    fnw_error err; /* pipeline_options is a Struct, which nests without a limit */
     if (fnw_pb_nesting_check(&PB(get_provision_info_response__descriptor), p, n, &err) < 0) {
         fnw_err(b->log, "GetProvisionInfo: %s", err.msg);
         return -1;
@@ -140,8 +143,10 @@ int fnw_boot_read_provision(fnw_boot *b, const uint8_t *p, size_t n)
 static void provision_answered(fnw_boot *b, grpc_slice resp)
 {
     if (fnw_boot_read_provision(b, GRPC_SLICE_START_PTR(resp), GRPC_SLICE_LENGTH(resp)) < 0) {
-        fnw_err(b->log, "GetProvisionInfo from %s returned bytes that are not a "
-                "GetProvisionInfoResponse; exiting", b->flags->provision_endpoint);
+        fnw_err(b->log,
+                "GetProvisionInfo from %s returned bytes that are not a "
+                "GetProvisionInfoResponse; exiting",
+                b->flags->provision_endpoint);
         boot_fail(b);
         return;
     }
@@ -167,12 +172,15 @@ static void provision_done(void *user, grpc_status_code code, const char *detail
     if (fnw_boot_backoff_next(&b->backoff, ev_now(b->loop), &delay) < 0) {
         char why[256];
         if (fnw_boot_failure_reason(code, details, why, sizeof why))
-            fnw_err(b->log, "cannot connect to %s (the provision endpoint): %s; gave up after %.0f s "
-                    "(--connect-timeout; gRPC status %d: %s); exiting", b->flags->provision_endpoint, why,
-                    b->flags->connect_timeout_s, (int)code, details);
+            fnw_err(b->log,
+                    "cannot connect to %s (the provision endpoint): %s; gave up after %.0f s "
+                    "(--connect-timeout; gRPC status %d: %s); exiting",
+                    b->flags->provision_endpoint, why, b->flags->connect_timeout_s, (int)code, details);
         else
-            fnw_err(b->log, "GetProvisionInfo from %s failed for %.0f s (--connect-timeout), last with %s; "
-                    "exiting", b->flags->provision_endpoint, b->flags->connect_timeout_s, why);
+            fnw_err(b->log,
+                    "GetProvisionInfo from %s failed for %.0f s (--connect-timeout), last with %s; "
+                    "exiting",
+                    b->flags->provision_endpoint, b->flags->connect_timeout_s, why);
         boot_fail(b);
         return;
     }
@@ -184,13 +192,14 @@ static void provision_done(void *user, grpc_status_code code, const char *detail
 
 static void request_provision(fnw_boot *b)
 {
-    pb_GetProvisionInfoRequest req = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__GET_PROVISION_INFO_REQUEST__INIT;
+    pb_GetProvisionInfoRequest req =
+        ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__GET_PROVISION_INFO_REQUEST__INIT;
     size_t n = PB(get_provision_info_request__get_packed_size)(&req);
     grpc_slice s = grpc_slice_malloc(n);
     PB(get_provision_info_request__pack)(&req, GRPC_SLICE_START_PTR(s));
     double left = fnw_boot_backoff_left(&b->backoff, ev_now(b->loop), 0.2);
-    if (b->transport->provision(b->transport_ctx, b->flags->provision_endpoint, s, left, provision_done,
-                                b) < 0) {
+    if (b->transport->provision(b->transport_ctx, b->flags->provision_endpoint, s, left, provision_done, b) <
+        0) {
         fnw_err(b->log, "could not start GetProvisionInfo; exiting");
         boot_fail(b);
     }
@@ -209,12 +218,12 @@ static int grpc_provision(void *ctx, const char *endpoint, grpc_slice request, d
     return fnw_rpc_unary(b->rpc, b->provision_ch, FNW_METHOD_PROVISION, request, timeout_s, 0, cb, user, NULL);
 }
 
-static const fnw_boot_transport grpc_transport = {grpc_provision};
+static const fnw_boot_transport grpc_transport = { grpc_provision };
 
 /* ---- lifecycle ------------------------------------------------------------------- */
 
-void fnw_boot_init(fnw_boot *b, struct ev_loop *loop, const fnw_flags *flags, fnw_logger *log,
-                   fnw_rpc *rpc, const fnw_boot_events *ev, void *user)
+void fnw_boot_init(fnw_boot *b, struct ev_loop *loop, const fnw_flags *flags, fnw_logger *log, fnw_rpc *rpc,
+                   const fnw_boot_events *ev, void *user)
 {
     memset(b, 0, sizeof *b);
     b->loop = loop;

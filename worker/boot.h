@@ -49,8 +49,8 @@ double fnw_boot_backoff_left(const fnw_boot_backoff *bo, double now, double floo
 typedef struct fnw_boot_transport {
     /* One GetProvisionInfo call to endpoint; takes request. 0: cb runs
      * exactly once, later; -1: the call could not start (no callback). */
-    int (*provision)(void *ctx, const char *endpoint, grpc_slice request, double timeout_s,
-                     fnw_unary_cb cb, void *user);
+    int (*provision)(void *ctx, const char *endpoint, grpc_slice request, double timeout_s, fnw_unary_cb cb,
+                     void *user);
 } fnw_boot_transport;
 
 typedef struct fnw_boot_events {
@@ -79,8 +79,8 @@ typedef struct fnw_boot {
 } fnw_boot;
 
 /* Everything given is borrowed for boot's life. Starts nothing. */
-void fnw_boot_init(fnw_boot *b, struct ev_loop *loop, const fnw_flags *flags, fnw_logger *log,
-                   fnw_rpc *rpc, const fnw_boot_events *ev, void *user);
+void fnw_boot_init(fnw_boot *b, struct ev_loop *loop, const fnw_flags *flags, fnw_logger *log, fnw_rpc *rpc,
+                   const fnw_boot_events *ev, void *user);
 /* Provisions through t (borrowed) instead of gRPC; before fnw_boot_start. */
 void fnw_boot_use_transport(fnw_boot *b, const fnw_boot_transport *t, void *ctx);
 /* Warns about unknown flags and starts provisioning or connecting. */

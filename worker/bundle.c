@@ -29,18 +29,18 @@ struct fnw_bundle {
     char *instruction_id;
     fnw_data_conn *conn;
     fnw_inbox *inbox;
-    fnw_outbox **outboxes;     /* [0] is the main sink */
+    fnw_outbox **outboxes; /* [0] is the main sink */
     size_t n_out;
-    fnw_chain *chain;          /* the steps' engines, run as one (runtime/chain.h) */
-    int64_t index;             /* records read */
+    fnw_chain *chain; /* the steps' engines, run as one (runtime/chain.h) */
+    int64_t index;    /* records read */
     int state;
     int feeding, again;
     int failed;
-    char error[FNW_ERROR_MAX + 256];   /* kept inline: reporting a failure never allocates */
-    ev_timer done_timer;       /* reports from a clean stack */
-    ev_timer lull_timer;       /* samples progress for --lull-seconds */
+    char error[FNW_ERROR_MAX + 256]; /* kept inline: reporting a failure never allocates */
+    ev_timer done_timer;             /* reports from a clean stack */
+    ev_timer lull_timer;             /* samples progress for --lull-seconds */
     fnw_lull lull;
-    send_token *last_send;     /* the is_last message in flight */
+    send_token *last_send; /* the is_last message in flight */
     fnw_bundle_done_cb done;
     void *user;
 };
@@ -105,7 +105,7 @@ static void write_output(fnw_bundle *b, const fnw_record *out)
                     b->plan->main_sink_id);
         return;
     }
-    fnw_buf view = {w, 0, size, size};
+    fnw_buf view = { w, 0, size, size };
     fnw_row_put_output(&view, out->timestamp, out->data, out->len);
 }
 
@@ -192,8 +192,8 @@ static void feed_chain(fnw_bundle *b)
             fnw_inbox_status r = fnw_inbox_next(b->inbox, &f);
             if (r != FNW_INBOX_RECORD) {
                 if (r == FNW_INBOX_BAD)
-                    bundle_fail(b, "transform '%s': element %" PRId64 " %s", b->plan->source_id,
-                                b->index, fnw_inbox_error(b->inbox));
+                    bundle_fail(b, "transform '%s': element %" PRId64 " %s", b->plan->source_id, b->index,
+                                fnw_inbox_error(b->inbox));
                 else if (r == FNW_INBOX_END)
                     start_finish(b);
                 return;
@@ -206,7 +206,7 @@ static void feed_chain(fnw_bundle *b)
                             b->plan->steps[0].transform_id, b->index, t, err.msg);
                 return;
             }
-            fnw_record rec = {row.timestamp, row.watermark, row.data, (uint32_t)row.len};
+            fnw_record rec = { row.timestamp, row.watermark, row.data, (uint32_t)row.len };
             b->index++;
             fnw_chain_push(b->chain, &rec);
         }
@@ -243,10 +243,14 @@ static void on_data_failed(void *user, const char *message)
 static const char *state_text(int state)
 {
     switch (state) {
-    case B_RUNNING: return "reading input";
-    case B_FINISHING: return "input ended, waiting for its calls";
-    case B_SENDING_LAST: return "sending the last output";
-    default: return "done";
+    case B_RUNNING:
+        return "reading input";
+    case B_FINISHING:
+        return "input ended, waiting for its calls";
+    case B_SENDING_LAST:
+        return "sending the last output";
+    default:
+        return "done";
     }
 }
 
@@ -257,8 +261,8 @@ static uint64_t progress_figure(const fnw_bundle *b)
     uint64_t p = (uint64_t)b->index + (uint64_t)b->state;
     for (size_t i = 0; i < fnw_processor_steps(b->proc); i++) {
         const fnw_engine_metrics *m = fnw_engine_metrics_get(fnw_processor_engine(b->proc, i));
-        p += (uint64_t)(m->records_in + m->records_out + m->calls + m->retries + m->timeouts +
-                        m->failures + m->call_duration_ms.count);
+        p += (uint64_t)(m->records_in + m->records_out + m->calls + m->retries + m->timeouts + m->failures +
+                        m->call_duration_ms.count);
     }
     return p;
 }
@@ -275,9 +279,10 @@ size_t fnw_bundle_describe(const fnw_bundle *b, char *buf, size_t n)
 {
     fnw_bundle_progress p;
     fnw_bundle_progress_get(b, &p);
-    int len = snprintf(buf, n, "instruction %s (descriptor %s), %s: %" PRId64 " input(s) read, %"
-                       PRId64 " output(s) written", b->instruction_id, b->plan->descriptor_id,
-                       p.state, p.inputs_read, p.outputs_written);
+    int len = snprintf(buf, n,
+                       "instruction %s (descriptor %s), %s: %" PRId64 " input(s) read, %" PRId64
+                       " output(s) written",
+                       b->instruction_id, b->plan->descriptor_id, p.state, p.inputs_read, p.outputs_written);
     return len < 0 ? 0 : (size_t)len < n ? (size_t)len : n - 1;
 }
 
@@ -295,8 +300,8 @@ static void lull_cb(struct ev_loop *loop, ev_timer *t, int revents)
         fnw_engine_describe(fnw_processor_engine(b->proc, i), now, msg + len, sizeof msg - len);
         len += strlen(msg + len);
     }
-    fnw_log(b->log, FNW_LOG_WARN, b->instruction_id, NULL,
-            "no progress for %.0f s (--lull-seconds=%g) in %s", idle, b->lull.lull_s, msg);
+    fnw_log(b->log, FNW_LOG_WARN, b->instruction_id, NULL, "no progress for %.0f s (--lull-seconds=%g) in %s",
+            idle, b->lull.lull_s, msg);
 }
 
 void fnw_bundle_watch(fnw_bundle *b, double lull_s)
@@ -331,7 +336,7 @@ void fnw_bundle_dump(const fnw_bundle *b)
     fnw_log(b->log, FNW_LOG_INFO, b->instruction_id, NULL, "  %s", msg);
     for (size_t i = 0; i < fnw_processor_steps(b->proc); i++) {
         const fnw_engine *e = fnw_processor_engine(b->proc, i);
-        dump_ctx d = {b, b->plan->steps[i].transform_id};
+        dump_ctx d = { b, b->plan->steps[i].transform_id };
         fnw_engine_describe(e, now, msg, sizeof msg);
         fnw_log(b->log, FNW_LOG_INFO, b->instruction_id, d.transform_id, "   step %zu: %s", i + 1, msg);
         size_t calls = fnw_engine_each_call(e, now, DUMP_MAX_CALLS, dump_call, &d);
@@ -343,9 +348,8 @@ void fnw_bundle_dump(const fnw_bundle *b)
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
-fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr *data,
-                             fnw_processor *proc, const char *instruction_id,
-                             fnw_bundle_done_cb done, void *user)
+fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr *data, fnw_processor *proc,
+                             const char *instruction_id, fnw_bundle_done_cb done, void *user)
 {
     fnw_bundle *b = calloc(1, sizeof *b);
     if (!b)
@@ -381,9 +385,9 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
         }
         b->n_out = i + 1;
     }
-    fnw_engine_sink sink = {b, chain_emit, chain_ready, chain_failed, chain_finished, NULL};
+    fnw_engine_sink sink = { b, chain_emit, chain_ready, chain_failed, chain_finished, NULL };
     fnw_chain_start(b->chain, &sink, b->instruction_id);
-    fnw_data_listener l = {b, on_input, on_data_failed};
+    fnw_data_listener l = { b, on_input, on_data_failed };
     fnw_error err;
     b->inbox = fnw_inbound_claim(b->conn, instruction_id, plan->source_id, &l, &err);
     if (!b->inbox) {

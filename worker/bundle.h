@@ -39,9 +39,8 @@ typedef void (*fnw_bundle_done_cb)(void *user, fnw_bundle *b, const char *error,
                                    const fnw_metric_set *metrics);
 
 /* NULL when out of memory (then done is never called). */
-fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr *data,
-                             fnw_processor *proc, const char *instruction_id,
-                             fnw_bundle_done_cb done, void *user);
+fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr *data, fnw_processor *proc,
+                             const char *instruction_id, fnw_bundle_done_cb done, void *user);
 const char *fnw_bundle_instruction(const fnw_bundle *b);
 fnw_processor *fnw_bundle_processor(const fnw_bundle *b);
 /* Stops without reporting (the worker is stopping): what is in flight in
@@ -52,9 +51,9 @@ void fnw_bundle_free(fnw_bundle *b);
 
 /* ---- what is in flight, for a hung bundle (--lull-seconds) and SIGQUIT ---- */
 typedef struct fnw_bundle_progress {
-    int64_t inputs_read;        /* records taken from the input so far */
-    int64_t outputs_written;    /* records the last step gave to the main sink */
-    const char *state;          /* "reading input", "input ended, waiting for its calls", ... */
+    int64_t inputs_read;     /* records taken from the input so far */
+    int64_t outputs_written; /* records the last step gave to the main sink */
+    const char *state;       /* "reading input", "input ended, waiting for its calls", ... */
 } fnw_bundle_progress;
 
 void fnw_bundle_progress_get(const fnw_bundle *b, fnw_bundle_progress *p);

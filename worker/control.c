@@ -11,7 +11,7 @@
 struct fnw_control {
     const fnw_control_transport *t;
     void *ctx;
-    fnw_rpc *rpc;              /* the gRPC transport's (fnw_control_start) */
+    fnw_rpc *rpc; /* the gRPC transport's (fnw_control_start) */
     grpc_channel *ch;
     void *stream;
     fnw_logger *log;
@@ -29,9 +29,9 @@ typedef struct fetch_ctx {
 static void refuse_request(fnw_control *c, const uint8_t *p, size_t n, const char *why)
 {
     char id[256];
-    int have_id = fnw_pb_nesting_find_top_string(p, n, 1, id, sizeof id);   /* instruction_id */
-    fnw_log(c->log, FNW_LOG_ERROR, have_id ? id : NULL, NULL,
-            "refused a Control message of %zu bytes: %s", n, why);
+    int have_id = fnw_pb_nesting_find_top_string(p, n, 1, id, sizeof id); /* instruction_id */
+    fnw_log(c->log, FNW_LOG_ERROR, have_id ? id : NULL, NULL, "refused a Control message of %zu bytes: %s", n,
+            why);
     if (have_id)
         fnw_control_respond_error(c, id, why);
 }
@@ -40,13 +40,13 @@ static void refuse_request(fnw_control *c, const uint8_t *p, size_t n, const cha
  * and (as a register request carries descriptors, whose Triggers nest
  * without a limit of their own, and protobuf-c would recurse through all of
  * them) not nested too deeply. */
-static int check_readable(const ProtobufCMessageDescriptor *desc, const uint8_t *p, size_t n,
-                          fnw_error *err)
+static int check_readable(const ProtobufCMessageDescriptor *desc, const uint8_t *p, size_t n, fnw_error *err)
 {
     if (n > FNW_CONTROL_MAX_MESSAGE)
-        return fnw_error_set(err, "%zu bytes is more than fnworker's limit of %zu bytes (%zu MiB) for one "
-                             "Control message or descriptor", n, FNW_CONTROL_MAX_MESSAGE,
-                             FNW_CONTROL_MAX_MESSAGE >> 20);
+        return fnw_error_set(err,
+                             "%zu bytes is more than fnworker's limit of %zu bytes (%zu MiB) for one "
+                             "Control message or descriptor",
+                             n, FNW_CONTROL_MAX_MESSAGE, FNW_CONTROL_MAX_MESSAGE >> 20);
     return fnw_pb_nesting_check(desc, p, n, err);
 }
 
@@ -60,11 +60,12 @@ static void control_on_message(void *user, grpc_slice msg)
         return;
     }
     pb_InstructionRequest *req = PB(instruction_request__unpack)(NULL, GRPC_SLICE_LENGTH(msg),
-                                                                GRPC_SLICE_START_PTR(msg));
+                                                                 GRPC_SLICE_START_PTR(msg));
     if (!req) {
         fnw_log(c->log, FNW_LOG_ERROR, NULL, NULL,
                 "dropped a Control message that is not an InstructionRequest (%zu bytes); the runner "
-                "will get no response to it", (size_t)GRPC_SLICE_LENGTH(msg));
+                "will get no response to it",
+                (size_t)GRPC_SLICE_LENGTH(msg));
         return;
     }
     c->h.on_request(c->h.user, req);
@@ -99,15 +100,15 @@ static void grpc_free(void *stream)
     fnw_stream_free(stream);
 }
 
-static int grpc_unary(void *ctx, const char *method, grpc_slice request, double timeout_s,
-                      fnw_unary_cb cb, void *user)
+static int grpc_unary(void *ctx, const char *method, grpc_slice request, double timeout_s, fnw_unary_cb cb,
+                      void *user)
 {
     fnw_control *c = ctx;
     return fnw_rpc_unary(c->rpc, c->ch, method, request, timeout_s, 0, cb, user, NULL);
 }
 
-static const fnw_control_transport grpc_transport = {grpc_start, grpc_send, grpc_cancel, grpc_free,
-                                                     grpc_unary};
+static const fnw_control_transport grpc_transport = { grpc_start, grpc_send, grpc_cancel, grpc_free,
+                                                      grpc_unary };
 
 static fnw_control *control_new(const fnw_control_transport *t, void *ctx, fnw_logger *log,
                                 const fnw_control_handler *h)
@@ -124,13 +125,12 @@ static fnw_control *control_new(const fnw_control_transport *t, void *ctx, fnw_l
 
 static fnw_control *control_start_stream(fnw_control *c)
 {
-    fnw_stream_handler sh = {c, control_on_message, NULL, control_on_closed};
+    fnw_stream_handler sh = { c, control_on_message, NULL, control_on_closed };
     c->stream = c->t->start(c->ctx, &sh);
     return c;
 }
 
-fnw_control *fnw_control_start(fnw_rpc *rpc, grpc_channel *ch, fnw_logger *log,
-                               const fnw_control_handler *h)
+fnw_control *fnw_control_start(fnw_rpc *rpc, grpc_channel *ch, fnw_logger *log, const fnw_control_handler *h)
 {
     fnw_control *c = control_new(&grpc_transport, NULL, log, h);
     if (!c)
@@ -221,15 +221,16 @@ static void fetch_done(void *user, grpc_status_code code, const char *details, g
         f->cb(f->user, NULL, why);
     } else if (check_readable(&PB(process_bundle_descriptor__descriptor), p, n, &err) < 0) {
         char why[FNW_ERROR_MAX + 128];
-        snprintf(why, sizeof why, "GetProcessBundleDescriptor('%s') returned bytes the worker cannot read: %s",
-                 f->id, err.msg);
+        snprintf(why, sizeof why,
+                 "GetProcessBundleDescriptor('%s') returned bytes the worker cannot read: %s", f->id, err.msg);
         f->cb(f->user, read_transforms(p, n), why);
     } else {
         pb_ProcessBundleDescriptor *d = PB(process_bundle_descriptor__unpack)(NULL, n, p);
         if (d)
             f->cb(f->user, d, NULL);
         else
-            f->cb(f->user, NULL, "GetProcessBundleDescriptor returned bytes that are not a ProcessBundleDescriptor");
+            f->cb(f->user, NULL,
+                  "GetProcessBundleDescriptor returned bytes that are not a ProcessBundleDescriptor");
     }
     free(f->id);
     free(f);
@@ -290,12 +291,18 @@ void fnw_control_free(fnw_control *c)
 static const char *request_kind(int c)
 {
     switch (c) {
-    case REQ_CASE(PROCESS_BUNDLE_PROGRESS): return "process_bundle_progress";
-    case REQ_CASE(PROCESS_BUNDLE_SPLIT): return "process_bundle_split";
-    case REQ_CASE(FINALIZE_BUNDLE): return "finalize_bundle";
-    case REQ_CASE(MONITORING_INFOS): return "monitoring_infos";
-    case REQ_CASE(HARNESS_MONITORING_INFOS): return "harness_monitoring_infos";
-    case REQ_CASE(SAMPLE_DATA): return "sample_data";
+    case REQ_CASE(PROCESS_BUNDLE_PROGRESS):
+        return "process_bundle_progress";
+    case REQ_CASE(PROCESS_BUNDLE_SPLIT):
+        return "process_bundle_split";
+    case REQ_CASE(FINALIZE_BUNDLE):
+        return "finalize_bundle";
+    case REQ_CASE(MONITORING_INFOS):
+        return "monitoring_infos";
+    case REQ_CASE(HARNESS_MONITORING_INFOS):
+        return "harness_monitoring_infos";
+    case REQ_CASE(SAMPLE_DATA):
+        return "sample_data";
     }
     return NULL;
 }
@@ -303,12 +310,15 @@ static const char *request_kind(int c)
 void fnw_control_describe_unsupported(const pb_InstructionRequest *req, char *msg, size_t cap)
 {
     if (req->request_case == REQ_CASE(_NOT_SET)) {
-        snprintf(msg, cap, "instruction %s has no request set (or one this worker does not "
-                 "know); fnworker handles process_bundle and register", req->instruction_id);
+        snprintf(msg, cap,
+                 "instruction %s has no request set (or one this worker does not "
+                 "know); fnworker handles process_bundle and register",
+                 req->instruction_id);
         return;
     }
     const char *kind = request_kind(req->request_case);
-    snprintf(msg, cap, "fnworker does not support %s requests (instruction %s); it "
-             "handles process_bundle and register", kind ? kind : "this kind of",
-             req->instruction_id);
+    snprintf(msg, cap,
+             "fnworker does not support %s requests (instruction %s); it "
+             "handles process_bundle and register",
+             kind ? kind : "this kind of", req->instruction_id);
 }

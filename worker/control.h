@@ -46,13 +46,13 @@ typedef struct fnw_control_handler {
 typedef struct fnw_control_transport {
     /* Starts the Control stream, delivering to h; NULL on failure. */
     void *(*start)(void *ctx, const fnw_stream_handler *h);
-    void (*send)(void *stream, grpc_slice msg);        /* takes msg */
+    void (*send)(void *stream, grpc_slice msg); /* takes msg */
     void (*cancel)(void *stream);
     void (*free)(void *stream);
     /* A unary call on the control channel; takes request; -1 if it could
      * not start (then cb is not called). */
-    int (*unary)(void *ctx, const char *method, grpc_slice request, double timeout_s,
-                 fnw_unary_cb cb, void *user);
+    int (*unary)(void *ctx, const char *method, grpc_slice request, double timeout_s, fnw_unary_cb cb,
+                 void *user);
 } fnw_control_transport;
 
 /* The fetched descriptor d, or why there is none. When why is set, d may
@@ -63,8 +63,7 @@ typedef struct fnw_control_transport {
 typedef void (*fnw_descriptor_cb)(void *user, pb_ProcessBundleDescriptor *d, const char *why);
 
 /* Opens the Control stream on ch. log receives what cannot be answered. */
-fnw_control *fnw_control_start(fnw_rpc *rpc, grpc_channel *ch, fnw_logger *log,
-                               const fnw_control_handler *h);
+fnw_control *fnw_control_start(fnw_rpc *rpc, grpc_channel *ch, fnw_logger *log, const fnw_control_handler *h);
 /* The same over another transport (t is borrowed for the unit's life). */
 fnw_control *fnw_control_start_on(const fnw_control_transport *t, void *ctx, fnw_logger *log,
                                   const fnw_control_handler *h);

@@ -23,9 +23,9 @@ static void channel_free(grpc_channel *ch)
 }
 
 const fnw_data_io fnw_data_io_grpc = {
-    fnw_rpc_channel, channel_free, fnw_rpc_wait_ready, fnw_rpc_ready_cancel, fnw_stream_start,
-    fnw_stream_send_slices, fnw_stream_congested, fnw_stream_pause_recv, fnw_stream_cancel,
-    fnw_stream_close_send, fnw_stream_free, loop_now,
+    fnw_rpc_channel,   channel_free,           fnw_rpc_wait_ready,   fnw_rpc_ready_cancel,
+    fnw_stream_start,  fnw_stream_send_slices, fnw_stream_congested, fnw_stream_pause_recv,
+    fnw_stream_cancel, fnw_stream_close_send,  fnw_stream_free,      loop_now,
 };
 
 static void conn_on_message(void *user, grpc_slice msg)
@@ -80,7 +80,9 @@ static void outbox_send(fnw_outbox **obs, size_t n, int is_last, fnw_sent_cb don
             heads += fnw_elements_data_size(il, tl, 0, 1);
     }
     grpc_slice few[2 * OUTBOX_SEND_MAX + 1];
-    grpc_slice *slices = !heads ? NULL : n <= OUTBOX_SEND_MAX ? few : malloc((2 * with_data + 1) * sizeof *slices);
+    grpc_slice *slices = !heads                 ? NULL
+                         : n <= OUTBOX_SEND_MAX ? few
+                                                : malloc((2 * with_data + 1) * sizeof *slices);
     if (!heads || !c->stream || !slices) {
         if (slices != few)
             free(slices);
@@ -109,8 +111,8 @@ static void outbox_send(fnw_outbox **obs, size_t n, int is_last, fnw_sent_cb don
     if (is_last) {
         for (size_t i = 0; i < n; i++) {
             fnw_outbox *ob = obs[i];
-            w = fnw_elements_put_data(w, ob->instruction_id, strlen(ob->instruction_id),
-                                      ob->transform_id, strlen(ob->transform_id), NULL, 0, 1);
+            w = fnw_elements_put_data(w, ob->instruction_id, strlen(ob->instruction_id), ob->transform_id,
+                                      strlen(ob->transform_id), NULL, 0, 1);
         }
         slices[ns++] = grpc_slice_sub(head, (size_t)(from - GRPC_SLICE_START_PTR(head)),
                                       (size_t)(w - GRPC_SLICE_START_PTR(head)));
@@ -184,7 +186,7 @@ int fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logge
 static void conn_start_stream(fnw_data_conn *c)
 {
     fnw_data_mgr *m = c->mgr;
-    fnw_stream_handler h = {c, conn_on_message, conn_on_writable, conn_on_closed};
+    fnw_stream_handler h = { c, conn_on_message, conn_on_writable, conn_on_closed };
     c->stream = m->io->stream_start(m->rpc, c->ch, FNW_METHOD_DATA, &h, 1);
     c->ready = m->io->wait_ready(m->rpc, c->ch, m->cfg.connect_timeout_s, conn_ready, c);
 }

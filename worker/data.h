@@ -48,8 +48,8 @@ typedef struct fnw_data_conn fnw_data_conn;
 /* What a bundle implements to hear about its streams. */
 typedef struct fnw_data_listener {
     void *user;
-    void (*on_input)(void *user);      /* its inbox got data or is_last, or the connection can take output again */
-    void (*on_failed)(void *user, const char *message);  /* the connection died */
+    void (*on_input)(void *user); /* its inbox got data or is_last, or the connection can take output again */
+    void (*on_failed)(void *user, const char *message); /* the connection died */
 } fnw_data_listener;
 
 typedef struct fnw_outbox {
@@ -57,17 +57,17 @@ typedef struct fnw_outbox {
     fnw_data_conn *conn;
     char *instruction_id;
     char *transform_id;
-    fnw_buf buf;                  /* framed records not yet sent */
-    int64_t records;              /* records written in total */
-    size_t flush_bytes;           /* the connection's flush size */
+    fnw_buf buf;        /* framed records not yet sent */
+    int64_t records;    /* records written in total */
+    size_t flush_bytes; /* the connection's flush size */
 } fnw_outbox;
 
 typedef struct fnw_data_config {
-    size_t flush_bytes;           /* default 1,000,000 */
-    double flush_ms;              /* default 5 */
-    size_t inbound_limit;         /* bytes held for announced instructions before receives pause (4 MiB) */
-    double connect_timeout_s;     /* a data endpoint must connect within this */
-    fnw_instr_limits early;       /* early data and tombstones; zero fields take instr.h's defaults */
+    size_t flush_bytes;       /* default 1,000,000 */
+    double flush_ms;          /* default 5 */
+    size_t inbound_limit;     /* bytes held for announced instructions before receives pause (4 MiB) */
+    double connect_timeout_s; /* a data endpoint must connect within this */
+    fnw_instr_limits early;   /* early data and tombstones; zero fields take instr.h's defaults */
 } fnw_data_config;
 
 struct fnw_data_io;
@@ -79,12 +79,12 @@ typedef struct fnw_data_mgr {
     fnw_logger *log;
     fnw_data_config cfg;
     fnw_data_conn *conns;
-    fnw_instr_book book;          /* every instruction id heard of */
-    ev_timer expiry;              /* ticks while early data or tombstones wait */
-    double warn_since;            /* drop warnings: at most a few per window */
+    fnw_instr_book book; /* every instruction id heard of */
+    ev_timer expiry;     /* ticks while early data or tombstones wait */
+    double warn_since;   /* drop warnings: at most a few per window */
     unsigned warns;
-    size_t quiet_n, quiet_bytes;  /* drops not warned about one by one */
-    int stopping;                 /* fnw_data_stop ran: streams end quietly */
+    size_t quiet_n, quiet_bytes; /* drops not warned about one by one */
+    int stopping;                /* fnw_data_stop ran: streams end quietly */
 } fnw_data_mgr;
 
 /* -1 when out of memory. */
@@ -117,17 +117,15 @@ void fnw_inbound_finish(fnw_data_mgr *m, const char *instruction_id);
  * with err set when it cannot be read: its early data was dropped, the
  * instruction already ran, data came for another transform of it, or memory
  * ran out. */
-fnw_inbox *fnw_inbound_claim(fnw_data_conn *c, const char *instruction_id,
-                             const char *transform_id, const fnw_data_listener *l,
-                             fnw_error *err);
+fnw_inbox *fnw_inbound_claim(fnw_data_conn *c, const char *instruction_id, const char *transform_id,
+                             const fnw_data_listener *l, fnw_error *err);
 /* Frees a claimed inbox and finishes its instruction; later data for it is
  * discarded. */
 void fnw_inbound_release(fnw_inbox *ib);
 
 /* The outbound stream of (instruction, sink transform) on c. NULL when out
  * of memory. */
-fnw_outbox *fnw_data_outbox_new(fnw_data_conn *c, const char *instruction_id,
-                                const char *transform_id);
+fnw_outbox *fnw_data_outbox_new(fnw_data_conn *c, const char *instruction_id, const char *transform_id);
 /* Appends one record (varint length + payload) to the outbox, sending
  * when the buffer reaches flush_bytes. payload is written by the caller
  * into the returned space of exactly len bytes. NULL on allocation failure.

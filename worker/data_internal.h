@@ -19,8 +19,8 @@
 typedef struct fnw_data_io {
     grpc_channel *(*channel)(const char *url);
     void (*channel_free)(grpc_channel *ch);
-    fnw_ready_wait *(*wait_ready)(fnw_rpc *rpc, grpc_channel *ch, double timeout_s,
-                                  fnw_ready_cb cb, void *user);
+    fnw_ready_wait *(*wait_ready)(fnw_rpc *rpc, grpc_channel *ch, double timeout_s, fnw_ready_cb cb,
+                                  void *user);
     void (*ready_cancel)(fnw_ready_wait *w);
     fnw_stream *(*stream_start)(fnw_rpc *rpc, grpc_channel *ch, const char *method,
                                 const fnw_stream_handler *h, int wait_for_ready);
@@ -28,9 +28,9 @@ typedef struct fnw_data_io {
     int (*congested)(const fnw_stream *s);
     void (*pause_recv)(fnw_stream *s, int paused);
     void (*cancel)(fnw_stream *s);
-    void (*close_send)(fnw_stream *s);   /* half-close: no more messages from the worker */
+    void (*close_send)(fnw_stream *s); /* half-close: no more messages from the worker */
     void (*stream_free)(fnw_stream *s);
-    double (*now)(struct ev_loop *loop);   /* seconds, the loop's clock */
+    double (*now)(struct ev_loop *loop); /* seconds, the loop's clock */
 } fnw_data_io;
 
 extern const fnw_data_io fnw_data_io_grpc;
@@ -41,15 +41,15 @@ struct fnw_data_conn {
     char *url;
     grpc_channel *ch;
     fnw_stream *stream;
-    fnw_inbox *claimed;         /* inboxes a bundle reads (inbound.c) */
-    fnw_inbox *wake;            /* of those, the ones a message brought input for (inbound.c) */
+    fnw_inbox *claimed; /* inboxes a bundle reads (inbound.c) */
+    fnw_inbox *wake;    /* of those, the ones a message brought input for (inbound.c) */
     fnw_outbox *outboxes;
-    size_t inbound_bytes;       /* held for announced instructions (inbound.c counts) */
+    size_t inbound_bytes; /* held for announced instructions (inbound.c counts) */
     int recv_paused;
-    int failed;                 /* the stream failed: error says why */
-    char error[512];            /* kept without allocating, so a failure cannot be lost */
+    int failed;      /* the stream failed: error says why */
+    char error[512]; /* kept without allocating, so a failure cannot be lost */
     ev_timer flush_timer;
-    fnw_ready_wait *ready;      /* until the channel connects */
+    fnw_ready_wait *ready; /* until the channel connects */
 };
 
 /* inbound.c: the manager's book and expiry timer (-1: out of memory). */

@@ -15,9 +15,9 @@ struct fnw_descriptor {
     fnw_descriptor *next;
     char *id;
     fnw_plan *plan;
-    int failed;                  /* known without a plan: error says why */
-    char error[FNW_ERROR_MAX];   /* kept without allocating, so it cannot be lost */
-    char *data_url;              /* known even when the plan failed */
+    int failed;                /* known without a plan: error says why */
+    char error[FNW_ERROR_MAX]; /* kept without allocating, so it cannot be lost */
+    char *data_url;            /* known even when the plan failed */
     int fetching;
     fnw_processors idle;
     waiting_bundle *waiting, *waiting_tail;
@@ -131,8 +131,8 @@ void fnw_descriptors_set(fnw_descriptors *c, fnw_descriptor *d, const pb_Process
     descriptor_set(c, d, pb, NULL);
 }
 
-void fnw_descriptors_arrived(fnw_descriptors *c, fnw_descriptor *d,
-                             const pb_ProcessBundleDescriptor *pb, const char *why)
+void fnw_descriptors_arrived(fnw_descriptors *c, fnw_descriptor *d, const pb_ProcessBundleDescriptor *pb,
+                             const char *why)
 {
     descriptor_set(c, d, pb, why);
     waiting_bundle *p = d->waiting;

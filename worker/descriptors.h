@@ -63,8 +63,8 @@ void fnw_descriptors_set(fnw_descriptors *c, fnw_descriptor *d, const pb_Process
  * not NULL, is what could be read of it, and gives only its data endpoint.
  * d becomes known and every bundle waiting for it goes to on_ready, in
  * arrival order. */
-void fnw_descriptors_arrived(fnw_descriptors *c, fnw_descriptor *d,
-                             const pb_ProcessBundleDescriptor *pb, const char *why);
+void fnw_descriptors_arrived(fnw_descriptors *c, fnw_descriptor *d, const pb_ProcessBundleDescriptor *pb,
+                             const char *why);
 /* Bundle instruction_id waits for d. 1: the caller should fetch d now (it
  * is the first to wait and no fetch is in flight); 0: queued behind a
  * fetch in flight; -1: out of memory (not queued). */

@@ -8,8 +8,8 @@
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 
 /* Reads one field header and, for length-delimited fields, its payload. */
-static int read_field(const uint8_t *p, size_t n, size_t *pos, uint32_t *field, int *wt,
-                      uint64_t *ival, const uint8_t **bytes, size_t *blen, fnw_error *err)
+static int read_field(const uint8_t *p, size_t n, size_t *pos, uint32_t *field, int *wt, uint64_t *ival,
+                      const uint8_t **bytes, size_t *blen, fnw_error *err)
 {
     uint64_t key;
     int k = fnw_varint_read(p + *pos, n - *pos, &key);
@@ -42,8 +42,8 @@ static int read_field(const uint8_t *p, size_t n, size_t *pos, uint32_t *field, 
             return fnw_error_set(err, "Elements: bad length at byte %zu", *pos);
         *pos += (size_t)k;
         if (len > n - *pos)
-            return fnw_error_set(err, "Elements: field %u claims %llu bytes, %zu remain",
-                                 *field, (unsigned long long)len, n - *pos);
+            return fnw_error_set(err, "Elements: field %u claims %llu bytes, %zu remain", *field,
+                                 (unsigned long long)len, n - *pos);
         *bytes = p + *pos;
         *blen = (size_t)len;
         *pos += (size_t)len;
@@ -84,8 +84,7 @@ static int parse_data(const uint8_t *p, size_t n, fnw_elem_data *d, fnw_error *e
     return 0;
 }
 
-int fnw_elements_each(const uint8_t *p, size_t n,
-                      int (*fn)(void *arg, const fnw_elem_data *d), void *arg,
+int fnw_elements_each(const uint8_t *p, size_t n, int (*fn)(void *arg, const fnw_elem_data *d), void *arg,
                       size_t *timers, fnw_error *err)
 {
     size_t pos = 0;
@@ -145,8 +144,8 @@ static uint8_t *put_len_field(uint8_t *out, uint8_t key, const void *p, size_t n
 }
 
 /* Field 1 header and the two ids of one entry whose body is `body` bytes. */
-static uint8_t *put_entry_start(uint8_t *out, const char *iid, size_t il, const char *tid,
-                                size_t tl, size_t body)
+static uint8_t *put_entry_start(uint8_t *out, const char *iid, size_t il, const char *tid, size_t tl,
+                                size_t body)
 {
     *out++ = 0x0a;
     out += fnw_varint_write(out, body);
@@ -157,8 +156,8 @@ static uint8_t *put_entry_start(uint8_t *out, const char *iid, size_t il, const 
     return out;
 }
 
-uint8_t *fnw_elements_put_data(uint8_t *out, const char *iid, size_t il, const char *tid,
-                               size_t tl, const uint8_t *data, size_t dl, int is_last)
+uint8_t *fnw_elements_put_data(uint8_t *out, const char *iid, size_t il, const char *tid, size_t tl,
+                               const uint8_t *data, size_t dl, int is_last)
 {
     out = put_entry_start(out, iid, il, tid, tl, data_body_size(il, tl, dl, is_last));
     if (dl)
@@ -182,8 +181,8 @@ size_t fnw_elements_data_head_size(size_t il, size_t tl, size_t dl)
     return len_field_size(data_head_body_size(il, tl, dl)) - dl;
 }
 
-uint8_t *fnw_elements_put_data_head(uint8_t *out, const char *iid, size_t il, const char *tid,
-                                    size_t tl, size_t dl)
+uint8_t *fnw_elements_put_data_head(uint8_t *out, const char *iid, size_t il, const char *tid, size_t tl,
+                                    size_t dl)
 {
     out = put_entry_start(out, iid, il, tid, tl, data_head_body_size(il, tl, dl));
     *out++ = 0x1a;

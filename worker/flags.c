@@ -47,13 +47,15 @@ static int parse_threads(const char *v, size_t *out, fnw_error *err)
 static int parse_level(const char *v, fnw_level *out, fnw_error *err)
 {
     if (fnw_log_level_parse(v, out) < 0)
-        return fnw_error_set(err, "--log-level: '%s' is not a log level (debug, info, warn, error; "
-                             "or a Beam/Python level name or number)", v);
+        return fnw_error_set(err,
+                             "--log-level: '%s' is not a log level (debug, info, warn, error; "
+                             "or a Beam/Python level name or number)",
+                             v);
     return 0;
 }
 
-static int take_value(const char *arg, const char *name, int *i, int argc, char **argv,
-                      const char **out, fnw_error *err)
+static int take_value(const char *arg, const char *name, int *i, int argc, char **argv, const char **out,
+                      fnw_error *err)
 {
     size_t nl = strlen(name);
     if (strncmp(arg, name, nl))
@@ -103,12 +105,12 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
             f->version = 1;
             continue;
         }
-#define STR_FLAG(flag, field)                                                   \
-    if ((r = take_value(a, flag, &i, argc, argv, &v, err)) != 0) {              \
-        if (r < 0)                                                              \
-            return -1;                                                          \
-        f->field = v;                                                           \
-        continue;                                                               \
+#define STR_FLAG(flag, field) \
+    if ((r = take_value(a, flag, &i, argc, argv, &v, err)) != 0) { \
+        if (r < 0) \
+            return -1; \
+        f->field = v; \
+        continue; \
     }
         STR_FLAG("--id", id)
         STR_FLAG("--worker_id", id)
@@ -170,11 +172,14 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
     if (!f->id)
         f->id = getenv("WORKER_ID");
     if (!f->control_endpoint && getenv("CONTROL_API_SERVICE_DESCRIPTOR"))
-        f->control_endpoint = descriptor_url(getenv("CONTROL_API_SERVICE_DESCRIPTOR"), f->control_buf, sizeof f->control_buf);
+        f->control_endpoint = descriptor_url(getenv("CONTROL_API_SERVICE_DESCRIPTOR"), f->control_buf,
+                                             sizeof f->control_buf);
     if (!f->logging_endpoint && getenv("LOGGING_API_SERVICE_DESCRIPTOR"))
-        f->logging_endpoint = descriptor_url(getenv("LOGGING_API_SERVICE_DESCRIPTOR"), f->logging_buf, sizeof f->logging_buf);
+        f->logging_endpoint = descriptor_url(getenv("LOGGING_API_SERVICE_DESCRIPTOR"), f->logging_buf,
+                                             sizeof f->logging_buf);
     if (!f->id || !*f->id)
-        return missing(f, err, "No id provided: pass --id=<worker id> (Flink passes it when it launches the worker)");
+        return missing(f, err,
+                       "No id provided: pass --id=<worker id> (Flink passes it when it launches the worker)");
     if (!f->provision_endpoint && !f->control_endpoint)
         return missing(f, err, "No provision endpoint provided: pass --provision_endpoint=host:port");
     return 0;
@@ -206,5 +211,6 @@ void fnw_flags_usage(const char *prog)
            "  --lull-seconds=SECONDS     WARN about a bundle that made no progress this long, naming what\n"
            "                             is in flight (default 300; 0 turns it off). SIGQUIT logs every\n"
            "                             bundle, queue and call at any time\n"
-           "  --help, --version\n", prog);
+           "  --help, --version\n",
+           prog);
 }

@@ -21,18 +21,18 @@ typedef struct fnw_flags {
     const char *logging_endpoint;
     const char *artifact_endpoint;
     const char *control_endpoint;
-    const char *log_level;          /* as given; NULL when not given */
-    fnw_level level;                /* --log-level parsed; info when not given */
-    double connect_timeout_s;       /* default 60 */
-    size_t flush_bytes;             /* default 1,000,000 */
-    double flush_ms;                /* default 5 */
-    double early_data_ttl_s;        /* default 30: data before its process_bundle waits this long */
-    const char *plugins_dir;        /* --plugins-dir; NULL when not given */
-    size_t blocking_threads;        /* --blocking-threads, default 4 */
-    double lull_seconds;            /* default 300: WARN about a bundle idle this long; 0 = off */
+    const char *log_level;    /* as given; NULL when not given */
+    fnw_level level;          /* --log-level parsed; info when not given */
+    double connect_timeout_s; /* default 60 */
+    size_t flush_bytes;       /* default 1,000,000 */
+    double flush_ms;          /* default 5 */
+    double early_data_ttl_s;  /* default 30: data before its process_bundle waits this long */
+    const char *plugins_dir;  /* --plugins-dir; NULL when not given */
+    size_t blocking_threads;  /* --blocking-threads, default 4 */
+    double lull_seconds;      /* default 300: WARN about a bundle idle this long; 0 = off */
     int help, version;
     const char *unknown[FNW_FLAGS_MAX_UNKNOWN];
-    char control_buf[512], logging_buf[512];   /* urls read from the environment */
+    char control_buf[512], logging_buf[512]; /* urls read from the environment */
     size_t n_unknown;
 } fnw_flags;
 

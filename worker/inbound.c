@@ -16,8 +16,8 @@
 #include "worker/elements.h"
 #include "worker/inbox_internal.h"
 
-#define DROP_WARNS_PER_WINDOW 10     /* early-data drops warned about one by one... */
-#define DROP_WARN_WINDOW_S 10.0      /* ...per window; the rest are summed up */
+#define DROP_WARNS_PER_WINDOW 10 /* early-data drops warned about one by one... */
+#define DROP_WARN_WINDOW_S 10.0  /* ...per window; the rest are summed up */
 
 /* ---- helpers ------------------------------------------------------------------ */
 
@@ -47,7 +47,7 @@ static void conn_update_pause(fnw_data_conn *c)
     size_t limit = c->mgr->cfg.inbound_limit;
     int want = c->inbound_bytes >= limit;
     if (!want && c->recv_paused && c->inbound_bytes > limit / 2)
-        want = 1;   /* hysteresis: resume below half the limit */
+        want = 1; /* hysteresis: resume below half the limit */
     if (want != c->recv_paused && c->stream) {
         c->recv_paused = want;
         c->mgr->io->pause_recv(c->stream, want);
@@ -171,7 +171,7 @@ static void inbox_fail(fnw_inbox *ib, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    ib->listener.on_failed(ib->listener.user, msg);   /* logged when the bundle answers */
+    ib->listener.on_failed(ib->listener.user, msg); /* logged when the bundle answers */
 }
 
 /* EARLY -> LIVE: what its inboxes hold now counts against their connections. */
@@ -198,7 +198,8 @@ static void warn_window_roll(fnw_data_mgr *m, double now, int force)
     if (!force && now - m->warn_since < DROP_WARN_WINDOW_S)
         return;
     if (m->quiet_n)
-        fnw_warn(m->log, "dropped the early data of %zu more instruction(s), %zu bytes in all, in the "
+        fnw_warn(m->log,
+                 "dropped the early data of %zu more instruction(s), %zu bytes in all, in the "
                  "last %.0f s (data that arrived before any process_bundle request for it)",
                  m->quiet_n, m->quiet_bytes, now - m->warn_since);
     m->warn_since = now;
@@ -270,8 +271,7 @@ static void lose_input(fnw_data_conn *c, fnw_instr *e, size_t n)
 {
     fnw_inbox *claimed = instr_claimed(e);
     if (claimed)
-        inbox_fail(claimed, "out of memory holding %zu bytes of input from the data stream to %s", n,
-                   c->url);
+        inbox_fail(claimed, "out of memory holding %zu bytes of input from the data stream to %s", n, c->url);
     else
         fnw_instr_drop(&c->mgr->book, e, FNW_INSTR_NO_MEMORY, now_s(c->mgr));
 }
@@ -287,7 +287,7 @@ static int inbox_append(recv_ctx *rc, fnw_inbox *ib, const fnw_elem_data *d)
     int copy = d->data_len < whole / 2;
     size_t held = copy ? d->data_len : whole;
     if (fnw_instr_charge(&m->book, e, held, now_s(m)) < 0)
-        return -1;   /* over an early-data bound: e was dropped */
+        return -1; /* over an early-data bound: e was dropped */
     int r = copy ? fnw_inbox_append_copy(ib, d->data, d->data_len)
                  : fnw_inbox_append_ref(ib, rc->slice, d->data, d->data_len, held);
     if (r < 0) {
@@ -308,9 +308,10 @@ static fnw_inbox *entry_inbox(fnw_data_conn *c, fnw_instr *e, const fnw_elem_dat
         return ib->lost ? NULL : ib;
     fnw_inbox *claimed = instr_claimed(e);
     if (claimed) {
-        inbox_fail(claimed, "data arrived for transform '%.*s', which is not the input of this "
-                   "bundle (it reads '%s')", (int)d->transform_len, d->transform_id,
-                   claimed->transform_id);
+        inbox_fail(claimed,
+                   "data arrived for transform '%.*s', which is not the input of this "
+                   "bundle (it reads '%s')",
+                   (int)d->transform_len, d->transform_id, claimed->transform_id);
         return NULL;
     }
     ib = inbox_new(c, e, d->transform_id, d->transform_len);
@@ -332,7 +333,7 @@ static int on_data_entry(void *arg, const fnw_elem_data *d)
     }
     e->input_bytes += d->data_len;
     if (e->state == FNW_INSTR_DONE || e->state == FNW_INSTR_DROPPED)
-        return 0;   /* finished, failed or given up: dropped as it arrives */
+        return 0; /* finished, failed or given up: dropped as it arrives */
     fnw_inbox *ib = entry_inbox(c, e, d);
     if (!ib)
         return 0;
@@ -362,16 +363,15 @@ static void wake_marked(fnw_data_conn *c)
 
 void fnw_inbound_on_message(fnw_data_conn *c, grpc_slice msg)
 {
-    recv_ctx rc = {c, msg};
+    recv_ctx rc = { c, msg };
     size_t timers = 0;
     fnw_error err;
-    if (fnw_elements_each(GRPC_SLICE_START_PTR(msg), GRPC_SLICE_LENGTH(msg), on_data_entry, &rc,
-                          &timers, &err) < 0)
-        fnw_err(c->mgr->log, "data stream %s: dropped a malformed Elements message: %s", c->url,
-                err.msg);
+    if (fnw_elements_each(GRPC_SLICE_START_PTR(msg), GRPC_SLICE_LENGTH(msg), on_data_entry, &rc, &timers,
+                          &err) < 0)
+        fnw_err(c->mgr->log, "data stream %s: dropped a malformed Elements message: %s", c->url, err.msg);
     if (timers)
-        fnw_warn(c->mgr->log, "data stream %s: ignored %zu timer entries (timers are not supported)",
-                 c->url, timers);
+        fnw_warn(c->mgr->log, "data stream %s: ignored %zu timer entries (timers are not supported)", c->url,
+                 timers);
     conn_update_pause(c);
     expiry_arm(c->mgr);
     wake_marked(c);
@@ -459,23 +459,29 @@ static int claim_error(fnw_data_conn *c, fnw_instr *e, const char *tid, fnw_erro
     if (e->state == FNW_INSTR_DROPPED)
         return fnw_error_set(err, "%s", drop_text(c->mgr, e, text, sizeof text));
     if (e->state == FNW_INSTR_DONE)
-        return fnw_error_set(err, "this instruction id already ran on the data stream to %s "
-                             "(instruction ids must not repeat)", c->url);
+        return fnw_error_set(err,
+                             "this instruction id already ran on the data stream to %s "
+                             "(instruction ids must not repeat)",
+                             c->url);
     for (fnw_inbox *ib = e->data; ib; ib = ib->next) {
         if (ib->conn != c)
-            return fnw_error_set(err, "its input arrived on the data stream to %s, but its "
-                                 "descriptor names %s", ib->conn->url, c->url);
+            return fnw_error_set(err,
+                                 "its input arrived on the data stream to %s, but its "
+                                 "descriptor names %s",
+                                 ib->conn->url, c->url);
         if (strcmp(ib->transform_id, tid))
-            return fnw_error_set(err, "data arrived for transform '%s', which is not the input of "
-                                 "this bundle (it reads '%s')", ib->transform_id, tid);
+            return fnw_error_set(err,
+                                 "data arrived for transform '%s', which is not the input of "
+                                 "this bundle (it reads '%s')",
+                                 ib->transform_id, tid);
         if (ib->listener.user)
             return fnw_error_set(err, "a bundle already reads its input from transform '%s'", tid);
     }
     return 0;
 }
 
-fnw_inbox *fnw_inbound_claim(fnw_data_conn *c, const char *iid, const char *tid,
-                             const fnw_data_listener *l, fnw_error *err)
+fnw_inbox *fnw_inbound_claim(fnw_data_conn *c, const char *iid, const char *tid, const fnw_data_listener *l,
+                             fnw_error *err)
 {
     fnw_instr *e = instr_go_live(c->mgr, iid, strlen(iid));
     if (!e) {
@@ -509,4 +515,3 @@ void fnw_inbound_release(fnw_inbox *ib)
         fnw_instr_finish(&m->book, e, now_s(m));
     expiry_arm(m);
 }
-

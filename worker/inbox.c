@@ -113,8 +113,10 @@ static fnw_inbox_status bad_prefix(fnw_inbox *ib, int k, uint64_t len)
 {
     if (k < 0)
         return fail(ib, "has a bad length prefix (a varint longer than %d bytes)", FNW_VARINT_MAX);
-    return fail(ib, "has a bad length prefix (it claims %" PRIu64 " bytes; a record may have at "
-                "most %" PRIu64 ")", len, FNW_INBOX_MAX_RECORD);
+    return fail(ib,
+                "has a bad length prefix (it claims %" PRIu64 " bytes; a record may have at "
+                "most %" PRIu64 ")",
+                len, FNW_INBOX_MAX_RECORD);
 }
 
 /* Moves up to want bytes of input into carry. 1: some moved; 0: no input
@@ -150,8 +152,7 @@ static fnw_inbox_status assemble(fnw_inbox *ib, fnw_frame *out)
         }
         int r = carry_take(ib, k == 0 ? 1 : total - ib->carry.len);
         if (r < 0)
-            return fail(ib, "could not be read: out of memory assembling %zu bytes of it",
-                        ib->carry.len);
+            return fail(ib, "could not be read: out of memory assembling %zu bytes of it", ib->carry.len);
         if (r == 0 && ib->got_last)
             return fail(ib, "is cut short: the input ended inside it (%zu bytes of it arrived)",
                         ib->carry.len);
@@ -186,7 +187,7 @@ fnw_inbox_status fnw_inbox_next_slow(fnw_inbox *ib, fnw_frame *out)
     if (ib->failed)
         return FNW_INBOX_BAD;
     if (ib->carry.len) {
-        ib->win.end = ib->closed_end;          /* open the window */
+        ib->win.end = ib->closed_end; /* open the window */
         if (ib->carry_out) {
             ib->carry_out = 0;
             ib->carry.len = 0;

@@ -29,15 +29,15 @@ typedef struct fnw_inbox fnw_inbox;
 #define FNW_INBOX_MAX_RECORD ((uint64_t)1 << 30)
 
 typedef struct fnw_frame {
-    const uint8_t *p;          /* the record's bytes, without the length prefix */
+    const uint8_t *p; /* the record's bytes, without the length prefix */
     size_t n;
 } fnw_frame;
 
 typedef enum fnw_inbox_status {
-    FNW_INBOX_BAD = -1,        /* bad framing or out of memory: fnw_inbox_error() says which */
-    FNW_INBOX_MORE = 0,        /* no whole record yet: wait for the listener's on_input */
-    FNW_INBOX_RECORD = 1,      /* *out is the next record */
-    FNW_INBOX_END = 2,         /* is_last came and every record was read */
+    FNW_INBOX_BAD = -1,   /* bad framing or out of memory: fnw_inbox_error() says which */
+    FNW_INBOX_MORE = 0,   /* no whole record yet: wait for the listener's on_input */
+    FNW_INBOX_RECORD = 1, /* *out is the next record */
+    FNW_INBOX_END = 2,    /* is_last came and every record was read */
 } fnw_inbox_status;
 
 /* The unread bytes of the chunk being read. It is the first member of every

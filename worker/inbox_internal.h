@@ -22,38 +22,38 @@
 
 typedef struct fnw_chunk {
     struct fnw_chunk *next;
-    grpc_slice slice;          /* reference kept while the chunk lives (if ref) */
-    int ref;                   /* 0: the bytes are a copy stored after the chunk */
+    grpc_slice slice; /* reference kept while the chunk lives (if ref) */
+    int ref;          /* 0: the bytes are a copy stored after the chunk */
     const uint8_t *p;
     size_t n;
-    size_t held;               /* what the chunk keeps alive: n, or its whole message */
+    size_t held; /* what the chunk keeps alive: n, or its whole message */
 } fnw_chunk;
 
 /* A chunk of ib was dropped: its held bytes no longer count. */
 typedef void (*fnw_inbox_freed_cb)(fnw_inbox *ib, size_t held);
 
 struct fnw_inbox {
-    fnw_inbox_window win;             /* first: the inline reader's (see inbox.h) */
+    fnw_inbox_window win; /* first: the inline reader's (see inbox.h) */
     /* ---- framing (inbox.c) ---- */
-    fnw_chunk *head, *tail;           /* win reads head */
-    const uint8_t *closed_end;        /* while the window is closed: where it really ends */
-    fnw_buf carry;                    /* a record that spans chunks */
-    int carry_out;                    /* carry holds the record handed out last */
-    int failed;                       /* bad framing seen: every read fails */
-    size_t bytes;                     /* held by its chunks */
+    fnw_chunk *head, *tail;    /* win reads head */
+    const uint8_t *closed_end; /* while the window is closed: where it really ends */
+    fnw_buf carry;             /* a record that spans chunks */
+    int carry_out;             /* carry holds the record handed out last */
+    int failed;                /* bad framing seen: every read fails */
+    size_t bytes;              /* held by its chunks */
     int got_last;
     fnw_inbox_freed_cb on_freed;
     char error[FNW_ERROR_MAX];
     /* ---- the data plane's (inbound.c) ---- */
-    struct fnw_inbox *next;           /* the instruction's other inboxes */
-    struct fnw_inbox *cprev, *cnext;  /* the connection's claimed inboxes */
-    struct fnw_inbox *wnext;          /* the connection's inboxes to wake */
-    int woken;                        /* on that list */
+    struct fnw_inbox *next;          /* the instruction's other inboxes */
+    struct fnw_inbox *cprev, *cnext; /* the connection's claimed inboxes */
+    struct fnw_inbox *wnext;         /* the connection's inboxes to wake */
+    int woken;                       /* on that list */
     fnw_data_conn *conn;
     fnw_instr *instr;
     char *transform_id;
-    int lost;                         /* input was lost: later data is dropped */
-    fnw_data_listener listener;       /* user == NULL until a bundle claims it */
+    int lost;                   /* input was lost: later data is dropped */
+    fnw_data_listener listener; /* user == NULL until a bundle claims it */
 };
 
 /* The framing part of a zeroed inbox; on_freed hears of every chunk dropped

@@ -22,7 +22,7 @@ void fnw_instr_limits_default(fnw_instr_limits *l)
 
 static uint64_t hash_id(const char *id, size_t len)
 {
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (size_t i = 0; i < len; i++) {
         h ^= (unsigned char)id[i];
         h *= 1099511628211ull;
@@ -118,11 +118,10 @@ static void forget(fnw_instr_book *b, fnw_instr *e)
     free(e);
 }
 
-static fnw_instr *entry_new(fnw_instr_book *b, const char *id, size_t len, uint64_t h,
-                            fnw_instr_state st)
+static fnw_instr *entry_new(fnw_instr_book *b, const char *id, size_t len, uint64_t h, fnw_instr_state st)
 {
     if (b->count >= b->n_buckets && table_grow(b) < 0 && b->count >= 4 * b->n_buckets)
-        return NULL;   /* a full table still works, only longer chains */
+        return NULL; /* a full table still works, only longer chains */
     fnw_instr *e = calloc(1, sizeof *e + len + 1);
     if (!e)
         return NULL;
@@ -173,8 +172,7 @@ void fnw_instr_finish(fnw_instr_book *b, fnw_instr *e, double now)
 
 /* ---- public ---------------------------------------------------------------------- */
 
-int fnw_instr_init(fnw_instr_book *b, const fnw_instr_limits *lim, fnw_instr_drop_cb on_drop,
-                   void *user)
+int fnw_instr_init(fnw_instr_book *b, const fnw_instr_limits *lim, fnw_instr_drop_cb on_drop, void *user)
 {
     memset(b, 0, sizeof *b);
     fnw_instr_limits_default(&b->lim);
@@ -310,12 +308,16 @@ const char *fnw_instr_why_text(const fnw_instr_book *b, fnw_instr_why why, char 
                  b->lim.early_bytes);
         break;
     case FNW_INSTR_OVER_TOTAL:
-        snprintf(buf, n, "the early data of all instructions went over its bound of %zu bytes "
-                 "and this instruction's was the oldest", b->lim.early_total);
+        snprintf(buf, n,
+                 "the early data of all instructions went over its bound of %zu bytes "
+                 "and this instruction's was the oldest",
+                 b->lim.early_total);
         break;
     case FNW_INSTR_TOO_MANY:
-        snprintf(buf, n, "more than %zu instructions had early data at once and this "
-                 "instruction's was the oldest", b->lim.early_count);
+        snprintf(buf, n,
+                 "more than %zu instructions had early data at once and this "
+                 "instruction's was the oldest",
+                 b->lim.early_count);
         break;
     case FNW_INSTR_EXPIRED:
         snprintf(buf, n, "no process_bundle request for it arrived within %g s (--early-data-ttl)",

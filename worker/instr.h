@@ -39,39 +39,39 @@ typedef enum fnw_instr_state {
 /* Why an instruction's early data was dropped. */
 typedef enum fnw_instr_why {
     FNW_INSTR_KEPT = 0,
-    FNW_INSTR_OVER_INSTRUCTION,  /* more than early_bytes for it */
-    FNW_INSTR_OVER_TOTAL,        /* more than early_total over all early instructions */
-    FNW_INSTR_TOO_MANY,          /* more than early_count early instructions */
-    FNW_INSTR_EXPIRED,           /* no process_bundle within early_ttl_s */
-    FNW_INSTR_NO_MEMORY,         /* the owner could not hold it */
+    FNW_INSTR_OVER_INSTRUCTION, /* more than early_bytes for it */
+    FNW_INSTR_OVER_TOTAL,       /* more than early_total over all early instructions */
+    FNW_INSTR_TOO_MANY,         /* more than early_count early instructions */
+    FNW_INSTR_EXPIRED,          /* no process_bundle within early_ttl_s */
+    FNW_INSTR_NO_MEMORY,        /* the owner could not hold it */
 } fnw_instr_why;
 
 typedef struct fnw_instr {
-    struct fnw_instr *hnext;          /* hash chain */
-    struct fnw_instr *qprev, *qnext;  /* early queue or tombstone queue */
+    struct fnw_instr *hnext;         /* hash chain */
+    struct fnw_instr *qprev, *qnext; /* early queue or tombstone queue */
     uint64_t hash;
     fnw_instr_state state;
-    fnw_instr_why why;                /* DROPPED: why */
-    int queued;                       /* in one of the two queues */
-    double since;                     /* when it entered its queue */
-    size_t early_bytes;               /* EARLY: bytes charged to the early bounds */
-    size_t input_bytes;               /* the owner's count of input received (for messages) */
-    void *data;                       /* the owner's (its inboxes); NULL when none */
+    fnw_instr_why why;  /* DROPPED: why */
+    int queued;         /* in one of the two queues */
+    double since;       /* when it entered its queue */
+    size_t early_bytes; /* EARLY: bytes charged to the early bounds */
+    size_t input_bytes; /* the owner's count of input received (for messages) */
+    void *data;         /* the owner's (its inboxes); NULL when none */
     size_t id_len;
-    char id[];                        /* NUL-terminated */
+    char id[]; /* NUL-terminated */
 } fnw_instr;
 
 typedef struct fnw_instr_limits {
-    size_t early_bytes;      /* per early instruction */
-    size_t early_total;      /* over all early instructions (>= early_bytes) */
-    size_t early_count;      /* early instructions at once */
-    double early_ttl_s;      /* how long early data waits for its process_bundle */
-    size_t tomb_count;       /* DONE/DROPPED entries remembered */
-    double tomb_ttl_s;       /* and for how long */
+    size_t early_bytes; /* per early instruction */
+    size_t early_total; /* over all early instructions (>= early_bytes) */
+    size_t early_count; /* early instructions at once */
+    double early_ttl_s; /* how long early data waits for its process_bundle */
+    size_t tomb_count;  /* DONE/DROPPED entries remembered */
+    double tomb_ttl_s;  /* and for how long */
 } fnw_instr_limits;
 
 typedef struct fnw_instr_queue {
-    fnw_instr *head, *tail;   /* oldest first */
+    fnw_instr *head, *tail; /* oldest first */
     size_t n;
 } fnw_instr_queue;
 
@@ -83,10 +83,10 @@ typedef void (*fnw_instr_drop_cb)(void *user, fnw_instr *e);
 typedef struct fnw_instr_book {
     fnw_instr_limits lim;
     fnw_instr **buckets;
-    size_t n_buckets;          /* a power of two */
-    size_t count;              /* entries in the table */
+    size_t n_buckets; /* a power of two */
+    size_t count;     /* entries in the table */
     fnw_instr_queue early, tombs;
-    size_t early_bytes;        /* charged over all EARLY entries */
+    size_t early_bytes; /* charged over all EARLY entries */
     fnw_instr_drop_cb on_drop;
     void *user;
 } fnw_instr_book;
@@ -96,8 +96,7 @@ typedef struct fnw_instr_book {
 void fnw_instr_limits_default(fnw_instr_limits *l);
 
 /* -1 when out of memory. Zero limits take the defaults. */
-int fnw_instr_init(fnw_instr_book *b, const fnw_instr_limits *lim, fnw_instr_drop_cb on_drop,
-                   void *user);
+int fnw_instr_init(fnw_instr_book *b, const fnw_instr_limits *lim, fnw_instr_drop_cb on_drop, void *user);
 /* Frees every entry; free_data (may be NULL) first runs for each entry that
  * still has data, so the owner can free it. */
 void fnw_instr_free(fnw_instr_book *b, void (*free_data)(void *user, fnw_instr *e));

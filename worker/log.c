@@ -26,10 +26,14 @@ struct fnw_log_item {
 static const char *level_name(fnw_level l)
 {
     switch (l) {
-    case FNW_LOG_DEBUG: return "DEBUG";
-    case FNW_LOG_INFO: return "INFO";
-    case FNW_LOG_WARN: return "WARN";
-    case FNW_LOG_ERROR: return "ERROR";
+    case FNW_LOG_DEBUG:
+        return "DEBUG";
+    case FNW_LOG_INFO:
+        return "INFO";
+    case FNW_LOG_WARN:
+        return "WARN";
+    case FNW_LOG_ERROR:
+        return "ERROR";
     }
     return "?";
 }
@@ -49,7 +53,9 @@ static void log_flush_cb(struct ev_loop *loop, ev_timer *w, int revents)
     log_flush(w->data);
 }
 
-static void log_on_message(void *user, grpc_slice msg) { /* LogControl: ignored */ }
+static void log_on_message(void *user, grpc_slice msg)
+{ /* LogControl: ignored */
+}
 
 static void log_reopen_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
@@ -66,15 +72,15 @@ static void log_on_closed(void *user, grpc_status_code code, const char *details
     if (code == GRPC_STATUS_OK)
         fnw_log(lg, FNW_LOG_INFO, NULL, NULL, "the runner closed the logging stream; reopening it in 0.5 s");
     else
-        fnw_log(lg, FNW_LOG_WARN, NULL, NULL, "the logging stream closed (status %d: %s); reopening it in 0.5 s",
-                (int)code, details);
+        fnw_log(lg, FNW_LOG_WARN, NULL, NULL,
+                "the logging stream closed (status %d: %s); reopening it in 0.5 s", (int)code, details);
     ev_timer_set(&lg->reopen_timer, 0.5, 0);
     ev_timer_start(lg->loop, &lg->reopen_timer);
 }
 
 static void log_open_stream(fnw_logger *lg)
 {
-    fnw_stream_handler h = {lg, log_on_message, NULL, log_on_closed};
+    fnw_stream_handler h = { lg, log_on_message, NULL, log_on_closed };
     lg->stream = lg->t->start(lg->t_ctx, &h);
 }
 
@@ -121,7 +127,7 @@ static void grpc_free(void *stream)
     fnw_stream_free(stream);
 }
 
-static const fnw_log_transport grpc_transport = {grpc_start, grpc_send, grpc_close_send, grpc_free};
+static const fnw_log_transport grpc_transport = { grpc_start, grpc_send, grpc_close_send, grpc_free };
 
 void fnw_log_start(fnw_logger *lg, fnw_rpc *rpc, grpc_channel *ch)
 {
@@ -170,7 +176,7 @@ static void log_rpc_error(void *user, const char *message)
 
 fnw_rpc_log_sink fnw_log_rpc_sink(fnw_logger *lg)
 {
-    fnw_rpc_log_sink sink = {lg, log_rpc_error};
+    fnw_rpc_log_sink sink = { lg, log_rpc_error };
     return sink;
 }
 
@@ -179,8 +185,8 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
-                const char *instruction_id, const char *transform_id, const char *fmt, ...)
+void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level, const char *instruction_id,
+                const char *transform_id, const char *fmt, ...)
 {
     if (level < (lg ? lg->level : FNW_LOG_INFO))
         return;
@@ -199,9 +205,9 @@ void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
         snprintf(ctx, sizeof ctx, " [%s%s%s%s]", instruction_id ? "instruction " : "",
                  instruction_id ? instruction_id : "", transform_id ? " transform " : "",
                  transform_id ? transform_id : "");
-    fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ fnworker %s%s %s\n",
-            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-            ts.tv_nsec / 1000000, level_name(level), ctx, msg);
+    fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ fnworker %s%s %s\n", tm.tm_year + 1900,
+            tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+            level_name(level), ctx, msg);
     if (!lg || (lg->stopping && !lg->stream))
         return;
     if (lg->queued >= FNW_LOG_QUEUE_MAX) {
@@ -213,7 +219,7 @@ void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
         it->message = strdup(msg);
     if (!it || !it->message) {
         free(it);
-        lg->dropped++;            /* reported with the next flush */
+        lg->dropped++; /* reported with the next flush */
         return;
     }
     it->level = level;
@@ -253,7 +259,10 @@ static void log_flush(fnw_logger *lg)
         Google__Protobuf__Timestamp *stamps = calloc(n, sizeof *stamps);
         fnw_log_item **items = calloc(n, sizeof *items);
         if (!entries || !ptrs || !stamps || !items) {
-            free(entries); free(ptrs); free(stamps); free(items);
+            free(entries);
+            free(ptrs);
+            free(stamps);
+            free(items);
             break;
         }
         for (size_t i = 0; i < n; i++) {
@@ -266,7 +275,8 @@ static void log_flush(fnw_logger *lg)
             stamps[i] = ts;
             stamps[i].seconds = it->sec;
             stamps[i].nanos = it->nsec;
-            entries[i].severity = (Org__Apache__Beam__Model__FnExecution__V1__LogEntry__Severity__Enum)it->level;
+            entries[i].severity = (Org__Apache__Beam__Model__FnExecution__V1__LogEntry__Severity__Enum)
+                                      it->level;
             entries[i].timestamp = &stamps[i];
             entries[i].message = it->message;
             if (it->instruction_id)
@@ -289,7 +299,10 @@ static void log_flush(fnw_logger *lg)
         lg->t->send(lg->stream, s);
         for (size_t i = 0; i < n; i++)
             log_item_free(items[i]);
-        free(entries); free(ptrs); free(stamps); free(items);
+        free(entries);
+        free(ptrs);
+        free(stamps);
+        free(items);
     }
     lg->flushing = 0;
     if (lg->dropped && lg->stream) {

@@ -27,8 +27,8 @@ typedef struct fnw_log_item fnw_log_item;
 
 /* What the logger needs of its stream; ctx is the transport's own. */
 typedef struct fnw_log_transport {
-    void *(*start)(void *ctx, const fnw_stream_handler *h);   /* NULL on failure */
-    void (*send)(void *stream, grpc_slice msg);                /* takes msg */
+    void *(*start)(void *ctx, const fnw_stream_handler *h); /* NULL on failure */
+    void (*send)(void *stream, grpc_slice msg);             /* takes msg */
     void (*close_send)(void *stream);
     void (*free)(void *stream);
 } fnw_log_transport;
@@ -40,9 +40,9 @@ typedef struct fnw_log_transport {
  * functions below). */
 typedef struct fnw_logger {
     struct ev_loop *loop;
-    fnw_level level;            /* entries below it are dropped; may change at any time */
-    fnw_rpc *rpc;               /* the gRPC transport's */
-    grpc_channel *channel;      /* not owned */
+    fnw_level level;       /* entries below it are dropped; may change at any time */
+    fnw_rpc *rpc;          /* the gRPC transport's */
+    grpc_channel *channel; /* not owned */
     const fnw_log_transport *t;
     void *t_ctx;
     void *stream;
@@ -77,9 +77,8 @@ fnw_rpc_log_sink fnw_log_rpc_sink(fnw_logger *lg);
  * reaches the runner before the response that reports it. With lg NULL
  * (a module used without a worker) the entry goes to stderr only, from
  * INFO up. */
-void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level,
-                const char *instruction_id, const char *transform_id, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
+void fnw_log_at(fnw_logger *lg, const char *file, int line, fnw_level level, const char *instruction_id,
+                const char *transform_id, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 #define fnw_log(lg, level, iid, tid, ...) \
     fnw_log_at((lg), __FILE__, __LINE__, (level), (iid), (tid), __VA_ARGS__)
 /* Sends what is queued and half-closes the stream; later entries go to

@@ -11,26 +11,30 @@ typedef struct level_name {
 } level_name;
 
 static const level_name NAMES[] = {
-    {"trace", FNW_LOG_DEBUG},  {"debug", FNW_LOG_DEBUG},   {"notset", FNW_LOG_DEBUG},
-    {"info", FNW_LOG_INFO},    {"warn", FNW_LOG_WARN},     {"warning", FNW_LOG_WARN},
-    {"error", FNW_LOG_ERROR},  {"critical", FNW_LOG_ERROR}, {"fatal", FNW_LOG_ERROR},
-    {"off", FNW_LOG_ERROR},
+    { "trace", FNW_LOG_DEBUG }, { "debug", FNW_LOG_DEBUG },    { "notset", FNW_LOG_DEBUG },
+    { "info", FNW_LOG_INFO },   { "warn", FNW_LOG_WARN },      { "warning", FNW_LOG_WARN },
+    { "error", FNW_LOG_ERROR }, { "critical", FNW_LOG_ERROR }, { "fatal", FNW_LOG_ERROR },
+    { "off", FNW_LOG_ERROR },
 };
 
 const char *fnw_log_level_name(fnw_level level)
 {
     switch (level) {
-    case FNW_LOG_DEBUG: return "debug";
-    case FNW_LOG_INFO: return "info";
-    case FNW_LOG_WARN: return "warn";
-    case FNW_LOG_ERROR: return "error";
+    case FNW_LOG_DEBUG:
+        return "debug";
+    case FNW_LOG_INFO:
+        return "info";
+    case FNW_LOG_WARN:
+        return "warn";
+    case FNW_LOG_ERROR:
+        return "error";
     }
     return "?";
 }
 
 int fnw_log_level_from_threshold(double t, fnw_level *out)
 {
-    if (!(t >= 0))              /* also rejects NaN */
+    if (!(t >= 0)) /* also rejects NaN */
         return -1;
     if (t <= 10)
         *out = FNW_LOG_DEBUG;

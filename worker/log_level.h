@@ -15,7 +15,10 @@
 #define FNW_LOG_LEVEL_H
 
 typedef enum fnw_level {
-    FNW_LOG_DEBUG = 2, FNW_LOG_INFO = 3, FNW_LOG_WARN = 5, FNW_LOG_ERROR = 6,
+    FNW_LOG_DEBUG = 2,
+    FNW_LOG_INFO = 3,
+    FNW_LOG_WARN = 5,
+    FNW_LOG_ERROR = 6,
 } fnw_level;
 
 /* "debug", "info", "warn" or "error". */

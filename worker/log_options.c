@@ -84,6 +84,8 @@ void fnw_log_options_apply(fnw_logger *lg, const fnw_log_request *req, const cha
                   req->text);
     }
     if (req->has_overrides)
-        fnw_debug(lg, "pipeline option " FNW_LOG_OPTION_OVERRIDES " (%zu logger(s)) ignored: fnworker has a "
-                  "single logger, whose level is the default level", req->n_overrides);
+        fnw_debug(lg,
+                  "pipeline option " FNW_LOG_OPTION_OVERRIDES " (%zu logger(s)) ignored: fnworker has a "
+                  "single logger, whose level is the default level",
+                  req->n_overrides);
 }

@@ -24,13 +24,13 @@
 #define FNW_LOG_OPTION_OVERRIDES "sdk_harness_log_level_overrides"
 
 typedef struct fnw_log_request {
-    int found;             /* a default level option is present */
-    int valid;             /* ... and names a level */
+    int found; /* a default level option is present */
+    int valid; /* ... and names a level */
     fnw_level level;
-    char key[96];          /* the key that carried it */
-    char text[64];         /* its value as given (for messages) */
-    int has_overrides;     /* a per-logger overrides option is present */
-    size_t n_overrides;    /* its entries, when it is an object */
+    char key[96];       /* the key that carried it */
+    char text[64];      /* its value as given (for messages) */
+    int has_overrides;  /* a per-logger overrides option is present */
+    size_t n_overrides; /* its entries, when it is an object */
 } fnw_log_request;
 
 /* Reads the request out of opts (NULL reads as no request). */

@@ -14,10 +14,10 @@
 #include <stdint.h>
 
 typedef struct fnw_lull {
-    double lull_s;          /* 0: never warn */
-    uint64_t progress;      /* the figure at the last change */
-    double changed;         /* loop time of the last change */
-    double warned;          /* loop time of the last warning since the change */
+    double lull_s;     /* 0: never warn */
+    uint64_t progress; /* the figure at the last change */
+    double changed;    /* loop time of the last change */
+    double warned;     /* loop time of the last warning since the change */
     int has_warned;
 } fnw_lull;
 

@@ -18,7 +18,7 @@ typedef Org__Apache__Beam__Model__Pipeline__V1__MonitoringInfo__LabelsEntry pb_L
 
 /* What every MonitoringInfo of one step shares. */
 typedef struct step_labels {
-    const char *transform_id;   /* arena copies */
+    const char *transform_id; /* arena copies */
     const char *namespace_json;
 } step_labels;
 
@@ -73,8 +73,8 @@ static pb_LabelEntry **make_labels(fnw_metric_set *s, const step_labels *sl, con
     char *name_copy = fnw_arena_strdup(&s->arena, name);
     if (!labels || !lp || !name_copy)
         return NULL;
-    const char *keys[3] = {"PTRANSFORM", "NAMESPACE", "NAME"};
-    const char *vals[3] = {sl->transform_id, sl->namespace_json, name_copy};
+    const char *keys[3] = { "PTRANSFORM", "NAMESPACE", "NAME" };
+    const char *vals[3] = { sl->transform_id, sl->namespace_json, name_copy };
     for (int i = 0; i < 3; i++) {
         pb_LabelEntry le = ORG__APACHE__BEAM__MODEL__PIPELINE__V1__MONITORING_INFO__LABELS_ENTRY__INIT;
         labels[i] = le;
@@ -138,7 +138,7 @@ static int add_dist(fnw_metric_set *s, const step_labels *sl, const char *name, 
 {
     if (d->count <= 0)
         return 0;
-    int64_t v[4] = {d->count, d->sum, d->min, d->max};
+    int64_t v[4] = { d->count, d->sum, d->min, d->max };
     return add_info(s, sl, URN_DIST, TYPE_DIST, name, v, 4);
 }
 
@@ -149,14 +149,14 @@ static int add_gauge(fnw_metric_set *s, const step_labels *sl, const char *name,
         return 0;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t v[2] = {(int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, val};
+    int64_t v[2] = { (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, val };
     return add_info(s, sl, URN_LATEST, TYPE_LATEST, name, v, 2);
 }
 
 int fnw_metrics_add(fnw_metric_set *s, const char *tid, const char *operation, size_t index,
                     const fnw_engine_metrics *m)
 {
-    step_labels sl = {fnw_arena_strdup(&s->arena, tid), step_namespace(s, operation, index)};
+    step_labels sl = { fnw_arena_strdup(&s->arena, tid), step_namespace(s, operation, index) };
     if (!sl.transform_id || !sl.namespace_json)
         return -1;
     int rc = 0;

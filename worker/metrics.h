@@ -46,8 +46,8 @@ void fnw_metrics_init(fnw_metric_set *s);
 /* Adds the metrics of one step: transform_id is its PTRANSFORM label,
  * operation and index name its group. On failure (out of memory) returns
  * -1 and the set keeps only complete MonitoringInfos. */
-int fnw_metrics_add(fnw_metric_set *s, const char *transform_id, const char *operation,
-                    size_t index, const fnw_engine_metrics *m);
+int fnw_metrics_add(fnw_metric_set *s, const char *transform_id, const char *operation, size_t index,
+                    const fnw_engine_metrics *m);
 void fnw_metrics_free(fnw_metric_set *s);
 
 /* The MonitoringInfos built so far (valid until fnw_metrics_free). */

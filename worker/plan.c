@@ -19,8 +19,7 @@
 
 enum { FT_PROCESS = 0, FT_ASYNC_BATCH = 7, FT_REVISE_OUTPUT = 100 };
 
-typedef Org__Apache__Beam__Model__FnExecution__V1__ProcessBundleDescriptor__TransformsEntry
-    pb_TransformEntry;
+typedef Org__Apache__Beam__Model__FnExecution__V1__ProcessBundleDescriptor__TransformsEntry pb_TransformEntry;
 
 /* ---- descriptor look-ups ------------------------------------------------------- */
 
@@ -106,8 +105,10 @@ static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *cod
         return coder_flink_type(d, c->component_coder_ids[0], depth + 1, out, err);
     }
     if (!strcmp(urn, URN_WV))
-        return fnw_error_set(err, "coder '%s' is %s, which sends timestamps and windows per element; "
-                             "fnworker supports Flink's %s wire coder", coder_id, URN_WV, URN_PARAM_WV);
+        return fnw_error_set(err,
+                             "coder '%s' is %s, which sends timestamps and windows per element; "
+                             "fnworker supports Flink's %s wire coder",
+                             coder_id, URN_WV, URN_PARAM_WV);
     if (strcmp(urn, URN_FLINK_CODER))
         return fnw_error_set(err, "coder '%s' has URN '%s'; expected %s, %s or %s", coder_id, urn,
                              URN_PARAM_WV, URN_LENGTH_PREFIX, URN_FLINK_CODER);
@@ -122,11 +123,15 @@ static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *cod
     int rc = 0;
     if (ci->data_type_case != ORG__APACHE__FLINK__FN_EXECUTION__V1__CODER_INFO_DESCRIPTOR__DATA_TYPE_RAW_TYPE ||
         !ci->raw_type || !ci->raw_type->type_info) {
-        rc = fnw_error_set(err, "coder '%s': only DataStream coders (CoderInfoDescriptor.raw_type) are "
-                           "supported; Table API row/arrow coders are not", coder_id);
+        rc = fnw_error_set(err,
+                           "coder '%s': only DataStream coders (CoderInfoDescriptor.raw_type) are "
+                           "supported; Table API row/arrow coders are not",
+                           coder_id);
     } else if (ci->separated_with_end_message) {
-        rc = fnw_error_set(err, "coder '%s': separated_with_end_message is a Table API framing and is "
-                           "not supported", coder_id);
+        rc = fnw_error_set(err,
+                           "coder '%s': separated_with_end_message is a Table API framing and is "
+                           "not supported",
+                           coder_id);
     } else if (fnw_typeinfo_to_type(ci->raw_type->type_info, out, err) < 0) {
         rc = fnw_error_prefix(err, "coder '%s'", coder_id);
     }
@@ -136,11 +141,9 @@ static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *cod
 
 /* The port's url and coder id (free() both). -1 with a message; -2 when out
  * of memory. */
-static int grpc_port(const pb_PTransform *t, const char *id, char **url, char **coder,
-                     fnw_error *err)
+static int grpc_port(const pb_PTransform *t, const char *id, char **url, char **coder, fnw_error *err)
 {
-    pb_RemoteGrpcPort *port = PB(remote_grpc_port__unpack)(NULL, t->spec->payload.len,
-                                                          t->spec->payload.data);
+    pb_RemoteGrpcPort *port = PB(remote_grpc_port__unpack)(NULL, t->spec->payload.len, t->spec->payload.data);
     if (!port)
         return fnw_error_set(err, "transform '%s': payload is not a RemoteGrpcPort", id);
     int rc = 0;
@@ -192,8 +195,10 @@ static int check_sink_url(const pb_PTransform *t, const char *id, const fnw_plan
         return -1;
     int rc = 0;
     if (strcmp(url, p->data_url))
-        rc = fnw_error_set(err, "sink '%s' uses data endpoint %s but the source uses %s; one data "
-                           "endpoint per descriptor is supported", id, url, p->data_url);
+        rc = fnw_error_set(err,
+                           "sink '%s' uses data endpoint %s but the source uses %s; one data "
+                           "endpoint per descriptor is supported",
+                           id, url, p->data_url);
     free(url);
     free(coder);
     return rc;
@@ -236,15 +241,24 @@ static int follow_revise(const pb_ProcessBundleDescriptor *d, const pb_PTransfor
 static const char *function_type_name(int ft)
 {
     switch (ft) {
-    case 0: return "PROCESS";
-    case 1: return "CO_PROCESS";
-    case 2: return "KEYED_PROCESS";
-    case 3: return "KEYED_CO_PROCESS";
-    case 4: return "WINDOW";
-    case 5: return "CO_BROADCAST_PROCESS";
-    case 6: return "KEYED_CO_BROADCAST_PROCESS";
-    case 7: return "ASYNC_BATCH";
-    case 100: return "REVISE_OUTPUT";
+    case 0:
+        return "PROCESS";
+    case 1:
+        return "CO_PROCESS";
+    case 2:
+        return "KEYED_PROCESS";
+    case 3:
+        return "KEYED_CO_PROCESS";
+    case 4:
+        return "WINDOW";
+    case 5:
+        return "CO_BROADCAST_PROCESS";
+    case 6:
+        return "KEYED_CO_BROADCAST_PROCESS";
+    case 7:
+        return "ASYNC_BATCH";
+    case 100:
+        return "REVISE_OUTPUT";
     }
     return "unknown";
 }
@@ -278,8 +292,8 @@ static int follow_side_outputs(const pb_ProcessBundleDescriptor *d, const pb_PTr
     return 0;
 }
 
-static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll,
-                      const fnw_registry *reg, fnw_plan *p, fnw_error *err)
+static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll, const fnw_registry *reg,
+                      fnw_plan *p, fnw_error *err)
 {
     for (int guard = 0; guard < 1000; guard++) {
         const char *id = NULL;
@@ -290,8 +304,10 @@ static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll,
         if (!strcmp(urn, URN_SINK))
             return fnw_error_set(err, "sink '%s' follows '%s' without a REVISE_OUTPUT transform", id, pcoll);
         if (strcmp(urn, URN_PARDO))
-            return fnw_error_set(err, "transform '%s' has URN '%s'; fnworker runs %s transforms whose "
-                                 "do_fn is %s", id, urn, URN_PARDO, URN_STATELESS);
+            return fnw_error_set(err,
+                                 "transform '%s' has URN '%s'; fnworker runs %s transforms whose "
+                                 "do_fn is %s",
+                                 id, urn, URN_PARDO, URN_STATELESS);
         pb_ParDoPayload *pd = PBP(par_do_payload__unpack)(NULL, t->spec->payload.len, t->spec->payload.data);
         if (!pd || !pd->do_fn) {
             if (pd)
@@ -301,8 +317,10 @@ static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll,
         int rc = 0;
         pb_UDSF *f = NULL;
         if (!strcmp(pd->do_fn->urn, URN_STATEFUL))
-            rc = fnw_error_set(err, "transform '%s' is a keyed (stateful) function; fnworker supports "
-                               "stateless functions only", id);
+            rc = fnw_error_set(err,
+                               "transform '%s' is a keyed (stateful) function; fnworker supports "
+                               "stateless functions only",
+                               id);
         else if (strcmp(pd->do_fn->urn, URN_STATELESS))
             rc = fnw_error_set(err, "transform '%s': do_fn URN '%s' is not supported (expected %s)", id,
                                pd->do_fn->urn, URN_STATELESS);
@@ -312,10 +330,11 @@ static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll,
             rc = fnw_error_set(err, "transform '%s' uses state or side inputs, which are not supported", id);
         else if (fnw_pb_nesting_check(&PBF(user_defined_data_stream_function__descriptor),
                                       pd->do_fn->payload.data, pd->do_fn->payload.len, err) < 0)
-            rc = fnw_error_prefix(err, "transform '%s': do_fn payload", id);   /* key_type_info */
+            rc = fnw_error_prefix(err, "transform '%s': do_fn payload", id); /* key_type_info */
         else if (!(f = PBF(user_defined_data_stream_function__unpack)(NULL, pd->do_fn->payload.len,
-                                                                     pd->do_fn->payload.data)))
-            rc = fnw_error_set(err, "transform '%s': do_fn payload is not a UserDefinedDataStreamFunction", id);
+                                                                      pd->do_fn->payload.data)))
+            rc = fnw_error_set(err, "transform '%s': do_fn payload is not a UserDefinedDataStreamFunction",
+                               id);
         PBP(par_do_payload__free_unpacked)(pd, NULL);
         if (rc < 0)
             return -1;
@@ -326,8 +345,10 @@ static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll,
         }
         fnw_plan_step *st = NULL;
         if (ft != FT_PROCESS && ft != FT_ASYNC_BATCH)
-            rc = fnw_error_set(err, "transform '%s': function type %s (%d) is not supported; fnworker runs "
-                               "PROCESS and ASYNC_BATCH functions", id, function_type_name(ft), ft);
+            rc = fnw_error_set(err,
+                               "transform '%s': function type %s (%d) is not supported; fnworker runs "
+                               "PROCESS and ASYNC_BATCH functions",
+                               id, function_type_name(ft), ft);
         else if (add_step(p, &st) < 0)
             rc = fnw_error_set(err, "out of memory");
         else
@@ -337,8 +358,10 @@ static int walk_chain(const pb_ProcessBundleDescriptor *d, const char *pcoll,
             return -1;
         pcoll = main_output(t);
         if (!pcoll)
-            return fnw_error_set(err, "transform '%s' has no main output (an output keyed 'output' "
-                                 "or '')", id);
+            return fnw_error_set(err,
+                                 "transform '%s' has no main output (an output keyed 'output' "
+                                 "or '')",
+                                 id);
         if (follow_side_outputs(d, t, pcoll, p, err) < 0)
             return -1;
     }
@@ -354,8 +377,10 @@ static int find_source(const pb_ProcessBundleDescriptor *d, const char **id, con
         if (!x || strcmp(spec_urn(x), URN_SOURCE))
             continue;
         if (*t)
-            return fnw_error_set(err, "the descriptor has two data sources ('%s' and '%s'); fnworker "
-                                 "supports one-input operators", *id, d->transforms[i]->key);
+            return fnw_error_set(err,
+                                 "the descriptor has two data sources ('%s' and '%s'); fnworker "
+                                 "supports one-input operators",
+                                 *id, d->transforms[i]->key);
         *t = x;
         *id = d->transforms[i]->key;
     }
@@ -366,8 +391,8 @@ static int find_source(const pb_ProcessBundleDescriptor *d, const char **id, con
     return 0;
 }
 
-int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
-                   fnw_plan **out, fnw_error *err)
+int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg, fnw_plan **out,
+                   fnw_error *err)
 {
     fnw_plan *p = calloc(1, sizeof *p);
     if (!p)

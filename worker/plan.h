@@ -30,22 +30,22 @@
 
 typedef struct fnw_plan {
     char *descriptor_id;
-    char *source_id;             /* transform id inputs arrive on */
+    char *source_id; /* transform id inputs arrive on */
     char *data_url;
-    fnw_type *input_raw;         /* ROW(LONG, LONG, T) */
-    const fnw_type *input_type;  /* T */
+    fnw_type *input_raw;          /* ROW(LONG, LONG, T) */
+    const fnw_type *input_type;   /* T */
     fnw_skip_program *input_skip; /* T's skip program: validates each input's data */
-    fnw_type *output_raw;        /* ROW(LONG, U) */
-    const fnw_type *output_type; /* U */
+    fnw_type *output_raw;         /* ROW(LONG, U) */
+    const fnw_type *output_type;  /* U */
     char *main_sink_id;
-    char **sink_ids;             /* every sink, main first */
+    char **sink_ids; /* every sink, main first */
     size_t n_sinks;
     fnw_plan_step *steps;
     size_t n_steps;
 } fnw_plan;
 
-int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
-                   fnw_plan **out, fnw_error *err);
+int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg, fnw_plan **out,
+                   fnw_error *err);
 void fnw_plan_free(fnw_plan *p);
 
 /* The data endpoint of the descriptor's first gRPC port, even when the rest

@@ -49,13 +49,15 @@ static int check_owner(const char *what, const char *path, const struct stat *st
 {
     uid_t me = geteuid();
     if (st->st_uid != me && st->st_uid != 0)
-        return fnw_error_set(err, "%s %s is owned by uid %u, not by this worker's user (uid %u) "
+        return fnw_error_set(err,
+                             "%s %s is owned by uid %u, not by this worker's user (uid %u) "
                              "or root: refused (a plugin runs as the worker; chown it)",
                              what, path, (unsigned)st->st_uid, (unsigned)me);
     if (st->st_mode & (S_IWGRP | S_IWOTH))
-        return fnw_error_set(err, "%s %s is writable by %s: refused (a plugin runs as the "
-                             "worker; chmod go-w it)", what, path,
-                             (st->st_mode & S_IWOTH) ? "every user" : "its group");
+        return fnw_error_set(err,
+                             "%s %s is writable by %s: refused (a plugin runs as the "
+                             "worker; chmod go-w it)",
+                             what, path, (st->st_mode & S_IWOTH) ? "every user" : "its group");
     return 0;
 }
 
@@ -83,13 +85,15 @@ static const fnw_plugin *entry_point(void *h, const char *path, fnw_error *err)
     dlerror();
     const fnw_plugin *pl = dlsym(h, FNW_PLUGIN_SYMBOL);
     if (!pl) {
-        fnw_error_set(err, "plugin %s has no entry point %s (define it with FNW_PLUGIN_DEFINE)",
-                      path, FNW_PLUGIN_SYMBOL);
+        fnw_error_set(err, "plugin %s has no entry point %s (define it with FNW_PLUGIN_DEFINE)", path,
+                      FNW_PLUGIN_SYMBOL);
         return NULL;
     }
     if (pl->abi_version != FNW_ABI_VERSION) {
-        fnw_error_set(err, "plugin %s was built for fnworker ABI version %d; this worker has version %d "
-                      "(rebuild it against this fnworker.h)", path, pl->abi_version, FNW_ABI_VERSION);
+        fnw_error_set(err,
+                      "plugin %s was built for fnworker ABI version %d; this worker has version %d "
+                      "(rebuild it against this fnworker.h)",
+                      path, pl->abi_version, FNW_ABI_VERSION);
         return NULL;
     }
     if (!pl->init) {
@@ -136,7 +140,7 @@ int fnw_plugins_load_file(fnw_registry *r, const char *path, fnw_level level, fn
         return fnw_error_set(err, "plugin %s: init failed: %s", path, e.msg);
     }
     if (merge(r, &ops, path, err) != 0)
-        return -1;      /* operations may already be in r: keep the code loaded */
+        return -1; /* operations may already be in r: keep the code loaded */
     log_loaded(path, pl, &ops, level);
     return 0;
 }

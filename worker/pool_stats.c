@@ -18,11 +18,11 @@ static void report(struct ev_loop *loop, ev_timer *t, int revents)
                      "bundles=%" PRIu64 " bundle_errors=%" PRIu64 " records_in=%" PRIu64
                      " records_out=%" PRIu64 " calls=%" PRIu64 " call_failures=%" PRIu64
                      " active_bundles=%zu\n",
-                     s->bundles, s->bundle_errors, s->records_in, s->records_out, s->calls,
-                     s->call_failures, s->active);
+                     s->bundles, s->bundle_errors, s->records_in, s->records_out, s->calls, s->call_failures,
+                     s->active);
     /* non-blocking: a pool that does not read loses a line, the worker never waits */
     if (write(s->fd, line, (size_t)n) < 0 && errno != EAGAIN && errno != EINTR) {
-        ev_timer_stop(loop, t);          /* the pool is gone */
+        ev_timer_stop(loop, t); /* the pool is gone */
         close(s->fd);
         s->fd = -1;
     }
@@ -30,7 +30,7 @@ static void report(struct ev_loop *loop, ev_timer *t, int revents)
 
 void fnw_pool_stats_init(fnw_pool_stats *s, struct ev_loop *loop)
 {
-    *s = (fnw_pool_stats){.loop = loop, .fd = -1};
+    *s = (fnw_pool_stats){ .loop = loop, .fd = -1 };
     const char *v = getenv(FNW_POOL_STATS_ENV);
     char *end;
     long fd = v ? strtol(v, &end, 10) : -1;

@@ -22,7 +22,7 @@
 /* Embedded by the worker; the fields are private to pool_stats.c. */
 typedef struct fnw_pool_stats {
     struct ev_loop *loop;
-    int fd;                      /* -1: not started by a pool */
+    int fd; /* -1: not started by a pool */
     ev_timer timer;
     uint64_t bundles, bundle_errors, records_in, records_out, calls, call_failures;
     size_t active;

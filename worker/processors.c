@@ -3,8 +3,7 @@
 
 #include <stdlib.h>
 
-int fnw_processors_open(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
-                        fnw_error *err)
+int fnw_processors_open(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out, fnw_error *err)
 {
     fnw_processor *p = calloc(1, sizeof *p);
     if (!p)
@@ -17,8 +16,9 @@ int fnw_processors_open(struct ev_loop *loop, const fnw_plan *plan, fnw_processo
     }
     for (size_t i = 0; i < plan->n_steps; i++) {
         const fnw_plan_step *st = &plan->steps[i];
-        fnw_op_env env = {loop, &st->opts, st->input_type, st->output_type, st->transform_id,
-                          st->spec.batched, 0, 0};
+        fnw_op_env env = {
+            loop, &st->opts, st->input_type, st->output_type, st->transform_id, st->spec.batched, 0, 0
+        };
         if (fnw_engine_new(loop, st->op, &st->spec, &env, &p->engines[i], err) < 0) {
             fnw_error_prefix(err, "transform '%s'", st->transform_id);
             fnw_processors_close(p);
@@ -46,8 +46,8 @@ void fnw_processors_init(fnw_processors *pool)
     pool->n_idle = 0;
 }
 
-int fnw_processors_take(fnw_processors *pool, struct ev_loop *loop, const fnw_plan *plan,
-                        fnw_processor **out, fnw_error *err)
+int fnw_processors_take(fnw_processors *pool, struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
+                        fnw_error *err)
 {
     fnw_processor *p = pool->idle;
     if (!p)

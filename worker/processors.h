@@ -25,16 +25,15 @@
 /* The fields are private to processors.c; the inline accessors below are
  * for the bundle's per-record path. */
 typedef struct fnw_processor {
-    struct fnw_processor *next;  /* in its pool while idle */
-    const fnw_plan *plan;        /* borrowed from the descriptor cache */
-    fnw_engine **engines;        /* one per plan step */
+    struct fnw_processor *next; /* in its pool while idle */
+    const fnw_plan *plan;       /* borrowed from the descriptor cache */
+    fnw_engine **engines;       /* one per plan step */
     size_t n;
 } fnw_processor;
 
 /* Opens one engine per step of plan (plan must outlive the processor).
  * On failure err names the transform whose operation did not open. */
-int fnw_processors_open(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
-                        fnw_error *err);
+int fnw_processors_open(struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out, fnw_error *err);
 /* Closes every operation and frees p (NULL is fine). */
 void fnw_processors_close(fnw_processor *p);
 
@@ -65,8 +64,8 @@ typedef struct fnw_processors {
 
 void fnw_processors_init(fnw_processors *pool);
 /* An idle processor when there is one, else a new one for plan. */
-int fnw_processors_take(fnw_processors *pool, struct ev_loop *loop, const fnw_plan *plan,
-                        fnw_processor **out, fnw_error *err);
+int fnw_processors_take(fnw_processors *pool, struct ev_loop *loop, const fnw_plan *plan, fnw_processor **out,
+                        fnw_error *err);
 /* p's bundle succeeded: the next bundle may take it. */
 void fnw_processors_put(fnw_processors *pool, fnw_processor *p);
 /* p's bundle failed: it is freed, never reused. */

@@ -8,7 +8,8 @@
 #include "codecs/pb_nesting.h"
 #include "codecs/pickle_payload.h"
 
-#define FT_ASYNC_BATCH ORG__APACHE__FLINK__FN_EXECUTION__V1__USER_DEFINED_DATA_STREAM_FUNCTION__FUNCTION_TYPE__ASYNC_BATCH
+#define FT_ASYNC_BATCH \
+    ORG__APACHE__FLINK__FN_EXECUTION__V1__USER_DEFINED_DATA_STREAM_FUNCTION__FUNCTION_TYPE__ASYNC_BATCH
 #define MODE(x) FNWORKER__V1__OPERATION_SPEC__MODE__##x
 #define SEE_DOCS "(see docs/pyflink.md, \"The OperationSpec payload\")"
 
@@ -27,14 +28,17 @@ static int resolve_mode(int function_type, int mode, int *batched, fnw_error *er
         return 0;
     case MODE(PER_ELEMENT):
         if (type_batches)
-            return fnw_error_set(err, "function type ASYNC_BATCH (7) runs the operation in batches but its "
+            return fnw_error_set(err,
+                                 "function type ASYNC_BATCH (7) runs the operation in batches but its "
                                  "OperationSpec sets mode PER_ELEMENT; set mode BATCH (or leave mode unset) "
                                  "to batch, or use function type PROCESS to run per element");
         *batched = 0;
         return 0;
     }
-    return fnw_error_set(err, "unknown OperationSpec mode %d; expected PER_ELEMENT (1) or BATCH (2), "
-                         "or unset", mode);
+    return fnw_error_set(err,
+                         "unknown OperationSpec mode %d; expected PER_ELEMENT (1) or BATCH (2), "
+                         "or unset",
+                         mode);
 }
 
 /* ---- the OperationSpec ------------------------------------------------------------ */
@@ -66,7 +70,7 @@ static int copy_options(const pb_OperationSpec *os, fnw_plan_step *st, fnw_error
     if (!st->options)
         return fnw_error_set(err, "out of memory");
     for (size_t i = 0; i < os->n_options; i++) {
-        st->opts.count = i + 1;   /* what fnw_step_free releases */
+        st->opts.count = i + 1; /* what fnw_step_free releases */
         st->options[i].key = strdup(os->options[i]->key);
         st->options[i].value = strdup(os->options[i]->value);
         if (!st->options[i].key || !st->options[i].value)
@@ -111,15 +115,17 @@ static int unpickle_spec(const pb_UDSF *f, uint8_t **buf, ProtobufCBinaryData *s
     return 0;
 }
 
-int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
-                   fnw_plan_step *st, fnw_error *err)
+int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg, fnw_plan_step *st,
+                   fnw_error *err)
 {
     st->transform_id = strdup(id);
     if (!st->transform_id)
         return fnw_error_set(err, "out of memory");
     if (f->payload.len == 0)
-        return fnw_error_set(err, "transform '%s': the function payload is empty; fnworker expects a "
-                             "fnworker.v1.OperationSpec there " SEE_DOCS, id);
+        return fnw_error_set(err,
+                             "transform '%s': the function payload is empty; fnworker expects a "
+                             "fnworker.v1.OperationSpec there " SEE_DOCS,
+                             id);
     uint8_t *unpickled = NULL;
     ProtobufCBinaryData spec = f->payload;
     if (fnw_pickle_payload_is_pickle(spec.data, spec.len) && unpickle_spec(f, &unpickled, &spec, err) < 0)
@@ -131,8 +137,10 @@ int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
     if (rc < 0)
         return fnw_error_prefix(err, "transform '%s': OperationSpec", id);
     if (!os)
-        return fnw_error_set(err, "transform '%s': the function payload is not a valid "
-                             "fnworker.v1.OperationSpec " SEE_DOCS, id);
+        return fnw_error_set(err,
+                             "transform '%s': the function payload is not a valid "
+                             "fnworker.v1.OperationSpec " SEE_DOCS,
+                             id);
     rc = step_from_spec(os, (int)f->function_type, reg, st, err);
     fnworker__v1__operation_spec__free_unpacked(os, NULL);
     if (rc < 0 && st->op)
@@ -160,17 +168,21 @@ static int last_step_mismatch(const fnw_plan_step *st, const fnw_type *sink, fnw
     char a[384], b[384];
     fnw_type_format(st->declared_type, a, sizeof a);
     fnw_type_format(sink, b, sizeof b);
-    return fnw_error_set(err, "transform '%s' (operation '%s') is the last function of its operator, so its "
+    return fnw_error_set(err,
+                         "transform '%s' (operation '%s') is the last function of its operator, so its "
                          "output type is the operator's: the OperationSpec's output_type is %s but the "
-                         "operator's output type is %s", st->transform_id, st->op->name, a, b);
+                         "operator's output type is %s",
+                         st->transform_id, st->op->name, a, b);
 }
 
 static int unknown_output(const fnw_plan_step *st, const fnw_plan_step *next, fnw_error *err)
 {
-    return fnw_error_set(err, "transform '%s' (operation '%s') feeds '%s' in the same operator, and its "
+    return fnw_error_set(err,
+                         "transform '%s' (operation '%s') feeds '%s' in the same operator, and its "
                          "output type cannot be known: Flink sends only the operator's input and output "
                          "types, and operation '%s' does not keep its input type. Set output_type in its "
-                         "OperationSpec", st->transform_id, st->op->name, next->transform_id, st->op->name);
+                         "OperationSpec",
+                         st->transform_id, st->op->name, next->transform_id, st->op->name);
 }
 
 /* The output type of step i of n (its input type already set). */
@@ -192,8 +204,7 @@ static int step_output(fnw_plan_step *steps, size_t i, size_t n, const fnw_type 
     return 0;
 }
 
-int fnw_step_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink,
-                  fnw_error *err)
+int fnw_step_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink, fnw_error *err)
 {
     for (size_t i = 0; i < n; i++) {
         steps[i].input_type = i == 0 ? input : steps[i - 1].output_type;

@@ -42,14 +42,13 @@ typedef struct fnw_plan_step {
 /* Fills st (zeroed by the caller) from function f of transform id: a
  * PROCESS or ASYNC_BATCH function whose payload is an OperationSpec naming
  * an operation of reg. On failure st may hold parts; fnw_step_free it. */
-int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg,
-                   fnw_plan_step *st, fnw_error *err);
+int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg, fnw_plan_step *st,
+                   fnw_error *err);
 
 /* Types a chain of n steps fed with input and ending at a sink of type sink
  * (see the header comment). Pointers are borrowed from the arguments and
  * from the steps' declared types. */
-int fnw_step_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink,
-                  fnw_error *err);
+int fnw_step_link(fnw_plan_step *steps, size_t n, const fnw_type *input, const fnw_type *sink, fnw_error *err);
 
 /* Frees what st owns (not st itself). */
 void fnw_step_free(fnw_plan_step *st);

@@ -49,8 +49,8 @@ typedef struct fnw_worker {
     struct ev_loop *loop;
     const fnw_flags *flags;
     fnw_logger log;
-    fnw_handoff *handoff;     /* the loop's: every thread's work reaches the loop here */
-    fnw_pump *pump;           /* the loop's completion-queue thread, shared with kserve */
+    fnw_handoff *handoff; /* the loop's: every thread's work reaches the loop here */
+    fnw_pump *pump;       /* the loop's completion-queue thread, shared with kserve */
     fnw_rpc rpc;
     fnw_registry registry;
     fnw_data_mgr data;
@@ -59,10 +59,10 @@ typedef struct fnw_worker {
     fnw_descriptors descriptors;
     active_bundle *active;
     ev_timer stop_timer;
-    ev_timer idle_timer;      /* returns freed memory once bundles stop */
+    ev_timer idle_timer; /* returns freed memory once bundles stop */
     double stop_started;
     ev_signal sig_term, sig_int, sig_quit;
-    fnw_pool_stats stats;      /* for the worker pool that started us, if one did */
+    fnw_pool_stats stats; /* for the worker pool that started us, if one did */
     int stopping;
     int exit_code;
 } fnw_worker;
@@ -130,7 +130,7 @@ static void bundle_finished(void *user, fnw_bundle *b, const char *error, const 
     if (error) {
         respond_error(w, iid, error);
         fnw_bundle_free(b);
-        fnw_processors_close(proc);   /* a failed chain is not reused */
+        fnw_processors_close(proc); /* a failed chain is not reused */
     } else {
         fnw_debug(&w->log, "instruction %s finished", iid);
         respond_bundle_ok(w, iid, ms);
@@ -167,8 +167,7 @@ static fnw_processor *take_processor(fnw_worker *w, fnw_descriptor *d, const cha
 {
     fnw_processor *proc;
     fnw_error err;
-    if (fnw_processors_take(fnw_descriptors_processors(d), w->loop, fnw_descriptors_plan(d), &proc,
-                            &err) < 0) {
+    if (fnw_processors_take(fnw_descriptors_processors(d), w->loop, fnw_descriptors_plan(d), &proc, &err) < 0) {
         char msg[FNW_ERROR_MAX + 128];
         snprintf(msg, sizeof msg, "instruction %s, descriptor %s: %s", iid, fnw_descriptors_id(d), err.msg);
         fail_instruction(w, iid, msg);
@@ -221,7 +220,7 @@ static void descriptor_ready(void *user, fnw_descriptor *d, const char *iid)
     start_bundle(user, d, iid);
 }
 
-static const fnw_descriptors_events descriptor_events = {descriptor_ready};
+static const fnw_descriptors_events descriptor_events = { descriptor_ready };
 
 typedef struct fetch_ctx {
     fnw_worker *w;
@@ -322,8 +321,10 @@ static void control_closed(void *user, grpc_status_code code, const char *detail
         size_t n = 0;
         for (active_bundle *a = w->active; a; a = a->next)
             n++;
-        fnw_err(&w->log, "lost the control stream to %s (status %d: %s) with %zu bundle(s) in "
-                "progress; exiting", fnw_boot_control_url(&w->boot), (int)code, details, n);
+        fnw_err(&w->log,
+                "lost the control stream to %s (status %d: %s) with %zu bundle(s) in "
+                "progress; exiting",
+                fnw_boot_control_url(&w->boot), (int)code, details, n);
         worker_stop(w, 1);
     }
 }
@@ -333,11 +334,11 @@ static void control_closed(void *user, grpc_status_code code, const char *detail
 static void boot_control_ready(void *user, grpc_channel *ch)
 {
     fnw_worker *w = user;
-    fnw_control_handler h = {w, control_request, control_closed};
+    fnw_control_handler h = { w, control_request, control_closed };
     w->control = fnw_control_start(&w->rpc, ch, &w->log, &h);
     fnw_pool_stats_connected(&w->stats);
-    fnw_info(&w->log, "fnworker %s (worker %s) connected to control %s", FNW_VERSION,
-             w->flags->id, fnw_boot_control_url(&w->boot));
+    fnw_info(&w->log, "fnworker %s (worker %s) connected to control %s", FNW_VERSION, w->flags->id,
+             fnw_boot_control_url(&w->boot));
 }
 
 static void boot_failed(void *user)
@@ -345,7 +346,7 @@ static void boot_failed(void *user)
     worker_stop(user, 1);
 }
 
-static const fnw_boot_events boot_events = {boot_control_ready, boot_failed};
+static const fnw_boot_events boot_events = { boot_control_ready, boot_failed };
 
 /* ---- stop ------------------------------------------------------------------------------------ */
 
@@ -354,9 +355,9 @@ static void stop_poll_cb(struct ev_loop *loop, ev_timer *t, int revents)
     fnw_worker *w = t->data;
     double waited = ev_now(loop) - w->stop_started;
     if (waited > 0.3 && fnw_log_streaming(&w->log))
-        fnw_log_free(&w->log);           /* the runner did not close it: cancel */
+        fnw_log_free(&w->log); /* the runner did not close it: cancel */
     if (waited > 0.3)
-        fnw_data_cancel(&w->data);       /* likewise the Data streams */
+        fnw_data_cancel(&w->data); /* likewise the Data streams */
     int live = fnw_rpc_live_calls(&w->rpc);
     if (live <= 0 || waited > 1.5) {
         if (live > 0)
@@ -418,8 +419,10 @@ static void dump_cb(struct ev_loop *loop, ev_signal *s, int revents)
     size_t n = 0;
     for (active_bundle *a = w->active; a; a = a->next)
         n++;
-    fnw_info(&w->log, "SIGQUIT: %zu bundle(s) in progress, %zu log entries queued; the worker "
-             "keeps running", n, fnw_log_queued(&w->log));
+    fnw_info(&w->log,
+             "SIGQUIT: %zu bundle(s) in progress, %zu log entries queued; the worker "
+             "keeps running",
+             n, fnw_log_queued(&w->log));
     for (active_bundle *a = w->active; a; a = a->next)
         fnw_bundle_dump(a->b);
 }
@@ -450,7 +453,7 @@ static void unblock_signals(void)
 /* Everything but the data plane, which is set up first (it can fail). */
 static void worker_setup(fnw_worker *w)
 {
-    fnw_handoff_hold(w->handoff);     /* the worker's loop ends by ev_break only */
+    fnw_handoff_hold(w->handoff); /* the worker's loop ends by ev_break only */
     fnw_rpc_log_sink sink = fnw_log_rpc_sink(&w->log);
     fnw_rpc_init(&w->rpc, fnw_pump_cq(w->pump), "worker_id", w->flags->id, &sink);
     fnw_descriptors_init(&w->descriptors, &w->registry, &w->log, &descriptor_events, w);
@@ -477,7 +480,7 @@ static void worker_teardown(fnw_worker *w)
     fnw_boot_free(&w->boot);
     fnw_rpc_free(&w->rpc);
     fnw_handoff_release(w->handoff);
-    fnw_handoff_loop_free(w->loop);   /* the pump delivers the last completions, which run */
+    fnw_handoff_loop_free(w->loop); /* the pump delivers the last completions, which run */
 }
 
 int fnw_worker_run(const fnw_flags *flags, const fnw_registry *ops)
@@ -495,7 +498,7 @@ int fnw_worker_run(const fnw_flags *flags, const fnw_registry *ops)
     w->flags = flags;
     w->registry = *ops;
     fnw_log_init(&w->log, w->loop, flags->level);
-    fnw_data_config dc = {flags->flush_bytes, flags->flush_ms, 0, flags->connect_timeout_s, {0}};
+    fnw_data_config dc = { flags->flush_bytes, flags->flush_ms, 0, flags->connect_timeout_s, { 0 } };
     dc.early.early_ttl_s = flags->early_data_ttl_s;
     w->pump = fnw_pump_of(w->loop);
     w->handoff = fnw_handoff_of(w->loop);

@@ -15,7 +15,12 @@
 static int primitive_element(fnw_kind k)
 {
     switch (k) {
-    case FNW_BYTE: case FNW_SHORT: case FNW_INT: case FNW_LONG: case FNW_FLOAT: case FNW_DOUBLE:
+    case FNW_BYTE:
+    case FNW_SHORT:
+    case FNW_INT:
+    case FNW_LONG:
+    case FNW_FLOAT:
+    case FNW_DOUBLE:
     case FNW_BOOLEAN:
         return 1;
     default:
@@ -38,7 +43,9 @@ static const fnw_type *unsupported(const fnw_type *t, int depth)
                 return bad;
         }
         return NULL;
-    case FNW_BASIC_ARRAY: case FNW_OBJECT_ARRAY: case FNW_LIST:
+    case FNW_BASIC_ARRAY:
+    case FNW_OBJECT_ARRAY:
+    case FNW_LIST:
         return t->nchildren == 1 ? unsupported(t->children[0], depth + 1) : t;
     case FNW_PRIMITIVE_ARRAY:
         return t->nchildren == 1 && primitive_element(t->children[0]->kind) ? NULL : t;
@@ -61,9 +68,11 @@ int fnw_conv_check_type(const fnw_type *t, const char *field, fnw_error *err)
     fnw_type_format(bad, part, sizeof part);
     if (!t)
         return fnw_error_set(err, "output field '%s' has no type", field ? field : "?");
-    return fnw_error_set(err, "output field '%s' has type %s, which a result cannot be converted into (%s is "
+    return fnw_error_set(err,
+                         "output field '%s' has type %s, which a result cannot be converted into (%s is "
                          "not supported; targets are STRING, BYTE, SHORT, INT, LONG, FLOAT, DOUBLE, BOOLEAN, "
-                         "arrays and LIST of them, ROW, MAP with STRING keys)", field ? field : "?", whole, part);
+                         "arrays and LIST of them, ROW, MAP with STRING keys)",
+                         field ? field : "?", whole, part);
 }
 
 /* Writes the path of at into out (cap bytes), root first. */
@@ -85,8 +94,7 @@ static size_t path_format(const fnw_conv_at *at, char *out, size_t cap)
     return n < cap ? n : cap - 1;
 }
 
-int fnw_conv_fail(const fnw_conv_at *at, const fnw_type *t, const char *what, const char *why,
-                  fnw_error *err)
+int fnw_conv_fail(const fnw_conv_at *at, const fnw_type *t, const char *what, const char *why, fnw_error *err)
 {
     char path[300] = "", ty[200];
     path_format(at, path, sizeof path);
@@ -139,12 +147,28 @@ const char *fnw_conv_set_i64(fnw_kind k, int64_t v, fnw_value *out)
 {
     int64_t lo, hi;
     switch (k) {
-    case FNW_BYTE: lo = INT8_MIN; hi = INT8_MAX; break;
-    case FNW_SHORT: lo = INT16_MIN; hi = INT16_MAX; break;
-    case FNW_INT: lo = INT32_MIN; hi = INT32_MAX; break;
-    case FNW_LONG: lo = INT64_MIN; hi = INT64_MAX; break;
-    case FNW_FLOAT: *out = fnw_value_float((float)v); return NULL;
-    case FNW_DOUBLE: *out = fnw_value_double((double)v); return NULL;
+    case FNW_BYTE:
+        lo = INT8_MIN;
+        hi = INT8_MAX;
+        break;
+    case FNW_SHORT:
+        lo = INT16_MIN;
+        hi = INT16_MAX;
+        break;
+    case FNW_INT:
+        lo = INT32_MIN;
+        hi = INT32_MAX;
+        break;
+    case FNW_LONG:
+        lo = INT64_MIN;
+        hi = INT64_MAX;
+        break;
+    case FNW_FLOAT:
+        *out = fnw_value_float((float)v);
+        return NULL;
+    case FNW_DOUBLE:
+        *out = fnw_value_double((double)v);
+        return NULL;
     case FNW_BOOLEAN:
         if (v != 0 && v != 1)
             return "only 0 and 1 are booleans";
@@ -219,7 +243,7 @@ int fnw_conv_parse_f64(const char *p, size_t n, double *d)
     char *end = NULL;
     double v = strtod(tmp, &end);
     if (end != tmp + n || (!isdigit((unsigned char)body[0]) && body[0] != '.') || isinf(v))
-        return -1;   /* isinf: an overflowing literal such as 1e999 */
+        return -1; /* isinf: an overflowing literal such as 1e999 */
     *d = v;
     return 0;
 }

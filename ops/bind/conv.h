@@ -72,11 +72,11 @@ int fnw_conv_check_type(const fnw_type *t, const char *field, fnw_error *err);
 /* Converts j (NULL is taken as JSON null) into *out, a value of type t,
  * which must have passed fnw_conv_check_type (the per-element functions do
  * not walk the type again). */
-int fnw_conv_json(const fnw_type *t, const json_t *j, const char *field, fnw_arena *a,
-                  fnw_value *out, fnw_error *err);
+int fnw_conv_json(const fnw_type *t, const json_t *j, const char *field, fnw_arena *a, fnw_value *out,
+                  fnw_error *err);
 
 /* Converts reply r into *out, a value of type t (checked as above). */
-int fnw_conv_reply(const fnw_type *t, const fnw_reply *r, const char *field, fnw_arena *a,
-                   fnw_value *out, fnw_error *err);
+int fnw_conv_reply(const fnw_type *t, const fnw_reply *r, const char *field, fnw_arena *a, fnw_value *out,
+                   fnw_error *err);
 
 #endif

@@ -13,15 +13,14 @@
 typedef struct fnw_conv_at fnw_conv_at;
 struct fnw_conv_at {
     const fnw_conv_at *up;
-    const char *name;     /* ROW field or MAP key; NULL for an element */
-    size_t index;         /* element index when name is NULL */
+    const char *name; /* ROW field or MAP key; NULL for an element */
+    size_t index;     /* element index when name is NULL */
 };
 
 #define FNW_CONV_EXCERPT 60
 
 /* "field 'p': cannot convert <what> to <type>[: why]"; returns -1. */
-int fnw_conv_fail(const fnw_conv_at *at, const fnw_type *t, const char *what, const char *why,
-                  fnw_error *err);
+int fnw_conv_fail(const fnw_conv_at *at, const fnw_type *t, const char *what, const char *why, fnw_error *err);
 /* Escaped excerpt of p[0..n) in double quotes, "..." when cut (cap >= 256). */
 void fnw_conv_excerpt(const uint8_t *p, size_t n, char *out, size_t cap);
 

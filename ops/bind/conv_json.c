@@ -53,9 +53,15 @@ static void describe(const json_t *j, char *out, size_t cap)
         fnw_vtext_double(ex, sizeof ex, json_real_value(j));
         snprintf(out, cap, "JSON number %s", ex);
         return;
-    case JSON_TRUE: snprintf(out, cap, "JSON true"); return;
-    case JSON_FALSE: snprintf(out, cap, "JSON false"); return;
-    case JSON_NULL: snprintf(out, cap, "JSON null"); return;
+    case JSON_TRUE:
+        snprintf(out, cap, "JSON true");
+        return;
+    case JSON_FALSE:
+        snprintf(out, cap, "JSON false");
+        return;
+    case JSON_NULL:
+        snprintf(out, cap, "JSON null");
+        return;
     case JSON_OBJECT:
     case JSON_ARRAY:
         container_excerpt(j, ex, sizeof ex);
@@ -104,7 +110,12 @@ static int scalar(const fnw_type *t, const json_t *j, const fnw_conv_at *at, fnw
             break;
         *out = fnw_value_int(FNW_BOOLEAN, json_is_true(j));
         return 0;
-    case FNW_BYTE: case FNW_SHORT: case FNW_INT: case FNW_LONG: case FNW_FLOAT: case FNW_DOUBLE:
+    case FNW_BYTE:
+    case FNW_SHORT:
+    case FNW_INT:
+    case FNW_LONG:
+    case FNW_FLOAT:
+    case FNW_DOUBLE:
         if (json_is_integer(j))
             why = fnw_conv_set_i64(t->kind, json_integer_value(j), out);
         else if (json_is_real(j))
@@ -180,7 +191,8 @@ static int map(const fnw_type *t, const json_t *j, const fnw_conv_at *at, fnw_ar
     const char *key;
     size_t klen;
     json_t *v;
-    json_object_keylen_foreach((json_t *)j, key, klen, v) {
+    json_object_keylen_foreach((json_t *)j, key, klen, v)
+    {
         fnw_conv_at here = { at, key, 0 };
         if (fnw_conv_set_string(a, key, klen, &items[2 * i]) != 0)
             return fail(&here, t, j, OOM, err);
@@ -204,7 +216,10 @@ static int conv(const fnw_type *t, const json_t *j, const fnw_conv_at *at, fnw_a
     switch (t->kind) {
     case FNW_ROW:
         return row(t, j, at, a, out, err, depth);
-    case FNW_BASIC_ARRAY: case FNW_PRIMITIVE_ARRAY: case FNW_OBJECT_ARRAY: case FNW_LIST:
+    case FNW_BASIC_ARRAY:
+    case FNW_PRIMITIVE_ARRAY:
+    case FNW_OBJECT_ARRAY:
+    case FNW_LIST:
         return array(t, j, at, a, out, err, depth);
     case FNW_MAP:
         return map(t, j, at, a, out, err, depth);
@@ -213,8 +228,8 @@ static int conv(const fnw_type *t, const json_t *j, const fnw_conv_at *at, fnw_a
     }
 }
 
-int fnw_conv_json(const fnw_type *t, const json_t *j, const char *field, fnw_arena *a,
-                  fnw_value *out, fnw_error *err)
+int fnw_conv_json(const fnw_type *t, const json_t *j, const char *field, fnw_arena *a, fnw_value *out,
+                  fnw_error *err)
 {
     fnw_conv_at top = { NULL, field ? field : "?", 0 };
     return conv(t, j, &top, a, out, err, 1);

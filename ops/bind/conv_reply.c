@@ -22,7 +22,9 @@ static void describe(const fnw_reply *r, char *out, size_t cap)
         fnw_conv_excerpt((const uint8_t *)r->u.str, r->len, ex, sizeof ex);
         snprintf(out, cap, "Redis string %s", ex);
         return;
-    case FNW_REPLY_INTEGER: snprintf(out, cap, "Redis integer %" PRId64, r->u.i); return;
+    case FNW_REPLY_INTEGER:
+        snprintf(out, cap, "Redis integer %" PRId64, r->u.i);
+        return;
     case FNW_REPLY_DOUBLE:
         if (isfinite(r->u.d))
             fnw_vtext_double(ex, sizeof ex, r->u.d);
@@ -30,9 +32,15 @@ static void describe(const fnw_reply *r, char *out, size_t cap)
             snprintf(ex, sizeof ex, "%s", isnan(r->u.d) ? "nan" : r->u.d > 0 ? "inf" : "-inf");
         snprintf(out, cap, "Redis double %s", ex);
         return;
-    case FNW_REPLY_BOOL: snprintf(out, cap, "Redis boolean %s", r->u.b ? "true" : "false"); return;
-    case FNW_REPLY_ARRAY: snprintf(out, cap, "a Redis array (%zu elements)", r->len); return;
-    case FNW_REPLY_NIL: snprintf(out, cap, "Redis nil"); return;
+    case FNW_REPLY_BOOL:
+        snprintf(out, cap, "Redis boolean %s", r->u.b ? "true" : "false");
+        return;
+    case FNW_REPLY_ARRAY:
+        snprintf(out, cap, "a Redis array (%zu elements)", r->len);
+        return;
+    case FNW_REPLY_NIL:
+        snprintf(out, cap, "Redis nil");
+        return;
     }
     snprintf(out, cap, "a Redis reply of unknown kind %d", (int)r->kind);
 }
@@ -65,7 +73,8 @@ static const char *from_string(const fnw_type *t, const fnw_reply *r, fnw_arena 
         else
             return "a boolean is 1, 0, true or false";
         return NULL;
-    case FNW_FLOAT: case FNW_DOUBLE:
+    case FNW_FLOAT:
+    case FNW_DOUBLE:
         if (fnw_conv_parse_f64(s, n, &d) != 0)
             return "not a decimal number";
         return fnw_conv_set_f64(t->kind, d, out);
@@ -146,7 +155,8 @@ static int row(const fnw_type *t, const fnw_reply *r, const fnw_conv_at *at, fnw
 {
     if (r->len != t->nchildren) {
         char why[96];
-        snprintf(why, sizeof why, "a ROW of %u fields is read from an array of as many elements", t->nchildren);
+        snprintf(why, sizeof why, "a ROW of %u fields is read from an array of as many elements",
+                 t->nchildren);
         return fail(at, t, r, why, err);
     }
     fnw_value *items = fnw_conv_items(a, FNW_ROW, t->nchildren);
@@ -196,7 +206,11 @@ static int conv(const fnw_type *t, const fnw_reply *r, const fnw_conv_at *at, fn
     if (depth > FNW_TYPE_MAX_DEPTH)
         return fail(at, t, r, "the type nests too deep", err);
     switch (t->kind) {
-    case FNW_ROW: case FNW_BASIC_ARRAY: case FNW_PRIMITIVE_ARRAY: case FNW_OBJECT_ARRAY: case FNW_LIST:
+    case FNW_ROW:
+    case FNW_BASIC_ARRAY:
+    case FNW_PRIMITIVE_ARRAY:
+    case FNW_OBJECT_ARRAY:
+    case FNW_LIST:
     case FNW_MAP:
         if (r->kind != FNW_REPLY_ARRAY)
             return fail(at, t, r, "a container is read from a Redis array", err);
@@ -208,8 +222,8 @@ static int conv(const fnw_type *t, const fnw_reply *r, const fnw_conv_at *at, fn
     }
 }
 
-int fnw_conv_reply(const fnw_type *t, const fnw_reply *r, const char *field, fnw_arena *a,
-                   fnw_value *out, fnw_error *err)
+int fnw_conv_reply(const fnw_type *t, const fnw_reply *r, const char *field, fnw_arena *a, fnw_value *out,
+                   fnw_error *err)
 {
     fnw_conv_at top = { NULL, field ? field : "?", 0 };
     return conv(t, r, &top, a, out, err, 1);

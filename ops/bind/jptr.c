@@ -7,9 +7,9 @@
 #include <string.h>
 
 typedef struct jptr_tok {
-    size_t off, len;     /* unescaped token in p->buf */
-    int kind;            /* TOK_NAME, TOK_INDEX, TOK_DASH */
-    size_t index;        /* TOK_INDEX; SIZE_MAX when too large for memory */
+    size_t off, len; /* unescaped token in p->buf */
+    int kind;        /* TOK_NAME, TOK_INDEX, TOK_DASH */
+    size_t index;    /* TOK_INDEX; SIZE_MAX when too large for memory */
 } jptr_tok;
 
 enum { TOK_NAME, TOK_INDEX, TOK_DASH };
@@ -17,7 +17,7 @@ enum { TOK_NAME, TOK_INDEX, TOK_DASH };
 struct fnw_jptr {
     size_t n;
     jptr_tok *toks;
-    char *buf;           /* the unescaped tokens, each NUL-terminated */
+    char *buf; /* the unescaped tokens, each NUL-terminated */
     char *text;
     char *option;
 };
@@ -69,8 +69,10 @@ static int split(fnw_jptr *p, const char *text, fnw_error *err)
             char c = *s;
             if (c == '~') {
                 if (s[1] != '0' && s[1] != '1')
-                    return fnw_error_set(err, "option '%s': JSON pointer '%s' has '~' not followed by 0 or 1 "
-                                         "(write ~0 for '~' and ~1 for '/')", p->option, text);
+                    return fnw_error_set(err,
+                                         "option '%s': JSON pointer '%s' has '~' not followed by 0 or 1 "
+                                         "(write ~0 for '~' and ~1 for '/')",
+                                         p->option, text);
                 c = *++s == '0' ? '~' : '/';
             }
             p->buf[w++] = c;
@@ -127,11 +129,15 @@ static int step(const fnw_jptr *p, const jptr_tok *t, const json_t *cur, json_t 
     if (!json_is_array(cur))
         return FNW_JPTR_NOT_FOUND;
     if (t->kind == TOK_DASH)
-        return fnw_error_set(err, "option '%s': JSON pointer '%s' uses '-', the element after the last of an "
-                             "array, which cannot be read", p->option, p->text);
+        return fnw_error_set(err,
+                             "option '%s': JSON pointer '%s' uses '-', the element after the last of an "
+                             "array, which cannot be read",
+                             p->option, p->text);
     if (t->kind != TOK_INDEX)
-        return fnw_error_set(err, "option '%s': JSON pointer '%s': token '%.60s' is applied to an array but is "
-                             "not an index (0, 1, ... without leading zeros)", p->option, p->text, s);
+        return fnw_error_set(err,
+                             "option '%s': JSON pointer '%s': token '%.60s' is applied to an array but is "
+                             "not an index (0, 1, ... without leading zeros)",
+                             p->option, p->text, s);
     if (t->index >= json_array_size(cur))
         return FNW_JPTR_NOT_FOUND;
     *next = json_array_get(cur, t->index);

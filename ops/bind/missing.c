@@ -19,8 +19,10 @@ int fnw_missing_parse(const char *text, const char *option, fnw_missing *out, fn
             return 0;
         }
     }
-    return fnw_error_set(err, "option '%s' must be one of null, empty, fail (what to do when the service has "
-                         "no result); got '%.60s'", option ? option : "?", text ? text : "");
+    return fnw_error_set(err,
+                         "option '%s' must be one of null, empty, fail (what to do when the service has "
+                         "no result); got '%.60s'",
+                         option ? option : "?", text ? text : "");
 }
 
 int fnw_missing_option(const fnw_options *o, const char *key, fnw_missing def, fnw_missing *out,

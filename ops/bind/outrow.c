@@ -10,8 +10,8 @@
 struct fnw_outrow {
     const fnw_type *in, *out;
     size_t nresults;
-    uint32_t *slot;      /* [nresults] output index of each result */
-    uint32_t *src;       /* [out fields] input index, or FROM_RESULT */
+    uint32_t *slot; /* [nresults] output index of each result */
+    uint32_t *src;  /* [out fields] input index, or FROM_RESULT */
 };
 
 void fnw_outrow_free(fnw_outrow *r)
@@ -59,8 +59,10 @@ static int map_results(fnw_outrow *r, const char *const *results, const char *op
         if (i < 0) {
             char ty[384];
             fnw_type_format(r->out, ty, sizeof ty);
-            return fnw_error_set(err, "operation '%s' fills result field '%.80s', which the output type %s does "
-                                 "not have", op, name, ty);
+            return fnw_error_set(err,
+                                 "operation '%s' fills result field '%.80s', which the output type %s does "
+                                 "not have",
+                                 op, name, ty);
         }
         if (r->src[i] == FROM_RESULT)
             return fnw_error_set(err, "operation '%s': result field '%.80s' is named twice", op, name);
@@ -78,15 +80,19 @@ static int map_copy(fnw_outrow *r, uint32_t i, const char *op, fnw_error *err)
     if (j < 0) {
         char ty[384];
         fnw_type_format(r->in, ty, sizeof ty);
-        return fnw_error_set(err, "operation '%s': output field '%.80s' is neither one of its results nor an "
-                             "input field (input type %s)", op, name, ty);
+        return fnw_error_set(err,
+                             "operation '%s': output field '%.80s' is neither one of its results nor an "
+                             "input field (input type %s)",
+                             op, name, ty);
     }
     if (!fnw_type_equal(r->in->children[j], r->out->children[i])) {
         char a[256], b[256];
         fnw_type_format(r->out->children[i], a, sizeof a);
         fnw_type_format(r->in->children[j], b, sizeof b);
-        return fnw_error_set(err, "operation '%s': output field '%.80s' has type %s but the input field it is "
-                             "copied from has type %s", op, name, a, b);
+        return fnw_error_set(err,
+                             "operation '%s': output field '%.80s' has type %s but the input field it is "
+                             "copied from has type %s",
+                             op, name, a, b);
     }
     r->src[i] = (uint32_t)j;
     return 0;
@@ -141,8 +147,7 @@ fnw_outrow *fnw_outrow_new(const fnw_type *in, const fnw_type *out, const char *
     return r;
 }
 
-int fnw_outrow_assemble(const fnw_outrow *r, const fnw_value *in, fnw_arena *a, fnw_value *row,
-                        fnw_error *err)
+int fnw_outrow_assemble(const fnw_outrow *r, const fnw_value *in, fnw_arena *a, fnw_value *row, fnw_error *err)
 {
     const fnw_type *out = r->out;
     uint32_t n = out->nchildren;

@@ -17,17 +17,17 @@
 
 typedef enum fnw_reply_kind {
     FNW_REPLY_NIL = 0,
-    FNW_REPLY_STRING,     /* u.str[0..len), binary-safe */
-    FNW_REPLY_INTEGER,    /* u.i */
-    FNW_REPLY_DOUBLE,     /* u.d */
-    FNW_REPLY_BOOL,       /* u.b (0 or 1) */
-    FNW_REPLY_ARRAY,      /* u.items[0..len) */
+    FNW_REPLY_STRING,  /* u.str[0..len), binary-safe */
+    FNW_REPLY_INTEGER, /* u.i */
+    FNW_REPLY_DOUBLE,  /* u.d */
+    FNW_REPLY_BOOL,    /* u.b (0 or 1) */
+    FNW_REPLY_ARRAY,   /* u.items[0..len) */
 } fnw_reply_kind;
 
 typedef struct fnw_reply fnw_reply;
 struct fnw_reply {
     fnw_reply_kind kind;
-    size_t len;           /* STRING: bytes; ARRAY: elements */
+    size_t len; /* STRING: bytes; ARRAY: elements */
     union {
         const char *str;
         int64_t i;

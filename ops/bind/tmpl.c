@@ -7,10 +7,10 @@
 #include <string.h>
 
 typedef struct tmpl_seg {
-    uint32_t lit_off, lit_len;   /* literal text before the field, in t->lit */
-    uint32_t path_off, depth;    /* field indexes in t->path; depth 0: no field */
-    uint32_t name_off;           /* the placeholder text in t->names */
-    const fnw_type *type;        /* the field's type */
+    uint32_t lit_off, lit_len; /* literal text before the field, in t->lit */
+    uint32_t path_off, depth;  /* field indexes in t->path; depth 0: no field */
+    uint32_t name_off;         /* the placeholder text in t->names */
+    const fnw_type *type;      /* the field's type */
 } tmpl_seg;
 
 struct fnw_tmpl {
@@ -64,15 +64,18 @@ static fnw_tmpl *tmpl_alloc(size_t len, fnw_escape esc, const char *option)
     return t;
 }
 
-static int no_field(const fnw_tmpl *t, const char *name, size_t len, const fnw_type *row,
-                    const char *comp, size_t clen, fnw_error *err)
+static int no_field(const fnw_tmpl *t, const char *name, size_t len, const fnw_type *row, const char *comp,
+                    size_t clen, fnw_error *err)
 {
     char ty[256];
     fnw_type_format(row, ty, sizeof ty);
     if (comp == name && clen == len)
-        return fnw_error_set(err, "option '%s': placeholder {%.*s} names field '%.*s', which the input type "
-                             "%s does not have", t->option, (int)len, name, (int)clen, comp, ty);
-    return fnw_error_set(err, "option '%s': placeholder {%.*s}: field '%.*s' is not in %s (the type of '%.*s')",
+        return fnw_error_set(err,
+                             "option '%s': placeholder {%.*s} names field '%.*s', which the input type "
+                             "%s does not have",
+                             t->option, (int)len, name, (int)clen, comp, ty);
+    return fnw_error_set(err,
+                         "option '%s': placeholder {%.*s}: field '%.*s' is not in %s (the type of '%.*s')",
                          t->option, (int)len, name, (int)clen, comp, ty, (int)(comp - name - 1), name);
 }
 
@@ -86,8 +89,7 @@ static int64_t field_index(const fnw_type *row, const char *comp, size_t clen)
 }
 
 /* Resolves name[0..len) (a dotted path) into s->path_off/depth/type. */
-static int resolve(fnw_tmpl *t, tmpl_seg *s, const fnw_type *in, const char *name, size_t len,
-                   fnw_error *err)
+static int resolve(fnw_tmpl *t, tmpl_seg *s, const fnw_type *in, const char *name, size_t len, fnw_error *err)
 {
     const fnw_type *cur = in;
     const char *p = name, *end = name + len;
@@ -99,11 +101,14 @@ static int resolve(fnw_tmpl *t, tmpl_seg *s, const fnw_type *in, const char *nam
             return fnw_error_set(err, "option '%s': placeholder {%.*s} has an empty field name in its path",
                                  t->option, (int)len, name);
         if (p == name && (!cur || cur->kind != FNW_ROW))
-            return fnw_error_set(err, "option '%s': placeholder {%.*s}: the input type is %s, not a ROW with "
-                                 "fields", t->option, (int)len, name, cur ? fnw_kind_name(cur->kind) : "missing");
+            return fnw_error_set(err,
+                                 "option '%s': placeholder {%.*s}: the input type is %s, not a ROW with "
+                                 "fields",
+                                 t->option, (int)len, name, cur ? fnw_kind_name(cur->kind) : "missing");
         if (cur->kind != FNW_ROW)
             return fnw_error_set(err, "option '%s': placeholder {%.*s}: '%.*s' is %s, not a ROW with fields",
-                                 t->option, (int)len, name, (int)(p - name - 1), name, fnw_kind_name(cur->kind));
+                                 t->option, (int)len, name, (int)(p - name - 1), name,
+                                 fnw_kind_name(cur->kind));
         int64_t i = field_index(cur, p, clen);
         if (i < 0)
             return no_field(t, name, len, cur, p, clen, err);
@@ -118,10 +123,12 @@ static int resolve(fnw_tmpl *t, tmpl_seg *s, const fnw_type *in, const char *nam
     if (!fnw_vtext_renderable(cur, t->esc)) {
         char ty[256];
         fnw_type_format(cur, ty, sizeof ty);
-        return fnw_error_set(err, "option '%s': placeholder {%.*s}: field '%.*s' has type %s, which cannot be "
-                             "written as %s text%s", t->option, (int)len, name, (int)len, name, ty,
-                             fnw_vtext_escape_name(t->esc),
-                             t->esc == FNW_ESCAPE_JSON ? "" : " (only a JSON template takes ROW, MAP and arrays)");
+        return fnw_error_set(err,
+                             "option '%s': placeholder {%.*s}: field '%.*s' has type %s, which cannot be "
+                             "written as %s text%s",
+                             t->option, (int)len, name, (int)len, name, ty, fnw_vtext_escape_name(t->esc),
+                             t->esc == FNW_ESCAPE_JSON ? ""
+                                                       : " (only a JSON template takes ROW, MAP and arrays)");
     }
     return 0;
 }
@@ -133,8 +140,10 @@ static int placeholder(fnw_tmpl *t, const char *text, size_t i, const fnw_type *
     const char *name = text + i;
     size_t len = strcspn(name, "{}");
     if (name[len] != '}')
-        return fnw_error_set(err, name[len] ? "option '%s': placeholder {%.*s... holds a '{' (write '{{' for a "
-                             "literal brace)" : "option '%s': placeholder {%.*s... is not closed with '}'",
+        return fnw_error_set(err,
+                             name[len] ? "option '%s': placeholder {%.*s... holds a '{' (write '{{' for a "
+                                         "literal brace)"
+                                       : "option '%s': placeholder {%.*s... is not closed with '}'",
                              t->option, (int)(len > 40 ? 40 : len), name);
     if (len == 0)
         return fnw_error_set(err, "option '%s': empty placeholder {} (write '{{' and '}}' for literal braces)",
@@ -173,8 +182,10 @@ static int parse(fnw_tmpl *t, const char *text, const fnw_type *in, fnw_error *e
             return fnw_error_set(err, "option '%s': a lone '}' at byte %zu (write '}}' for a literal brace)",
                                  t->option, i);
         if (t->esc == FNW_ESCAPE_HEADER && (((unsigned char)c < 0x20 && c != '\t') || c == 0x7f))
-            return fnw_error_set(err, "option '%s': a header template cannot contain a control character (byte "
-                                 "0x%02x at %zu; only TAB is allowed)", t->option, (unsigned)(unsigned char)c, i);
+            return fnw_error_set(err,
+                                 "option '%s': a header template cannot contain a control character (byte "
+                                 "0x%02x at %zu; only TAB is allowed)",
+                                 t->option, (unsigned)(unsigned char)c, i);
         t->lit[t->nlit++] = c;
         i += (c == '{' || c == '}') ? 2 : 1;
     }
@@ -226,8 +237,7 @@ static const fnw_value *field_at(const fnw_tmpl *t, const tmpl_seg *s, const fnw
     return v;
 }
 
-static int render_seg(const fnw_tmpl *t, const tmpl_seg *s, const fnw_value *row, fnw_buf *out,
-                      fnw_error *err)
+static int render_seg(const fnw_tmpl *t, const tmpl_seg *s, const fnw_value *row, fnw_buf *out, fnw_error *err)
 {
     const char *why = "does not fit the buffer";
     if (s->lit_len && fnw_vtext_write_bytes((const uint8_t *)t->lit + s->lit_off, s->lit_len, FNW_ESCAPE_RAW,
@@ -242,8 +252,8 @@ static int render_seg(const fnw_tmpl *t, const tmpl_seg *s, const fnw_value *row
         return fnw_error_set(err, "option '%s': field '%s': the row does not match the input type", t->option,
                              t->names + s->name_off);
     if (fnw_vtext_write(s->type, v ? v : &null, t->esc, out, &why) != 0)
-        return fnw_error_set(err, "option '%s': the value of field '%s' %s", t->option, t->names + s->name_off,
-                             why);
+        return fnw_error_set(err, "option '%s': the value of field '%s' %s", t->option,
+                             t->names + s->name_off, why);
     return 0;
 }
 
@@ -312,8 +322,7 @@ static int argv_add(fnw_tmpl_argv *a, const char *p, size_t len, const fnw_type 
     return 0;
 }
 
-fnw_tmpl_argv *fnw_tmpl_argv_new(const char *text, const fnw_type *in, const char *option,
-                                 fnw_error *err)
+fnw_tmpl_argv *fnw_tmpl_argv_new(const char *text, const fnw_type *in, const char *option, fnw_error *err)
 {
     const char *opt = option ? option : "?";
     if (!text)

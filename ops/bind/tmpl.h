@@ -50,9 +50,9 @@
 #include "codecs/value.h"
 #include "ops/bind/vtext.h"
 
-#define FNW_TMPL_MAX_TEXT (64u * 1024)   /* bytes of template text */
-#define FNW_TMPL_MAX_NAME 256u           /* bytes between one placeholder's braces */
-#define FNW_TMPL_MAX_ARGS 1024u          /* arguments of a Redis command template */
+#define FNW_TMPL_MAX_TEXT (64u * 1024) /* bytes of template text */
+#define FNW_TMPL_MAX_NAME 256u         /* bytes between one placeholder's braces */
+#define FNW_TMPL_MAX_ARGS 1024u        /* arguments of a Redis command template */
 
 typedef struct fnw_tmpl fnw_tmpl;
 
@@ -75,8 +75,7 @@ typedef struct fnw_tmpl_argv fnw_tmpl_argv;
 /* Splits and compiles a command ("HSET user:{id} name {name}"); fails on an
  * empty command, more than FNW_TMPL_MAX_ARGS arguments, or any argument that
  * fnw_tmpl_new refuses. */
-fnw_tmpl_argv *fnw_tmpl_argv_new(const char *text, const fnw_type *in, const char *option,
-                                 fnw_error *err);
+fnw_tmpl_argv *fnw_tmpl_argv_new(const char *text, const fnw_type *in, const char *option, fnw_error *err);
 void fnw_tmpl_argv_free(fnw_tmpl_argv *a);
 size_t fnw_tmpl_argv_count(const fnw_tmpl_argv *a);
 

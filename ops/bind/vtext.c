@@ -14,11 +14,16 @@
 const char *fnw_vtext_escape_name(fnw_escape esc)
 {
     switch (esc) {
-    case FNW_ESCAPE_RAW: return "raw";
-    case FNW_ESCAPE_URL_PATH: return "URL path";
-    case FNW_ESCAPE_URL_QUERY: return "URL query";
-    case FNW_ESCAPE_HEADER: return "header";
-    case FNW_ESCAPE_JSON: return "JSON";
+    case FNW_ESCAPE_RAW:
+        return "raw";
+    case FNW_ESCAPE_URL_PATH:
+        return "URL path";
+    case FNW_ESCAPE_URL_QUERY:
+        return "URL query";
+    case FNW_ESCAPE_HEADER:
+        return "header";
+    case FNW_ESCAPE_JSON:
+        return "JSON";
     }
     return "?";
 }
@@ -26,8 +31,16 @@ const char *fnw_vtext_escape_name(fnw_escape esc)
 static int is_text_kind(fnw_kind k)
 {
     switch (k) {
-    case FNW_STRING: case FNW_CHAR: case FNW_BOOLEAN: case FNW_BYTE: case FNW_SHORT:
-    case FNW_INT: case FNW_LONG: case FNW_FLOAT: case FNW_DOUBLE: case FNW_BIG_DEC:
+    case FNW_STRING:
+    case FNW_CHAR:
+    case FNW_BOOLEAN:
+    case FNW_BYTE:
+    case FNW_SHORT:
+    case FNW_INT:
+    case FNW_LONG:
+    case FNW_FLOAT:
+    case FNW_DOUBLE:
+    case FNW_BIG_DEC:
         return 1;
     default:
         return 0;
@@ -46,7 +59,10 @@ static int json_renderable(const fnw_type *t, int depth)
             if (!json_renderable(t->children[i], depth + 1))
                 return 0;
         return 1;
-    case FNW_BASIC_ARRAY: case FNW_PRIMITIVE_ARRAY: case FNW_OBJECT_ARRAY: case FNW_LIST:
+    case FNW_BASIC_ARRAY:
+    case FNW_PRIMITIVE_ARRAY:
+    case FNW_OBJECT_ARRAY:
+    case FNW_LIST:
         return t->nchildren == 1 && json_renderable(t->children[0], depth + 1);
     case FNW_MAP:
         return t->nchildren == 2 && t->children[0]->kind == FNW_STRING &&
@@ -74,10 +90,20 @@ int fnw_vtext_utf8_valid(const uint8_t *p, size_t n)
         }
         size_t len;
         uint32_t cp, min;
-        if ((c & 0xe0) == 0xc0) { len = 2; cp = c & 0x1f; min = 0x80; }
-        else if ((c & 0xf0) == 0xe0) { len = 3; cp = c & 0x0f; min = 0x800; }
-        else if ((c & 0xf8) == 0xf0) { len = 4; cp = c & 0x07; min = 0x10000; }
-        else return 0;
+        if ((c & 0xe0) == 0xc0) {
+            len = 2;
+            cp = c & 0x1f;
+            min = 0x80;
+        } else if ((c & 0xf0) == 0xe0) {
+            len = 3;
+            cp = c & 0x0f;
+            min = 0x800;
+        } else if ((c & 0xf8) == 0xf0) {
+            len = 4;
+            cp = c & 0x07;
+            min = 0x10000;
+        } else
+            return 0;
         if (n - i < len)
             return 0;
         for (size_t k = 1; k < len; k++) {
@@ -102,8 +128,8 @@ static int put(fnw_buf *out, const void *p, size_t n, const char **why)
 
 static int is_unreserved(uint8_t c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_' || c == '~';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_' || c == '~';
 }
 
 static int put_percent(const uint8_t *p, size_t n, fnw_buf *out, const char **why)
@@ -142,12 +168,24 @@ static int put_json_string(const uint8_t *p, size_t n, fnw_buf *out, const char 
         char e[6] = { '\\', (char)c, 0, 0, 0, 0 };
         size_t en = 2;
         switch (c) {
-        case '"': case '\\': break;
-        case '\n': e[1] = 'n'; break;
-        case '\r': e[1] = 'r'; break;
-        case '\t': e[1] = 't'; break;
-        case '\b': e[1] = 'b'; break;
-        case '\f': e[1] = 'f'; break;
+        case '"':
+        case '\\':
+            break;
+        case '\n':
+            e[1] = 'n';
+            break;
+        case '\r':
+            e[1] = 'r';
+            break;
+        case '\t':
+            e[1] = 't';
+            break;
+        case '\b':
+            e[1] = 'b';
+            break;
+        case '\f':
+            e[1] = 'f';
+            break;
         default:
             memcpy(e + 1, "u00", 3);
             e[4] = hex[c >> 4];
@@ -176,7 +214,7 @@ static int put_header(const uint8_t *p, size_t n, fnw_buf *out, const char **why
 
 static int put_escaped(const uint8_t *p, size_t n, fnw_escape esc, fnw_buf *out, const char **why)
 {
-    if (n == 0)   /* p may be NULL for an empty value */
+    if (n == 0) /* p may be NULL for an empty value */
         return esc == FNW_ESCAPE_JSON ? put(out, "\"\"", 2, why) : 0;
     switch (esc) {
     case FNW_ESCAPE_URL_PATH:
@@ -260,7 +298,8 @@ static void scalar_text(const fnw_type *t, const fnw_value *v, char *tmp, const 
     *p = (const uint8_t *)tmp;
     *quote = 0;
     switch (t->kind) {
-    case FNW_STRING: case FNW_BIG_DEC:
+    case FNW_STRING:
+    case FNW_BIG_DEC:
         *p = v->u.bytes;
         *n = v->count;
         *quote = 1;
@@ -337,7 +376,11 @@ static int json_value(const fnw_type *t, const fnw_value *v, fnw_buf *out, const
     if (v->is_null)
         return put(out, "null", 4, why);
     switch (t->kind) {
-    case FNW_ROW: case FNW_MAP: case FNW_BASIC_ARRAY: case FNW_OBJECT_ARRAY: case FNW_LIST:
+    case FNW_ROW:
+    case FNW_MAP:
+    case FNW_BASIC_ARRAY:
+    case FNW_OBJECT_ARRAY:
+    case FNW_LIST:
         return json_items(t, v, out, why);
     case FNW_PRIMITIVE_ARRAY:
         if (t->children[0]->kind == FNW_BYTE)
@@ -362,8 +405,7 @@ static int json_value(const fnw_type *t, const fnw_value *v, fnw_buf *out, const
     return quote ? put_escaped(p, n, FNW_ESCAPE_JSON, out, why) : put(out, p, n, why);
 }
 
-int fnw_vtext_write(const fnw_type *t, const fnw_value *v, fnw_escape esc, fnw_buf *out,
-                    const char **why)
+int fnw_vtext_write(const fnw_type *t, const fnw_value *v, fnw_escape esc, fnw_buf *out, const char **why)
 {
     size_t len0 = out->len;
     int rc;

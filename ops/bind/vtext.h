@@ -59,8 +59,7 @@ int fnw_vtext_renderable(const fnw_type *t, fnw_escape esc);
 /* Appends v (of type t, which must be renderable in esc) to out. On failure
  * returns -1, sets *why to a static reason ("contains CR or LF", "is not
  * valid UTF-8", "does not fit the buffer") and leaves out->len where it was. */
-int fnw_vtext_write(const fnw_type *t, const fnw_value *v, fnw_escape esc, fnw_buf *out,
-                    const char **why);
+int fnw_vtext_write(const fnw_type *t, const fnw_value *v, fnw_escape esc, fnw_buf *out, const char **why);
 
 /* Appends bytes p[0..n) escaped for esc (literal text and values alike use
  * this; in JSON mode it writes them as a quoted string). Same failures. */

@@ -31,7 +31,7 @@
 #include <curl/curl.h>
 
 #define DEFAULT_MAX_BODY ((size_t)64 << 20)
-#define IDLE_EASY 64            /* reset easy handles kept for reuse */
+#define IDLE_EASY 64 /* reset easy handles kept for reuse */
 
 typedef struct sock_w {
     ev_io io;
@@ -45,7 +45,7 @@ struct fnw_http_req {
     fnw_http_hdrs *hdrs;
     fnw_http_url *url;
     void *body_copy;
-    char *resp;                 /* body received so far, NUL-terminated */
+    char *resp; /* body received so far, NUL-terminated */
     size_t len, cap, limit;
     int too_large, oom;
     int64_t retry_after_s;
@@ -54,7 +54,7 @@ struct fnw_http_req {
     fnw_http_done_fn done;
     void *user;
     fnw_http_req *prev, *next;
-    char what[320];             /* "GET host:port/path" for messages */
+    char what[320]; /* "GET host:port/path" for messages */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -64,13 +64,13 @@ struct fnw_http {
     ev_timer timer;
     fnw_http_config cfg;
     char *ca_file;
-    fnw_http_req *reqs;         /* in flight */
+    fnw_http_req *reqs; /* in flight */
     size_t n_reqs;
-    sock_w *socks;              /* watched sockets */
-    CURL *idle[IDLE_EASY];      /* reset easy handles for reuse */
+    sock_w *socks;         /* watched sockets */
+    CURL *idle[IDLE_EASY]; /* reset easy handles for reuse */
     size_t n_idle;
-    fnw_http_share share;       /* the last URL parsed, the last header list */
-    int no_proxy_env;           /* no proxy variable set at creation */
+    fnw_http_share share; /* the last URL parsed, the last header list */
+    int no_proxy_env;     /* no proxy variable set at creation */
 };
 
 /* ---- driving libcurl from the loop ------------------------------------- */
@@ -82,7 +82,7 @@ static void on_io(struct ev_loop *loop, ev_io *w, int revents)
     fnw_http *h = ((sock_w *)w)->h;
     int action = ((revents & EV_READ) ? CURL_CSELECT_IN : 0) | ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
     int running = 0;
-    curl_multi_socket_action(h->multi, w->fd, action, &running);   /* w may be freed now */
+    curl_multi_socket_action(h->multi, w->fd, action, &running); /* w may be freed now */
     reap(h);
 }
 
@@ -119,7 +119,7 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
     if (!sw) {
         sw = calloc(1, sizeof *sw);
         if (!sw)
-            return -1;          /* libcurl fails the transfers on this socket */
+            return -1; /* libcurl fails the transfers on this socket */
         sw->h = h;
         ev_init(&sw->io, on_io);
         sw->next = h->socks;
@@ -139,7 +139,7 @@ static int on_timer(CURLM *m, long timeout_ms, void *userp)
 {
     fnw_http *h = userp;
     ev_timer_stop(h->loop, &h->timer);
-    if (timeout_ms >= 0) {      /* 0: as soon as possible, from the loop */
+    if (timeout_ms >= 0) { /* 0: as soon as possible, from the loop */
         ev_timer_set(&h->timer, (double)timeout_ms / 1000.0, 0.);
         ev_timer_start(h->loop, &h->timer);
     }
@@ -185,7 +185,8 @@ fnw_http *fnw_http_new(struct ev_loop *loop, const fnw_http_config *cfg, fnw_err
     curl_multi_setopt(h->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, h->cfg.max_host_connections);
     curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, h->cfg.max_total_connections);
-    static const char *const proxy_vars[] = {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
+    static const char *const proxy_vars[] = { "http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy",
+                                              "ALL_PROXY" };
     h->no_proxy_env = 1;
     for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++) {
         const char *v = getenv(proxy_vars[i]);
@@ -239,7 +240,7 @@ void fnw_http_free(fnw_http *h)
         curl_easy_cleanup(h->idle[--h->n_idle]);
     fnw_http_share_free(&h->share);
     curl_multi_cleanup(h->multi);
-    while (h->socks)            /* sockets libcurl did not say it forgot */
+    while (h->socks) /* sockets libcurl did not say it forgot */
         sock_unlink_free(h, h->socks);
     ev_timer_stop(h->loop, &h->timer);
     free(h->ca_file);
@@ -267,7 +268,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
     size_t n = size * nmemb;
     if (n > r->limit - r->len) {
         r->too_large = 1;
-        return 0;               /* fails the transfer */
+        return 0; /* fails the transfer */
     }
     if (r->len + n + 1 > r->cap) {
         size_t cap = r->cap ? r->cap : 1024;
@@ -325,7 +326,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 {
     fnw_http_req *r = ud;
     size_t n = size * nmemb;
-    if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {   /* a new response (after 100, ...) */
+    if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) { /* a new response (after 100, ...) */
         r->retry_after_s = -1;
         free(r->content_type);
         r->content_type = NULL;
@@ -373,8 +374,10 @@ static void describe_failure(const fnw_http_req *r, fnw_http_outcome oc, CURLcod
                       r->what, r->timeout_ms, detail);
         break;
     case FNW_HTTP_TOO_LARGE:
-        fnw_error_set(err, "HTTP %s: the response body is larger than the limit of %zu bytes "
-                      "(raise max_response_bytes if it is expected)", r->what, r->limit);
+        fnw_error_set(err,
+                      "HTTP %s: the response body is larger than the limit of %zu bytes "
+                      "(raise max_response_bytes if it is expected)",
+                      r->what, r->limit);
         break;
     case FNW_HTTP_CONNECT:
         fnw_error_set(err, "HTTP %s: cannot connect: %s", r->what, detail);
@@ -390,11 +393,16 @@ static void describe_failure(const fnw_http_req *r, fnw_http_outcome oc, CURLcod
 static int version_of(long v)
 {
     switch (v) {
-    case CURL_HTTP_VERSION_1_0: return 10;
-    case CURL_HTTP_VERSION_1_1: return 11;
-    case CURL_HTTP_VERSION_2_0: return 20;
-    case CURL_HTTP_VERSION_3: return 30;
-    default: return 0;
+    case CURL_HTTP_VERSION_1_0:
+        return 10;
+    case CURL_HTTP_VERSION_1_1:
+        return 11;
+    case CURL_HTTP_VERSION_2_0:
+        return 20;
+    case CURL_HTTP_VERSION_3:
+        return 30;
+    default:
+        return 0;
     }
 }
 
@@ -502,7 +510,7 @@ static void set_options(fnw_http *h, fnw_http_req *r, const fnw_http_request *rq
         curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs->list);
-    if (h->no_proxy_env) {      /* what libcurl would find: no proxy */
+    if (h->no_proxy_env) { /* what libcurl would find: no proxy */
         curl_easy_setopt(e, CURLOPT_PROXY, "");
         curl_easy_setopt(e, CURLOPT_NOPROXY, "");
     }

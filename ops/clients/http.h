@@ -42,24 +42,24 @@
 
 #include "codecs/error.h"
 
-typedef struct fnw_http fnw_http;            /* one client: a multi on one loop */
-typedef struct fnw_http_req fnw_http_req;    /* one request in flight */
+typedef struct fnw_http fnw_http;         /* one client: a multi on one loop */
+typedef struct fnw_http_req fnw_http_req; /* one request in flight */
 
 typedef struct fnw_http_config {
-    long max_host_connections;    /* per host (host:port); 0 = no limit */
-    long max_total_connections;   /* over all hosts; 0 = no limit */
-    size_t max_response_bytes;    /* default body limit per request; 0 = 64 MiB */
-    long connect_timeout_ms;      /* 0 = libcurl's default (300 s) */
-    const char *ca_file;          /* PEM file of trusted CAs; NULL = the system store */
+    long max_host_connections;  /* per host (host:port); 0 = no limit */
+    long max_total_connections; /* over all hosts; 0 = no limit */
+    size_t max_response_bytes;  /* default body limit per request; 0 = 64 MiB */
+    long connect_timeout_ms;    /* 0 = libcurl's default (300 s) */
+    const char *ca_file;        /* PEM file of trusted CAs; NULL = the system store */
 } fnw_http_config;
 
 /* One header as "Name: value" (libcurl's form). */
 typedef const char *fnw_http_header;
 
 typedef struct fnw_http_request {
-    const char *method;              /* "GET", "POST", "PUT", ...; NULL = GET */
-    const char *url;                 /* http:// or https:// only; copied */
-    const fnw_http_header *headers;  /* n_headers entries, copied at send */
+    const char *method;             /* "GET", "POST", "PUT", ...; NULL = GET */
+    const char *url;                /* http:// or https:// only; copied */
+    const fnw_http_header *headers; /* n_headers entries, copied at send */
     size_t n_headers;
     /* The request body, sent as is (set a Content-Type header). With
      * copy_body 0 the bytes are borrowed: they must stay valid and unchanged
@@ -68,30 +68,30 @@ typedef struct fnw_http_request {
     const void *body;
     size_t body_len;
     int copy_body;
-    long timeout_ms;                 /* the whole request, queueing included; 0 = none */
-    size_t max_response_bytes;       /* 0 = the client's default */
+    long timeout_ms;           /* the whole request, queueing included; 0 = none */
+    size_t max_response_bytes; /* 0 = the client's default */
 } fnw_http_request;
 
 /* How a request ended. Only FNW_HTTP_DONE carries a response. */
 typedef enum fnw_http_outcome {
-    FNW_HTTP_DONE = 0,       /* a complete response (any status) */
-    FNW_HTTP_TIMEOUT,        /* timeout_ms passed first */
-    FNW_HTTP_TOO_LARGE,      /* the body passed max_response_bytes */
-    FNW_HTTP_CONNECT,        /* could not resolve or connect (also TLS set-up) */
-    FNW_HTTP_FAILED,         /* anything else: connection broke, bad response */
+    FNW_HTTP_DONE = 0,  /* a complete response (any status) */
+    FNW_HTTP_TIMEOUT,   /* timeout_ms passed first */
+    FNW_HTTP_TOO_LARGE, /* the body passed max_response_bytes */
+    FNW_HTTP_CONNECT,   /* could not resolve or connect (also TLS set-up) */
+    FNW_HTTP_FAILED,    /* anything else: connection broke, bad response */
 } fnw_http_outcome;
 
 /* What the callback sees; every pointer is valid during the callback only. */
 typedef struct fnw_http_response {
     fnw_http_outcome outcome;
-    long status;             /* HTTP status; 0 when there was no response */
-    int http_version;        /* 10, 11, 20 (HTTP/1.0, 1.1, 2); 0 when unknown */
-    const char *body;        /* body_len bytes, NUL-terminated for convenience */
+    long status;      /* HTTP status; 0 when there was no response */
+    int http_version; /* 10, 11, 20 (HTTP/1.0, 1.1, 2); 0 when unknown */
+    const char *body; /* body_len bytes, NUL-terminated for convenience */
     size_t body_len;
     /* Retry-After in seconds (from delta-seconds or an HTTP date, never
      * negative); -1 when the response has none or it cannot be read. */
     int64_t retry_after_s;
-    const char *content_type;  /* NULL when absent */
+    const char *content_type; /* NULL when absent */
 } fnw_http_response;
 
 /* err is NULL for FNW_HTTP_DONE; otherwise it names the method, host:port

@@ -19,14 +19,14 @@
 
 typedef struct fnw_http_url {
     char *url;
-    CURLU *u;                   /* parsed, for CURLOPT_CURLU */
-    char target[300];           /* "host:port/path" (no query: it may hold secrets) */
-    int tls;                    /* an https:// URL */
+    CURLU *u;         /* parsed, for CURLOPT_CURLU */
+    char target[300]; /* "host:port/path" (no query: it may hold secrets) */
+    int tls;          /* an https:// URL */
     size_t refs;
 } fnw_http_url;
 
 typedef struct fnw_http_hdrs {
-    struct curl_slist *list;    /* "Expect:" then the request's lines */
+    struct curl_slist *list; /* "Expect:" then the request's lines */
     size_t refs;
 } fnw_http_hdrs;
 

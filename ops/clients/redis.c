@@ -27,20 +27,20 @@
 
 typedef struct conn {
     fnw_redis *pool;
-    redisAsyncContext *ac;       /* NULL while waiting */
+    redisAsyncContext *ac; /* NULL while waiting */
     int ready;
-    int dying;                   /* its context is failing: take no new command */
-    unsigned failures;           /* in a row, for the backoff */
+    int dying;         /* its context is failing: take no new command */
+    unsigned failures; /* in a row, for the backoff */
     ev_timer retry;
-    char last_error[256];        /* why the last attempt failed, for pending commands */
-    size_t reply_bytes;          /* of the reply being parsed, for max_reply_bytes */
+    char last_error[256];            /* why the last attempt failed, for pending commands */
+    size_t reply_bytes;              /* of the reply being parsed, for max_reply_bytes */
     redisReplyObjectFunctions fn;    /* the reader's functions, wrapped to count */
     redisReplyObjectFunctions *orig; /* hiredis's own */
 } conn;
 
 struct fnw_redis_cmd {
     conn *c;
-    fnw_redis_reply_fn fn;       /* NULL once cancelled */
+    fnw_redis_reply_fn fn; /* NULL once cancelled */
     void *user;
 };
 
@@ -50,8 +50,8 @@ struct fnw_redis {
     char *host, *username, *password, *password_env;
     conn *conns;
     int n_conns;
-    int next;                    /* round robin */
-    conn *pinned;                /* fnw_redis_pin: every send goes here */
+    int next;     /* round robin */
+    conn *pinned; /* fnw_redis_pin: every send goes here */
     int stopping;
     fnw_redis_stats stats;
 };
@@ -115,7 +115,7 @@ static void setup_failed(conn *c, const redisAsyncContext *ac, const char *what,
              (int)(rep->len > 160 ? 160 : rep->len), rep->str ? rep->str : "",
              auth ? " (the password comes from $" : "", auth ? r->password_env : "", auth ? ")" : "");
     const char *secrets[] = { r->password };
-    fnw_secret_mask_str(c->last_error, secrets, 1);   /* WRONGPASS may quote what it was sent */
+    fnw_secret_mask_str(c->last_error, secrets, 1); /* WRONGPASS may quote what it was sent */
     c->dying = 1;
     redisAsyncFree((redisAsyncContext *)ac);
 }
@@ -126,7 +126,7 @@ static void on_setup_reply(redisAsyncContext *ac, void *reply, void *priv)
     const redisReply *rep = reply;
     const char *what = priv;
     if (!rep || c->pool->stopping)
-        return;                  /* the context is failing; its callbacks say why */
+        return; /* the context is failing; its callbacks say why */
     if (rep->type == REDIS_REPLY_ERROR) {
         setup_failed(c, ac, what, rep);
         return;
@@ -146,7 +146,7 @@ static void on_connect(const redisAsyncContext *ac, int status)
     }
     snprintf(c->last_error, sizeof c->last_error, "cannot connect: %s", ac->errstr);
     c->dying = 1;
-    schedule_retry(c);           /* hiredis fails the queued commands next */
+    schedule_retry(c); /* hiredis fails the queued commands next */
 }
 
 static void on_disconnect(const redisAsyncContext *ac, int status)
@@ -183,16 +183,18 @@ static int send_setup(conn *c)
 
 static void *over_limit(conn *c, const char *what, unsigned long long n, const char *unit)
 {
-    snprintf(c->last_error, sizeof c->last_error, "a reply larger than max_reply_bytes (%zu bytes): %s %llu %s; the "
-             "connection is dropped and reconnects", c->pool->cfg.max_reply_bytes, what, n, unit);
-    return NULL;                 /* the reader fails, hiredis drops the connection */
+    snprintf(c->last_error, sizeof c->last_error,
+             "a reply larger than max_reply_bytes (%zu bytes): %s %llu %s; the "
+             "connection is dropped and reconnects",
+             c->pool->cfg.max_reply_bytes, what, n, unit);
+    return NULL; /* the reader fails, hiredis drops the connection */
 }
 
 /* Counts what a reply holds; NULL (an error to hiredis) once it passes the limit. */
 static int count(conn *c, const redisReadTask *t, size_t n)
 {
     if (!t->parent)
-        c->reply_bytes = 0;      /* a new reply */
+        c->reply_bytes = 0; /* a new reply */
     c->reply_bytes += n + sizeof(redisReply);
     return c->reply_bytes > c->pool->cfg.max_reply_bytes;
 }
@@ -270,7 +272,7 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
     conn *c = ac->data;
     if (unparsed_over(c, ac->c.reader)) {
         c->dying = 1;
-        redisAsyncFree(ac);      /* pending commands get last_error; on_disconnect reconnects */
+        redisAsyncFree(ac); /* pending commands get last_error; on_disconnect reconnects */
         if (c->ac == ac)
             schedule_retry(c);
         return;
@@ -282,7 +284,8 @@ static void bound_replies(conn *c, redisAsyncContext *ac)
 {
     redisReader *rd = ac->c.reader;
     c->orig = rd->fn;
-    c->fn = (redisReplyObjectFunctions){ wrap_string, wrap_array, wrap_integer, wrap_nil, c->orig->freeObject };
+    c->fn = (redisReplyObjectFunctions){ wrap_string, wrap_array, wrap_integer, wrap_nil,
+                                         c->orig->freeObject };
     rd->fn = &c->fn;
     rd->privdata = c;
     redisLibevEvents *e = ac->ev.data;
@@ -354,7 +357,7 @@ static int copy_config(fnw_redis *r, const fnw_redis_config *cfg, fnw_error *err
 static void free_strings(fnw_redis *r)
 {
     if (r->password) {
-        volatile char *p = r->password;   /* not left behind in freed memory */
+        volatile char *p = r->password; /* not left behind in freed memory */
         while (*p)
             *p++ = '\0';
     }
@@ -401,7 +404,7 @@ void fnw_redis_free(fnw_redis *r)
         conn *c = &r->conns[i];
         ev_timer_stop(r->loop, &c->retry);
         if (c->ac)
-            redisAsyncFree(c->ac);   /* pending commands are freed, not called */
+            redisAsyncFree(c->ac); /* pending commands are freed, not called */
     }
     free(r->conns);
     free_strings(r);
@@ -422,7 +425,7 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
     fnw_redis *r = c->pool;
     r->stats.pending--;
     if (!reply)
-        c->dying = 1;            /* the context is failing: no new commands on it */
+        c->dying = 1; /* the context is failing: no new commands on it */
     if (cmd->fn && !r->stopping) {
         if (reply) {
             cmd->fn(cmd->user, reply, NULL);
@@ -463,8 +466,8 @@ int fnw_redis_send(fnw_redis *r, int argc, const char *const *argv, const size_t
     conn *c = pick(r);
     if (!c) {
         const char *why = r->conns[0].last_error[0] ? r->conns[0].last_error : "connection lost";
-        return fnw_error_set(err, "redis %s:%d: no connection is up (reconnecting; last error: %s)",
-                             r->host, r->cfg.port, why);
+        return fnw_error_set(err, "redis %s:%d: no connection is up (reconnecting; last error: %s)", r->host,
+                             r->cfg.port, why);
     }
     fnw_redis_cmd *cmd = malloc(sizeof *cmd);
     if (!cmd)

@@ -41,19 +41,19 @@
 
 #include "codecs/error.h"
 
-typedef struct fnw_redis fnw_redis;          /* the pool */
-typedef struct fnw_redis_cmd fnw_redis_cmd;  /* one command awaiting its reply */
+typedef struct fnw_redis fnw_redis;         /* the pool */
+typedef struct fnw_redis_cmd fnw_redis_cmd; /* one command awaiting its reply */
 
 typedef struct fnw_redis_config {
-    const char *host;            /* IP address; NULL = "127.0.0.1" */
-    int port;                    /* 0 = 6379 */
-    int connections;             /* pool size; 0 = 1 */
-    const char *password_env;    /* name of the variable holding the password; NULL = no AUTH */
-    const char *username;        /* ACL user for AUTH; NULL = the default user */
-    int db;                      /* SELECT this database at connect when > 0 */
-    int64_t reconnect_min_ms;    /* first reconnect delay; 0 = 100 */
-    int64_t reconnect_max_ms;    /* the delay's cap; 0 = 5000 */
-    size_t max_reply_bytes;      /* largest reply; 0 = FNW_REDIS_DEFAULT_MAX_REPLY */
+    const char *host;         /* IP address; NULL = "127.0.0.1" */
+    int port;                 /* 0 = 6379 */
+    int connections;          /* pool size; 0 = 1 */
+    const char *password_env; /* name of the variable holding the password; NULL = no AUTH */
+    const char *username;     /* ACL user for AUTH; NULL = the default user */
+    int db;                   /* SELECT this database at connect when > 0 */
+    int64_t reconnect_min_ms; /* first reconnect delay; 0 = 100 */
+    int64_t reconnect_max_ms; /* the delay's cap; 0 = 5000 */
+    size_t max_reply_bytes;   /* largest reply; 0 = FNW_REDIS_DEFAULT_MAX_REPLY */
 } fnw_redis_config;
 
 /* Replies are bounded: a bulk string or array whose header announces more
@@ -99,11 +99,11 @@ void fnw_redis_unpin(fnw_redis *r);
 void fnw_redis_cancel(fnw_redis_cmd *c);
 
 typedef struct fnw_redis_stats {
-    uint64_t connects_started;   /* connection attempts, the first ones included */
-    uint64_t ready;              /* attempts that got connected, authenticated and selected */
-    uint64_t lost;               /* ready connections that broke */
-    size_t pending;              /* commands sent and not yet answered (cancelled ones too) */
-    int up;                      /* connections ready now */
+    uint64_t connects_started; /* connection attempts, the first ones included */
+    uint64_t ready;            /* attempts that got connected, authenticated and selected */
+    uint64_t lost;             /* ready connections that broke */
+    size_t pending;            /* commands sent and not yet answered (cancelled ones too) */
+    int up;                    /* connections ready now */
 } fnw_redis_stats;
 
 void fnw_redis_stats_get(const fnw_redis *r, fnw_redis_stats *out);

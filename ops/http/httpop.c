@@ -24,8 +24,20 @@
 #define DAY_MS 86400000LL
 
 static const char *const http_known[] = {
-    "method", "url", "body", "batch_body", "on_missing", "on_short_batch", "max_response_bytes", "max_connections",
-    "tls_ca_file", "connect_timeout_ms", "request_timeout_ms", "header.<Name>", "result.<field>", NULL,
+    "method",
+    "url",
+    "body",
+    "batch_body",
+    "on_missing",
+    "on_short_batch",
+    "max_response_bytes",
+    "max_connections",
+    "tls_ca_file",
+    "connect_timeout_ms",
+    "request_timeout_ms",
+    "header.<Name>",
+    "result.<field>",
+    NULL,
 };
 
 static int has_prefix(const char *s, const char *p)
@@ -41,9 +53,11 @@ static int check_known(const fnw_options *o, fnw_error *err)
         for (size_t j = 0; !ok && http_known[j]; j++)
             ok = strcmp(k, http_known[j]) == 0 && !strchr(k, '<');
         if (!ok)
-            return fnw_error_set(err, "unknown option '%s'; known options: method, url, body, batch_body, "
+            return fnw_error_set(err,
+                                 "unknown option '%s'; known options: method, url, body, batch_body, "
                                  "on_missing, on_short_batch, max_response_bytes, max_connections, tls_ca_file, "
-                                 "connect_timeout_ms, request_timeout_ms, header.<Name>, result.<field>", k);
+                                 "connect_timeout_ms, request_timeout_ms, header.<Name>, result.<field>",
+                                 k);
     }
     return 0;
 }
@@ -58,8 +72,10 @@ static int parse_method(httpop_state *st, const fnw_options *o, fnw_error *err)
     for (size_t i = 0; ok && i < n; i++)
         ok = m[i] >= 'A' && m[i] <= 'Z';
     if (!ok)
-        return fnw_error_set(err, "option 'method' must be an upper-case HTTP method (GET, POST, PUT, ...); "
-                             "got '%.40s'", m);
+        return fnw_error_set(err,
+                             "option 'method' must be an upper-case HTTP method (GET, POST, PUT, ...); "
+                             "got '%.40s'",
+                             m);
     memcpy(st->method, m, n + 1);
     return 0;
 }
@@ -76,13 +92,17 @@ static int parse_url(httpop_state *st, const fnw_options *o, fnw_error *err)
     size_t q = fnw_httpop_text_query_start(url), auth = fnw_httpop_text_authority_end(url), dots;
     for (size_t i = 0; i < auth; i++)
         if (url[i] == '{' && url[i + 1] != '{')
-            return fnw_error_set(err, "option 'url': a placeholder before the path ('%.200s'): a row's value may "
-                                 "not choose the scheme, host or port; write them out", url);
+            return fnw_error_set(err,
+                                 "option 'url': a placeholder before the path ('%.200s'): a row's value may "
+                                 "not choose the scheme, host or port; write them out",
+                                 url);
     char *path = strndup(url, q);
     if (path && fnw_httpop_text_dot_segment(path, &dots)) {
         free(path);
-        return fnw_error_set(err, "option 'url': the path has a '.' or '..' segment ('%.200s'); write the path "
-                             "it stands for", url);
+        return fnw_error_set(err,
+                             "option 'url': the path has a '.' or '..' segment ('%.200s'); write the path "
+                             "it stands for",
+                             url);
     }
     if (!path)
         return fnw_error_set(err, "option 'url': out of memory");
@@ -95,7 +115,7 @@ static int parse_url(httpop_state *st, const fnw_options *o, fnw_error *err)
     size_t fields = fnw_tmpl_fields(st->url_path) + (st->url_query ? fnw_tmpl_fields(st->url_query) : 0);
     if (st->batched && fields)
         return fnw_error_set(err, "option 'url' names input fields, but in batch mode one request carries "
-                             "many rows: use a constant URL and put the fields in 'body'");
+                                  "many rows: use a constant URL and put the fields in 'body'");
     return 0;
 }
 
@@ -111,7 +131,8 @@ static int header_ctl(const char *s)
 /* A header whose value comes from the environment at open: "env:VAR" (the
  * whole value) or literal text around one "{env:VAR}" ("Bearer {env:KEY}").
  * The line is built once; the variable's value is a secret to mask. */
-static int secret_header(httpop_state *st, httpop_header *h, const char *opt, const char *value, fnw_error *err)
+static int secret_header(httpop_state *st, httpop_header *h, const char *opt, const char *value,
+                         fnw_error *err)
 {
     const char *before = "", *after = "";
     size_t blen = 0, vlen;
@@ -123,8 +144,10 @@ static int secret_header(httpop_state *st, httpop_header *h, const char *opt, co
         const char *at = strstr(value, "{env:"), *close = strchr(at, '}');
         if (!close || strpbrk(close + 1, "{}") || memchr(value, '{', (size_t)(at - value)) ||
             memchr(value, '}', (size_t)(at - value)))
-            return fnw_error_set(err, "option '%s': a value from the environment is 'env:VAR' or text around "
-                                 "one {env:VAR} (e.g. 'Bearer {env:API_KEY}'), without other braces", opt);
+            return fnw_error_set(err,
+                                 "option '%s': a value from the environment is 'env:VAR' or text around "
+                                 "one {env:VAR} (e.g. 'Bearer {env:API_KEY}'), without other braces",
+                                 opt);
         before = value;
         blen = (size_t)(at - value);
         var = at + 5;
@@ -140,8 +163,10 @@ static int secret_header(httpop_state *st, httpop_header *h, const char *opt, co
     if (!secret)
         return -1;
     if (header_ctl(secret) || header_ctl(before) || header_ctl(after))
-        return fnw_error_set(err, "option '%s': the value (or environment variable '%s') holds a control "
-                             "character (only TAB may be in a header value)", opt, name);
+        return fnw_error_set(err,
+                             "option '%s': the value (or environment variable '%s') holds a control "
+                             "character (only TAB may be in a header value)",
+                             opt, name);
     size_t n = strlen(h->name) + blen + strlen(secret) + strlen(after) + 3;
     if (!(h->line = malloc(n)))
         return fnw_error_set(err, "out of memory");
@@ -179,8 +204,10 @@ static int add_header(httpop_state *st, const char *name, const char *value, fnw
     if (!(h->value = fnw_tmpl_new(value, st->input_type, FNW_ESCAPE_HEADER, opt, err)))
         return -1;
     if (st->batched && fnw_tmpl_fields(h->value))
-        return fnw_error_set(err, "option '%s' names input fields, but in batch mode one request carries many "
-                             "rows: use a constant value", opt);
+        return fnw_error_set(err,
+                             "option '%s' names input fields, but in batch mode one request carries many "
+                             "rows: use a constant value",
+                             opt);
     return 0;
 }
 
@@ -192,7 +219,7 @@ static int parse_body(httpop_state *st, const fnw_options *o, fnw_error *err)
     if (!body) {
         if (st->batched)
             return fnw_error_set(err, "option 'body' is required in batch mode: the JSON each row adds to "
-                                 "the batch's array (e.g. {name})");
+                                      "the batch's array (e.g. {name})");
         if (batch_body)
             return fnw_error_set(err, "option 'batch_body' is a batch-mode option (OperationSpec mode BATCH)");
         return 0;
@@ -206,7 +233,8 @@ static int parse_body(httpop_state *st, const fnw_options *o, fnw_error *err)
     json_error_t jerr;
     json_t *doc = json_loads((const char *)st->body_buf.p, JSON_DECODE_ANY, &jerr);
     if (!doc)
-        return fnw_error_set(err, "option 'body' does not give JSON (with every field null it reads "
+        return fnw_error_set(err,
+                             "option 'body' does not give JSON (with every field null it reads "
                              "'%.200s': %s); write literal braces doubled: {{\"id\": {id}}}",
                              (const char *)st->body_buf.p, jerr.text);
     json_decref(doc);
@@ -215,7 +243,8 @@ static int parse_body(httpop_state *st, const fnw_options *o, fnw_error *err)
         batch_body = HTTPOP_ITEMS;
     if (batch_body && !st->batched)
         return fnw_error_set(err, "option 'batch_body' is a batch-mode option (OperationSpec mode BATCH)");
-    if (batch_body && fnw_httpop_text_split_batch_body(batch_body, &st->batch_prefix, &st->batch_suffix, err) != 0)
+    if (batch_body &&
+        fnw_httpop_text_split_batch_body(batch_body, &st->batch_prefix, &st->batch_suffix, err) != 0)
         return -1;
     return 0;
 }
@@ -242,8 +271,10 @@ static int compile_result(httpop_state *st, httpop_result *r, const char *field,
     if (split && !st->batched) {
         free(before);
         free(after);
-        return fnw_error_set(err, "option '%s': the %s token picks a batch item by index; it is for batch "
-                             "mode (OperationSpec mode BATCH) only", opt, HTTPOP_INDEX);
+        return fnw_error_set(err,
+                             "option '%s': the %s token picks a batch item by index; it is for batch "
+                             "mode (OperationSpec mode BATCH) only",
+                             opt, HTTPOP_INDEX);
     }
     if (split) {
         r->items = fnw_jptr_new(before, opt, err);
@@ -302,8 +333,10 @@ static int make_client(httpop_state *st, const fnw_options *o, fnw_error *err)
     st->request_timeout_ms = (long)request_ms;
     st->max_response_bytes = (size_t)max_body;
     fnw_http_config cfg = {
-        .max_host_connections = (long)conns, .max_response_bytes = (size_t)max_body,
-        .connect_timeout_ms = (long)connect_ms, .ca_file = ca,
+        .max_host_connections = (long)conns,
+        .max_response_bytes = (size_t)max_body,
+        .connect_timeout_ms = (long)connect_ms,
+        .ca_file = ca,
     };
     st->http = fnw_http_new(st->loop, &cfg, err);
     return st->http ? 0 : -1;

@@ -24,8 +24,8 @@ typedef struct httpop_ctx {
     httpop_state *st;
     fnw_call *call;
     fnw_http_req *req;
-    fnw_value *rows;                /* the decoded inputs */
-    char what[256];                 /* "GET http://host/path" (no query) for messages */
+    fnw_value *rows; /* the decoded inputs */
+    char what[256];  /* "GET http://host/path" (no query) for messages */
 } httpop_ctx;
 
 static void on_done(void *user, const fnw_http_response *resp, const fnw_error *err);
@@ -71,8 +71,9 @@ static int build_and_send(httpop_state *st, httpop_ctx *x, size_t n, fnw_error *
     fnw_buf_clear(&st->buf);
     long url = render_z(st, NULL, st->url_path, &x->rows[0], err);
     if (url >= 0 && st->url_query) {
-        st->buf.len--;          /* continue the URL over its NUL */
-        if (fnw_tmpl_render(st->url_query, &x->rows[0], &st->buf, err) != 0 || fnw_buf_put_u8(&st->buf, 0) != 0)
+        st->buf.len--; /* continue the URL over its NUL */
+        if (fnw_tmpl_render(st->url_query, &x->rows[0], &st->buf, err) != 0 ||
+            fnw_buf_put_u8(&st->buf, 0) != 0)
             return -1;
     }
     if (url < 0)
@@ -80,16 +81,17 @@ static int build_and_send(httpop_state *st, httpop_ctx *x, size_t n, fnw_error *
     size_t dots;
     const char *dot = fnw_httpop_text_dot_segment((const char *)st->buf.p + url, &dots);
     if (dot)
-        return fnw_error_set(err, "option 'url': the row's values make the path segment '%.*s' in '%s %.*s', which "
-                             "would walk up the path: a value may not be '.' or '..' in a URL path", (int)dots, dot,
-                             st->method, (int)strcspn((const char *)st->buf.p + url, "?"),
+        return fnw_error_set(err,
+                             "option 'url': the row's values make the path segment '%.*s' in '%s %.*s', which "
+                             "would walk up the path: a value may not be '.' or '..' in a URL path",
+                             (int)dots, dot, st->method, (int)strcspn((const char *)st->buf.p + url, "?"),
                              (const char *)st->buf.p + url);
     long hdr[HTTPOP_MAX_HEADERS + 1];
     size_t nh = 0;
     for (size_t i = 0; i < st->n_headers; i++) {
         const httpop_header *h = &st->headers[i];
         if (h->line)
-            continue;           /* secrets: pointed at directly below */
+            continue; /* secrets: pointed at directly below */
         char name[140];
         snprintf(name, sizeof name, "%s: ", h->name);
         if ((hdr[nh++] = render_z(st, name, h->value, &x->rows[0], err)) < 0)
@@ -107,8 +109,12 @@ static int build_and_send(httpop_state *st, httpop_ctx *x, size_t n, fnw_error *
     const char *u = (const char *)st->buf.p + url;
     snprintf(x->what, sizeof x->what, "%s %.*s", st->method, (int)strcspn(u, "?"), u);
     fnw_http_request rq = {
-        .method = st->method, .url = u, .headers = lines, .n_headers = nl,
-        .timeout_ms = st->request_timeout_ms, .max_response_bytes = st->max_response_bytes,
+        .method = st->method,
+        .url = u,
+        .headers = lines,
+        .n_headers = nl,
+        .timeout_ms = st->request_timeout_ms,
+        .max_response_bytes = st->max_response_bytes,
     };
     if (st->body) {
         if (render_body(st, x, n, err) != 0)
@@ -137,9 +143,11 @@ static int fill_results(httpop_ctx *x, const json_t *doc, size_t i, fnw_value *r
             if (st->on_missing == FNW_MISSING_EMPTY)
                 return 1;
             if (st->on_missing == FNW_MISSING_FAIL)
-                return fnw_error_set(err, "%s: the response has no value at '%.200s' (result.%s) for element "
-                                     "%zu, and on_missing is fail", x->what, st->results[k].pointer, name, i);
-            continue;           /* null: the field stays null */
+                return fnw_error_set(err,
+                                     "%s: the response has no value at '%.200s' (result.%s) for element "
+                                     "%zu, and on_missing is fail",
+                                     x->what, st->results[k].pointer, name, i);
+            continue; /* null: the field stays null */
         }
         if (fnw_conv_json(fnw_outrow_result_type(st->out, k), v, name, fnw_call_arena(x->call),
                           &row->u.items[fnw_outrow_slot(st->out, k)], err) != 0)
@@ -174,7 +182,8 @@ static int emit_all(httpop_ctx *x, const json_t *doc, int missing, fnw_error *er
 static void fail_status(httpop_ctx *x, const fnw_http_response *resp, int64_t delay_ms)
 {
     char excerpt[HTTPOP_EXCERPT * 4 + 8];
-    fnw_httpop_text_excerpt(resp->body, resp->body_len, (const char *const *)x->st->secrets, x->st->n_secrets, excerpt, sizeof excerpt);
+    fnw_httpop_text_excerpt(resp->body, resp->body_len, (const char *const *)x->st->secrets, x->st->n_secrets,
+                            excerpt, sizeof excerpt);
     fnw_call_fail_after(x->call, delay_ms, "%s: HTTP status %ld%s; body %s", x->what, resp->status,
                         delay_ms > 0 ? " (retry after the server's Retry-After)" : "", excerpt);
 }
@@ -197,22 +206,25 @@ static void on_ok(httpop_ctx *x, const fnw_http_response *resp)
         doc = json_loadb(resp->body, resp->body_len, HTTPOP_JSON_FLAGS, &jerr);
         if (!doc) {
             char excerpt[HTTPOP_EXCERPT * 4 + 8];
-            fnw_httpop_text_excerpt(resp->body, resp->body_len, (const char *const *)x->st->secrets, x->st->n_secrets, excerpt,
-                                    sizeof excerpt);
-            fnw_call_fail_after(x->call, FNW_CALL_NO_RETRY, "%s: the response (status %ld) is not JSON: %s; "
-                                "body %s", x->what, resp->status, jerr.text, excerpt);
+            fnw_httpop_text_excerpt(resp->body, resp->body_len, (const char *const *)x->st->secrets,
+                                    x->st->n_secrets, excerpt, sizeof excerpt);
+            fnw_call_fail_after(x->call, FNW_CALL_NO_RETRY,
+                                "%s: the response (status %ld) is not JSON: %s; "
+                                "body %s",
+                                x->what, resp->status, jerr.text, excerpt);
             return;
         }
     }
     size_t n = fnw_call_size(x->call), have;
-    for (size_t k = 0; doc && x->st->batched && !x->st->short_batch_missing && k < fnw_outrow_results(x->st->out);
-         k++) {
+    for (size_t k = 0;
+         doc && x->st->batched && !x->st->short_batch_missing && k < fnw_outrow_results(x->st->out); k++) {
         if (fnw_httpop_text_items_count(&x->st->results[k], doc, &have) && have < n) {
             json_decref(doc);
-            fnw_call_fail(x->call, "%s: the response has %zu items at '%.200s' (result.%s) for a batch of %zu rows: "
+            fnw_call_fail(x->call,
+                          "%s: the response has %zu items at '%.200s' (result.%s) for a batch of %zu rows: "
                           "a short answer (retryable; option on_short_batch 'missing' gives the rows without an item "
-                          "the on_missing policy instead)", x->what, have, x->st->results[k].pointer,
-                          fnw_outrow_result_name(x->st->out, k), n);
+                          "the on_missing policy instead)",
+                          x->what, have, x->st->results[k].pointer, fnw_outrow_result_name(x->st->out, k), n);
             return;
         }
     }

@@ -24,25 +24,25 @@
 
 #define HTTPOP_MAX_HEADERS 32
 #define HTTPOP_MAX_SECRETS (2 * HTTPOP_MAX_HEADERS)
-#define HTTPOP_EXCERPT 200          /* bytes of a response body quoted in errors */
-#define HTTPOP_ITEMS "{items}"      /* batch_body's placeholder */
-#define HTTPOP_INDEX "{i}"          /* a result pointer's batch index token */
-#define HTTPOP_JSON_FLAGS JSON_DECODE_ANY  /* json_loadb flags for a response body */
+#define HTTPOP_EXCERPT 200                /* bytes of a response body quoted in errors */
+#define HTTPOP_ITEMS "{items}"            /* batch_body's placeholder */
+#define HTTPOP_INDEX "{i}"                /* a result pointer's batch index token */
+#define HTTPOP_JSON_FLAGS JSON_DECODE_ANY /* json_loadb flags for a response body */
 
 /* One header: a template ("Name: " is literal text in front of it) or a
  * value read from the environment at open (whole line prebuilt). */
 typedef struct httpop_header {
     char *name;
-    fnw_tmpl *value;                /* NULL for a secret */
-    char *line;                     /* "Name: secret" for a secret */
+    fnw_tmpl *value; /* NULL for a secret */
+    char *line;      /* "Name: secret" for a secret */
 } httpop_header;
 
 /* One result field. In batch mode with a {i} token the pointer is split
  * around it: items (the array) and item (inside each element). */
 typedef struct httpop_result {
-    char *pointer;                  /* the option value, for messages */
-    fnw_jptr *whole;                /* no {i}: the value itself */
-    fnw_jptr *items, *item;         /* with {i} */
+    char *pointer;          /* the option value, for messages */
+    fnw_jptr *whole;        /* no {i}: the value itself */
+    fnw_jptr *items, *item; /* with {i} */
 } httpop_result;
 
 typedef struct httpop_state {
@@ -53,21 +53,21 @@ typedef struct httpop_state {
     fnw_tmpl *url_path, *url_query; /* url_query NULL when the URL has no '?' */
     httpop_header headers[HTTPOP_MAX_HEADERS];
     size_t n_headers;
-    int add_content_type;           /* a body and no header.Content-Type */
-    fnw_tmpl *body;                 /* NULL: no body */
-    char *batch_prefix, *batch_suffix;   /* batch_body around {items} */
+    int add_content_type;              /* a body and no header.Content-Type */
+    fnw_tmpl *body;                    /* NULL: no body */
+    char *batch_prefix, *batch_suffix; /* batch_body around {items} */
     const fnw_type *input_type;
     fnw_outrow *out;
-    httpop_result *results;         /* fnw_outrow_results(out) entries */
+    httpop_result *results; /* fnw_outrow_results(out) entries */
     fnw_missing on_missing;
-    int short_batch_missing;        /* on_short_batch: 0 fail (retryable), 1 missing rows follow on_missing */
+    int short_batch_missing; /* on_short_batch: 0 fail (retryable), 1 missing rows follow on_missing */
     long request_timeout_ms;
     size_t max_response_bytes;
-    char *secrets[HTTPOP_MAX_SECRETS];      /* values from the environment, to mask */
+    char *secrets[HTTPOP_MAX_SECRETS]; /* values from the environment, to mask */
     size_t n_secrets;
-    fnw_buf buf;                    /* request text under construction */
+    fnw_buf buf; /* request text under construction */
     fnw_buf body_buf;
-    uint64_t missing;               /* elements dropped by on_missing=empty */
+    uint64_t missing; /* elements dropped by on_missing=empty */
 } httpop_state;
 
 /* ---- helpers (httpop_text.c) ------------------------------------------ */
@@ -102,10 +102,10 @@ int fnw_httpop_text_header_name_ok(const char *name);
 
 /* What a status means for a call. */
 typedef enum httpop_status {
-    HTTPOP_OK,                      /* 2xx */
-    HTTPOP_MISSING,                 /* 404: the on_missing policy */
-    HTTPOP_RETRY,                   /* 408, 429, 5xx: retryable failure */
-    HTTPOP_REFUSED,                 /* anything else: final failure */
+    HTTPOP_OK,      /* 2xx */
+    HTTPOP_MISSING, /* 404: the on_missing policy */
+    HTTPOP_RETRY,   /* 408, 429, 5xx: retryable failure */
+    HTTPOP_REFUSED, /* anything else: final failure */
 } httpop_status;
 httpop_status fnw_httpop_text_classify(long status);
 

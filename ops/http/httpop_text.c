@@ -22,7 +22,7 @@ size_t fnw_httpop_text_query_start(const char *url)
         } else if (url[i] == '{') {
             const char *close = strchr(url + i, '}');
             if (!close)
-                return strlen(url);     /* the template compiler names the error */
+                return strlen(url); /* the template compiler names the error */
             i = (size_t)(close - url) + 1;
         } else if (url[i] == '?') {
             return i;
@@ -63,8 +63,10 @@ int fnw_httpop_text_split_batch_body(const char *text, char **prefix, char **suf
     const char *at = strstr(text, HTTPOP_ITEMS);
     size_t n = strlen(HTTPOP_ITEMS);
     if (!at || strstr(at + n, HTTPOP_ITEMS))
-        return fnw_error_set(err, "option 'batch_body' must hold %s exactly once (where the JSON array of "
-                             "the elements' bodies goes); got '%.200s'", HTTPOP_ITEMS, text);
+        return fnw_error_set(err,
+                             "option 'batch_body' must hold %s exactly once (where the JSON array of "
+                             "the elements' bodies goes); got '%.200s'",
+                             HTTPOP_ITEMS, text);
     size_t plen = (size_t)(at - text), slen = strlen(at + n);
     char *trial = malloc(plen + slen + 3);
     if (!trial)
@@ -76,8 +78,10 @@ int fnw_httpop_text_split_batch_body(const char *text, char **prefix, char **suf
     json_t *doc = json_loads(trial, JSON_DECODE_ANY, &jerr);
     free(trial);
     if (!doc)
-        return fnw_error_set(err, "option 'batch_body' is not JSON with [] in place of %s: %s (write braces "
-                             "as they are, e.g. {\"inputs\": %s})", HTTPOP_ITEMS, jerr.text, HTTPOP_ITEMS);
+        return fnw_error_set(err,
+                             "option 'batch_body' is not JSON with [] in place of %s: %s (write braces "
+                             "as they are, e.g. {\"inputs\": %s})",
+                             HTTPOP_ITEMS, jerr.text, HTTPOP_ITEMS);
     json_decref(doc);
     *prefix = strndup(text, plen);
     *suffix = strdup(at + n);
@@ -196,7 +200,8 @@ int fnw_httpop_text_pick(const httpop_result *r, const json_t *doc, size_t i, js
     if (rc != FNW_JPTR_FOUND)
         return rc;
     if (!json_is_array(arr))
-        return fnw_error_set(err, "the pointer '%.200s' needs an array before its {i}, the response has %s there",
+        return fnw_error_set(err,
+                             "the pointer '%.200s' needs an array before its {i}, the response has %s there",
                              r->pointer, json_is_object(arr) ? "an object" : "a scalar");
     json_t *item = json_array_get(arr, i);
     if (!item)

@@ -18,18 +18,19 @@
 typedef struct kserve_pending {
     kserve_op *op;
     fnw_call *call;
-    fnw_value *rows;                  /* the decoded inputs */
+    fnw_value *rows; /* the decoded inputs */
     size_t n;
     fnw_rpc_unary_call *u;
 } kserve_pending;
 
 static const char *status_name(grpc_status_code st)
 {
-    static const char *const names[] = { "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-                                         "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
-                                         "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-                                         "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-                                         "UNAUTHENTICATED" };
+    static const char *const names[] = {
+        "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+        "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+        "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+        "DATA_LOSS", "UNAUTHENTICATED"
+    };
     return (unsigned)st < sizeof names / sizeof *names ? names[st] : "UNKNOWN";
 }
 
@@ -52,8 +53,10 @@ static int build_request(kserve_op *op, fnw_call *call, fnw_value *rows, size_t 
     fnw_tensor_params_attach(op->cfg.params, &req);
     size_t len = protobuf_c_message_get_packed_size(&req.base);
     if ((int64_t)len > op->cfg.max_message_bytes)
-        return fnw_error_set(err, "the request for %zu rows is %zu bytes, more than option 'max_message_bytes' "
-                             "(%lld)", n, len, (long long)op->cfg.max_message_bytes);
+        return fnw_error_set(err,
+                             "the request for %zu rows is %zu bytes, more than option 'max_message_bytes' "
+                             "(%lld)",
+                             n, len, (long long)op->cfg.max_message_bytes);
     *out = grpc_slice_malloc(len);
     protobuf_c_message_pack(&req.base, GRPC_SLICE_START_PTR(*out));
     return 0;
@@ -64,9 +67,9 @@ static Inference__ModelInferResponse *unpack_response(grpc_slice response, fnw_a
 {
     ProtobufCAllocator al;
     fnw_tensor_alloc_init(&al, a);
-    return (Inference__ModelInferResponse *)protobuf_c_message_unpack(
-        &inference__model_infer_response__descriptor, &al, GRPC_SLICE_LENGTH(response),
-        GRPC_SLICE_START_PTR(response));
+    return (Inference__ModelInferResponse *)
+        protobuf_c_message_unpack(&inference__model_infer_response__descriptor, &al,
+                                  GRPC_SLICE_LENGTH(response), GRPC_SLICE_START_PTR(response));
 }
 
 static int emit_rows(kserve_op *op, const kserve_pending *p, grpc_slice response, fnw_error *err)
@@ -74,8 +77,10 @@ static int emit_rows(kserve_op *op, const kserve_pending *p, grpc_slice response
     fnw_arena *a = fnw_call_arena(p->call);
     Inference__ModelInferResponse *resp = unpack_response(response, a);
     if (!resp)
-        return fnw_error_set(err, "the answer of model '%s' is not a ModelInferResponse (or does not fit the "
-                             "call's memory)", op->cfg.model_name);
+        return fnw_error_set(err,
+                             "the answer of model '%s' is not a ModelInferResponse (or does not fit the "
+                             "call's memory)",
+                             op->cfg.model_name);
     size_t outs = fnw_tensor_plan_outputs(op->cfg.plan);
     fnw_value *vals = fnw_arena_alloc(a, (outs * p->n + 1) * sizeof *vals);
     if (!vals)
@@ -141,8 +146,8 @@ void fnw_kserve_call_start(kserve_op *op, fnw_call *call)
     /* The spec's timeout (and its timeout action) decides first; the deadline,
      * a grace later, ends the server's work on a call given up. */
     double deadline_s = op->timeout_ms > 0 ? (double)(op->timeout_ms + KSERVE_DEADLINE_GRACE_MS) / 1000.0 : 0;
-    if (fnw_rpc_unary(&op->rpc, fnw_kserve_channels_next(op), KSERVE_SERVICE "ModelInfer", request, deadline_s, 0,
-                      on_answer, p, &p->u) != 0) {
+    if (fnw_rpc_unary(&op->rpc, fnw_kserve_channels_next(op), KSERVE_SERVICE "ModelInfer", request,
+                      deadline_s, 0, on_answer, p, &p->u) != 0) {
         fnw_call_fail(call, "operation '%s': gRPC refused the call to '%s'", KSERVE_OP, op->cfg.target);
         return;
     }
@@ -156,6 +161,6 @@ void fnw_kserve_call_cancel(kserve_op *op, fnw_call *call)
     if (!p)
         return;
     fnw_call_set_op_data(call, NULL);
-    fnw_rpc_unary_cancel(p->u);   /* its completion still comes: rpc.c then only frees the record */
+    fnw_rpc_unary_cancel(p->u); /* its completion still comes: rpc.c then only frees the record */
     fnw_kserve_op_idle(op);
 }

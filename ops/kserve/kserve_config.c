@@ -8,9 +8,20 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const KNOWN[] = { "target", "model_name", "model_version", "inputs", "outputs", "parameters",
-                                     "channels", "check_metadata", "max_message_bytes", "tls", "tls_ca_file",
-                                     "auth_header_env", "connect_timeout_ms", NULL };
+static const char *const KNOWN[] = { "target",
+                                     "model_name",
+                                     "model_version",
+                                     "inputs",
+                                     "outputs",
+                                     "parameters",
+                                     "channels",
+                                     "check_metadata",
+                                     "max_message_bytes",
+                                     "tls",
+                                     "tls_ca_file",
+                                     "auth_header_env",
+                                     "connect_timeout_ms",
+                                     NULL };
 
 static int has_control(const char *s)
 {
@@ -35,8 +46,10 @@ static int check_target(const char *t, const char *op, fnw_error *err)
     char *end = NULL;
     long port = colon ? strtol(colon + 1, &end, 10) : 0;
     if (!host_ok || !colon || !isdigit((unsigned char)colon[1]) || *end || port < 1 || port > 65535)
-        return fnw_error_set(err, "option 'target' of operation '%s' is '%.100s'; give host:port (e.g. triton:8001), "
-                             "[v6addr]:port or unix:PATH", op, t);
+        return fnw_error_set(err,
+                             "option 'target' of operation '%s' is '%.100s'; give host:port (e.g. triton:8001), "
+                             "[v6addr]:port or unix:PATH",
+                             op, t);
     return 0;
 }
 
@@ -46,8 +59,10 @@ static int check_env_name(const char *name, const char *op, fnw_error *err)
     for (const char *s = name; ok && *s; s++)
         ok = isalnum((unsigned char)*s) || *s == '_';
     if (!ok)
-        return fnw_error_set(err, "option 'auth_header_env' of operation '%s' is '%.64s', not an environment "
-                             "variable name", op, name);
+        return fnw_error_set(err,
+                             "option 'auth_header_env' of operation '%s' is '%.64s', not an environment "
+                             "variable name",
+                             op, name);
     return 0;
 }
 
@@ -65,10 +80,13 @@ static int read_strings(fnw_kserve_config *c, const fnw_options *o, const char *
     if (!target || !*target)
         return fnw_error_set(err, "operation '%s' needs option 'target': the model server's host:port", op);
     if (!model || !*model)
-        return fnw_error_set(err, "operation '%s' needs option 'model_name': the model's name on the server", op);
+        return fnw_error_set(err, "operation '%s' needs option 'model_name': the model's name on the server",
+                             op);
     if (has_control(model) || (version && has_control(version)))
-        return fnw_error_set(err, "option 'model_name' or 'model_version' of operation '%s' holds a control "
-                             "character", op);
+        return fnw_error_set(err,
+                             "option 'model_name' or 'model_version' of operation '%s' holds a control "
+                             "character",
+                             op);
     if (check_target(target, op, err) != 0)
         return -1;
     return dup_into(&c->target, target, err) || dup_into(&c->model_name, model, err) ||
@@ -91,7 +109,8 @@ static int read_transport(fnw_kserve_config *c, const fnw_options *o, const char
     if (ca && !c->tls)
         return fnw_error_set(err, "option 'tls_ca_file' of operation '%s' needs option 'tls' true", op);
     if (ca && access(ca, R_OK) != 0)
-        return fnw_error_set(err, "option 'tls_ca_file' of operation '%s': '%.200s' is not a readable file", op, ca);
+        return fnw_error_set(err, "option 'tls_ca_file' of operation '%s': '%.200s' is not a readable file",
+                             op, ca);
     if (ca && dup_into(&c->tls_ca_file, ca, err) != 0)
         return -1;
     const char *env_name = fnw_options_get(o, "auth_header_env");
@@ -103,11 +122,15 @@ static int read_transport(fnw_kserve_config *c, const fnw_options *o, const char
     if (!secret)
         return -1;
     if (!*secret)
-        return fnw_error_set(err, "option 'auth_header_env' of operation '%s': the environment variable %s is not "
-                             "set (or empty) in the worker", op, env_name);
+        return fnw_error_set(err,
+                             "option 'auth_header_env' of operation '%s': the environment variable %s is not "
+                             "set (or empty) in the worker",
+                             op, env_name);
     if (has_control(secret))
-        return fnw_error_set(err, "option 'auth_header_env' of operation '%s': the value of %s holds a control "
-                             "character", op, env_name);
+        return fnw_error_set(err,
+                             "option 'auth_header_env' of operation '%s': the value of %s holds a control "
+                             "character",
+                             op, env_name);
     return dup_into(&c->auth_header, secret, err);
 }
 
@@ -120,8 +143,10 @@ int fnw_kserve_config_init(fnw_kserve_config *c, const fnw_op_env *env, const ch
         goto fail;
     const char *inputs = fnw_options_get(o, "inputs"), *outputs = fnw_options_get(o, "outputs");
     if (!inputs || !outputs) {
-        fnw_error_set(err, "operation '%s' needs options 'inputs' and 'outputs': the tensors and their row fields "
-                      "(TENSOR[:DATATYPE][[DIMS]]=FIELD, ...)", op);
+        fnw_error_set(err,
+                      "operation '%s' needs options 'inputs' and 'outputs': the tensors and their row fields "
+                      "(TENSOR[:DATATYPE][[DIMS]]=FIELD, ...)",
+                      op);
         goto fail;
     }
     if (!(c->plan = fnw_tensor_plan_new(env->input_type, env->output_type, inputs, outputs, op, err)))

@@ -24,17 +24,17 @@
 #include "ops/kserve/tensor/tensor_params.h"
 
 typedef struct fnw_kserve_config {
-    char *target;              /* as gRPC takes it: "host:port" or "unix:PATH" */
+    char *target; /* as gRPC takes it: "host:port" or "unix:PATH" */
     char *model_name;
-    char *model_version;       /* "" = the server's choice */
+    char *model_version; /* "" = the server's choice */
     fnw_tensor_plan *plan;
     fnw_tensor_params *params;
     int channels;
     int check_metadata;
     int64_t max_message_bytes;
     int tls;
-    char *tls_ca_file;         /* NULL = the system's roots */
-    char *auth_header;         /* the secret value, or NULL */
+    char *tls_ca_file;          /* NULL = the system's roots */
+    char *auth_header;          /* the secret value, or NULL */
     int64_t connect_timeout_ms; /* readiness and metadata at open, at most this long */
 } fnw_kserve_config;
 

@@ -87,7 +87,7 @@ static void kserve_close(void *state)
         return;
     fnw_kserve_ready_stop(op);
     if (op->rpc_init)
-        fnw_rpc_free(&op->rpc);   /* the engine has given its calls up: rpc.c frees their records later */
+        fnw_rpc_free(&op->rpc); /* the engine has given its calls up: rpc.c frees their records later */
     if (op->in_flight)
         fnw_handoff_release(op->handoff);
     op->in_flight = 0;
@@ -110,8 +110,8 @@ static int calls_start(kserve_op *op, fnw_error *err)
     fnw_pump *pump = fnw_pump_of(op->loop);
     if (!pump || !(op->handoff = fnw_handoff_of(op->loop)))
         return fnw_error_set(err, "operation '%s': cannot start the loop's gRPC thread", KSERVE_OP);
-    fnw_rpc_init(&op->rpc, fnw_pump_cq(pump), op->cfg.auth_header ? "authorization" : NULL, op->cfg.auth_header,
-                 NULL);
+    fnw_rpc_init(&op->rpc, fnw_pump_cq(pump), op->cfg.auth_header ? "authorization" : NULL,
+                 op->cfg.auth_header, NULL);
     op->rpc_init = 1;
     return 0;
 }

@@ -31,7 +31,7 @@
 
 #define KSERVE_OP "kserve"
 #define KSERVE_MAX_CHANNELS 16
-#define KSERVE_DEADLINE_GRACE_MS 1000   /* a ModelInfer's deadline: the spec's timeout plus this */
+#define KSERVE_DEADLINE_GRACE_MS 1000 /* a ModelInfer's deadline: the spec's timeout plus this */
 #define KSERVE_SERVICE "/inference.GRPCInferenceService/"
 
 enum { KSERVE_CHECKING = 0, KSERVE_OPEN, KSERVE_FAILED };
@@ -49,18 +49,18 @@ struct kserve_op {
     int n_channels;
     unsigned next_channel;
     int grpc_started;
-    fnw_rpc rpc;                      /* on the loop's completion queue */
+    fnw_rpc rpc; /* on the loop's completion queue */
     int rpc_init;
-    fnw_handoff *handoff;             /* the loop's: held while anything is in flight */
-    size_t in_flight;                 /* ModelInfer calls and the check in flight */
+    fnw_handoff *handoff; /* the loop's: held while anything is in flight */
+    size_t in_flight;     /* ModelInfer calls and the check in flight */
     /* the open checks (kserve_ready.c) */
-    fnw_rpc_unary_call *check;        /* the check in flight */
+    fnw_rpc_unary_call *check; /* the check in flight */
     int check_step;
     fnw_kserve_ready_cb checked;
     /* the gate (kserve_op.c) */
-    int gate;                         /* KSERVE_CHECKING, _OPEN, _FAILED */
+    int gate; /* KSERVE_CHECKING, _OPEN, _FAILED */
     char gate_error[FNW_ERROR_MAX];
-    fnw_call **waiting;               /* calls that came before the checks passed */
+    fnw_call **waiting; /* calls that came before the checks passed */
     size_t n_waiting, cap_waiting;
 };
 

@@ -18,9 +18,11 @@
 static int unreachable(const kserve_op *op, int st, const char *what, const char *details, fnw_error *err)
 {
     if (st == GRPC_STATUS_DEADLINE_EXCEEDED || st == GRPC_STATUS_UNAVAILABLE)
-        return fnw_error_set(err, "operation '%s': the model server at '%s' did not answer %s within %lld ms "
-                             "(status %d: %.300s)", KSERVE_OP, op->cfg.target, what,
-                             (long long)op->cfg.connect_timeout_ms, st, details);
+        return fnw_error_set(err,
+                             "operation '%s': the model server at '%s' did not answer %s within %lld ms "
+                             "(status %d: %.300s)",
+                             KSERVE_OP, op->cfg.target, what, (long long)op->cfg.connect_timeout_ms, st,
+                             details);
     return fnw_error_set(err, "operation '%s': the model server at '%s' answered %s with status %d: %.300s",
                          KSERVE_OP, op->cfg.target, what, st, details);
 }
@@ -39,10 +41,11 @@ static int check_server(kserve_op *op, const Inference__ServerReadyResponse *res
 static int check_model(kserve_op *op, const Inference__ModelReadyResponse *resp, fnw_error *err)
 {
     if (!resp->ready)
-        return fnw_error_set(err, "operation '%s': model '%s'%s%s%s is not ready on the server at '%s' "
-                             "(options 'model_name', 'model_version')", KSERVE_OP, op->cfg.model_name,
-                             *op->cfg.model_version ? " (version '" : "", op->cfg.model_version,
-                             *op->cfg.model_version ? "')" : "", op->cfg.target);
+        return fnw_error_set(err,
+                             "operation '%s': model '%s'%s%s%s is not ready on the server at '%s' "
+                             "(options 'model_name', 'model_version')",
+                             KSERVE_OP, op->cfg.model_name, *op->cfg.model_version ? " (version '" : "",
+                             op->cfg.model_version, *op->cfg.model_version ? "')" : "", op->cfg.target);
     return 0;
 }
 
@@ -62,7 +65,9 @@ static grpc_slice request_of(kserve_op *op, int step)
     Inference__ModelMetadataRequest meta = INFERENCE__MODEL_METADATA_REQUEST__INIT;
     model.name = meta.name = op->cfg.model_name;
     model.version = meta.version = op->cfg.model_version;
-    const ProtobufCMessage *m = step == STEP_SERVER ? &server.base : step == STEP_MODEL ? &model.base : &meta.base;
+    const ProtobufCMessage *m = step == STEP_SERVER  ? &server.base
+                                : step == STEP_MODEL ? &model.base
+                                                     : &meta.base;
     grpc_slice s = grpc_slice_malloc(protobuf_c_message_get_packed_size(m));
     protobuf_c_message_pack(m, GRPC_SLICE_START_PTR(s));
     return s;
@@ -85,16 +90,19 @@ static void on_answer(void *user, grpc_status_code code, const char *details, gr
         fnw_kserve_op_mask(op, quoted);
         rc = unreachable(op, code, step_name[step], quoted, &err);
     } else {
-        static const ProtobufCMessageDescriptor *const desc[] = { &inference__server_ready_response__descriptor,
-                                                                  &inference__model_ready_response__descriptor,
-                                                                  &inference__model_metadata_response__descriptor };
+        static const ProtobufCMessageDescriptor *const desc[] = {
+            &inference__server_ready_response__descriptor, &inference__model_ready_response__descriptor,
+            &inference__model_metadata_response__descriptor
+        };
         ProtobufCMessage *m = protobuf_c_message_unpack(desc[step], NULL, GRPC_SLICE_LENGTH(response),
                                                         GRPC_SLICE_START_PTR(response));
         if (!m) {
-            rc = fnw_error_set(&err, "operation '%s': the answer of the model server at '%s' to %s is not a "
-                               "valid message", KSERVE_OP, op->cfg.target, step_name[step]);
+            rc = fnw_error_set(&err,
+                               "operation '%s': the answer of the model server at '%s' to %s is not a "
+                               "valid message",
+                               KSERVE_OP, op->cfg.target, step_name[step]);
         } else {
-            rc = step == STEP_SERVER ? check_server(op, (Inference__ServerReadyResponse *)m, &err)
+            rc = step == STEP_SERVER  ? check_server(op, (Inference__ServerReadyResponse *)m, &err)
                  : step == STEP_MODEL ? check_model(op, (Inference__ModelReadyResponse *)m, &err)
                                       : check_metadata(op, (Inference__ModelMetadataResponse *)m, &err);
             protobuf_c_message_free_unpacked(m, NULL);
@@ -116,8 +124,8 @@ static int start_step(kserve_op *op, int step, fnw_error *err)
     op->check_step = step;
     if (fnw_rpc_unary(&op->rpc, op->channels[0], method[step], request_of(op, step),
                       (double)op->cfg.connect_timeout_ms / 1000.0, 1, on_answer, op, &op->check) != 0)
-        return fnw_error_set(err, "operation '%s': gRPC refused the %s call to '%s'", KSERVE_OP, step_name[step],
-                             op->cfg.target);
+        return fnw_error_set(err, "operation '%s': gRPC refused the %s call to '%s'", KSERVE_OP,
+                             step_name[step], op->cfg.target);
     fnw_kserve_op_busy(op);
     return 0;
 }
@@ -132,7 +140,7 @@ void fnw_kserve_ready_stop(kserve_op *op)
 {
     if (!op->check)
         return;
-    fnw_rpc_unary_cancel(op->check);   /* rpc.c frees its record when gRPC returns it */
+    fnw_rpc_unary_cancel(op->check); /* rpc.c frees its record when gRPC returns it */
     op->check = NULL;
     fnw_kserve_op_idle(op);
 }

@@ -28,8 +28,8 @@
 typedef struct redis_state {
     fnw_redisop_config *conf;
     fnw_redis *pool;
-    fnw_buf args;                  /* rendered arguments of the command being sent */
-    const char **argv;             /* conf->argc entries */
+    fnw_buf args;      /* rendered arguments of the command being sent */
+    const char **argv; /* conf->argc entries */
     size_t *lens;
 } redis_state;
 
@@ -37,7 +37,7 @@ typedef struct rcall rcall;
 
 typedef struct rslot {
     rcall *rc;
-    uint32_t i;                    /* the input this command answers (0 for MGET) */
+    uint32_t i; /* the input this command answers (0 for MGET) */
 } rslot;
 
 struct rcall {
@@ -45,8 +45,8 @@ struct rcall {
     fnw_call *call;
     size_t n, pending;
     int mget;
-    fnw_value *in;                 /* the decoded inputs */
-    fnw_redis_cmd **cmds;          /* out, NULL once answered */
+    fnw_value *in;        /* the decoded inputs */
+    fnw_redis_cmd **cmds; /* out, NULL once answered */
     rslot *slots;
 };
 
@@ -113,10 +113,10 @@ static void abort_call(rcall *rc, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     const char *secrets[] = { fnw_redis_secret(rc->st->pool) };
-    fnw_secret_mask_str(msg, secrets, 1);   /* Redis errors and values may quote the password */
+    fnw_secret_mask_str(msg, secrets, 1); /* Redis errors and values may quote the password */
     cancel_out(rc);
     fnw_call_set_op_data(rc->call, NULL);
-    fnw_call_fail(rc->call, "%s", msg);   /* last: the call is the engine's after this */
+    fnw_call_fail(rc->call, "%s", msg); /* last: the call is the engine's after this */
 }
 
 /* "GET user:42" for input i, printable, at most about 120 bytes. */
@@ -224,9 +224,8 @@ static void send_each(rcall *rc)
     fnw_redis_pin(st->pool);
     for (size_t i = 0; i < rc->n; i++) {
         rc->slots[i] = (rslot){ rc, (uint32_t)i };
-        if (render(rc, i, &err) != 0 ||
-            fnw_redis_send(st->pool, (int)st->conf->argc, st->argv, st->lens, on_reply, &rc->slots[i],
-                           &rc->cmds[i], &err) != 0) {
+        if (render(rc, i, &err) != 0 || fnw_redis_send(st->pool, (int)st->conf->argc, st->argv, st->lens,
+                                                       on_reply, &rc->slots[i], &rc->cmds[i], &err) != 0) {
             fnw_redis_unpin(st->pool);
             abort_call(rc, "%s", err.msg);
             return;
@@ -256,7 +255,7 @@ static void send_mget(rcall *rc)
             abort_call(rc, "%s", err.msg);
             return;
         }
-        st->args.len = start;   /* keep the key only: move it over the command name */
+        st->args.len = start; /* keep the key only: move it over the command name */
         memmove(st->args.p + start, st->args.p + start + two[0], two[1]);
         st->args.len = start + two[1];
         lens[i + 1] = two[1];
@@ -270,7 +269,8 @@ static void send_mget(rcall *rc)
     }
     rc->mget = 1;
     rc->slots[0] = (rslot){ rc, 0 };
-    if (fnw_redis_send(st->pool, (int)(rc->n + 1), argv, lens, on_reply, &rc->slots[0], &rc->cmds[0], &err) != 0) {
+    if (fnw_redis_send(st->pool, (int)(rc->n + 1), argv, lens, on_reply, &rc->slots[0], &rc->cmds[0], &err) !=
+        0) {
         abort_call(rc, "%s", err.msg);
         return;
     }

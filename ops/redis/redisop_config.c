@@ -20,8 +20,8 @@
 #define MAX_RESULTS 1024
 
 static const char *const known_options[] = {
-    "address", "pool_size", "max_reply_bytes", "password_env", "username", "db", "command", "result_field", "result_fields",
-    "on_missing", NULL,
+    "address", "pool_size",    "max_reply_bytes", "password_env", "username", "db",
+    "command", "result_field", "result_fields",   "on_missing",   NULL,
 };
 
 /* ---- address --------------------------------------------------------------- */
@@ -35,15 +35,19 @@ int fnw_redisop_config_parse_address(const char *text, char *host, size_t cap, i
         he = colon > text && colon[-1] == ']' ? colon - 1 : NULL;
     }
     if (!colon || !he || he <= h || (size_t)(he - h) >= cap)
-        return fnw_error_set(err, "option 'address' must be IP:PORT (e.g. 127.0.0.1:6379 or [::1]:6379), "
-                             "got '%s'", text);
+        return fnw_error_set(err,
+                             "option 'address' must be IP:PORT (e.g. 127.0.0.1:6379 or [::1]:6379), "
+                             "got '%s'",
+                             text);
     memcpy(host, h, (size_t)(he - h));
     host[he - h] = '\0';
     unsigned char buf[16];
     int v6 = text[0] == '[';
     if (inet_pton(v6 ? AF_INET6 : AF_INET, host, buf) != 1)
-        return fnw_error_set(err, "option 'address': '%s' is not an IP%s address (host names are not taken: "
-                             "resolving them would block the worker)", host, v6 ? "v6" : "v4");
+        return fnw_error_set(err,
+                             "option 'address': '%s' is not an IP%s address (host names are not taken: "
+                             "resolving them would block the worker)",
+                             host, v6 ? "v6" : "v4");
     char *end;
     long p = strtol(colon + 1, &end, 10);
     if (!isdigit((unsigned char)colon[1]) || *end || p < 1 || p > 65535)
@@ -56,7 +60,8 @@ static int parse_connection(fnw_redisop_config *p, const fnw_options *o, fnw_err
 {
     const char *addr = fnw_options_get(o, "address");
     int64_t pool, db, max_reply;
-    if (fnw_redisop_config_parse_address(addr ? addr : "127.0.0.1:6379", p->host, sizeof p->host, &p->port, err) ||
+    if (fnw_redisop_config_parse_address(addr ? addr : "127.0.0.1:6379", p->host, sizeof p->host, &p->port,
+                                         err) ||
         fnw_options_int(o, "pool_size", 1, 1, FNW_REDISOP_MAX_POOL, &pool, err) ||
         fnw_options_int(o, "db", 0, 0, 1000000, &db, err) ||
         fnw_options_int(o, "max_reply_bytes", (int64_t)FNW_REDIS_DEFAULT_MAX_REPLY, 1024, (int64_t)1 << 30,
@@ -115,9 +120,15 @@ static size_t split(const char *text, token *tok, size_t cap)
 
 static void set_shape(fnw_redisop_config *p)
 {
-    static const struct { const char *name; fnw_redisop_shape shape; size_t min, max; } shapes[] = {
-        { "GET", FNW_REDISOP_GET, 2, 2 }, { "HGET", FNW_REDISOP_HGET, 3, 3 },
-        { "HGETALL", FNW_REDISOP_HGETALL, 2, 2 }, { "HMGET", FNW_REDISOP_HMGET, 3, FNW_TMPL_MAX_ARGS },
+    static const struct {
+        const char *name;
+        fnw_redisop_shape shape;
+        size_t min, max;
+    } shapes[] = {
+        { "GET", FNW_REDISOP_GET, 2, 2 },
+        { "HGET", FNW_REDISOP_HGET, 3, 3 },
+        { "HGETALL", FNW_REDISOP_HGETALL, 2, 2 },
+        { "HMGET", FNW_REDISOP_HMGET, 3, FNW_TMPL_MAX_ARGS },
     };
     p->shape = FNW_REDISOP_OTHER;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
@@ -128,8 +139,9 @@ static void set_shape(fnw_redisop_config *p)
 static int parse_command(fnw_redisop_config *p, const char *text, token *tok, size_t *ntok, fnw_error *err)
 {
     if (!text || !*text)
-        return fnw_error_set(err, OP " needs option 'command': a Redis read command with {field} placeholders, "
-                             "e.g. 'GET user:{id}' or 'HGETALL user:{id}'");
+        return fnw_error_set(err,
+                             OP " needs option 'command': a Redis read command with {field} placeholders, "
+                                "e.g. 'GET user:{id}' or 'HGETALL user:{id}'");
     p->argv = fnw_tmpl_argv_new(text, p->in, "command", err);
     if (!p->argv)
         return -1;
@@ -138,8 +150,10 @@ static int parse_command(fnw_redisop_config *p, const char *text, token *tok, si
     if (*ntok != p->argc)
         return fnw_error_set(err, "option 'command': cannot split '%s' into arguments", text);
     if (tok[0].placeholder || tok[0].len >= sizeof p->name)
-        return fnw_error_set(err, "option 'command': the command name '%.*s' must be written out, not a "
-                             "placeholder", (int)tok[0].len, tok[0].s);
+        return fnw_error_set(err,
+                             "option 'command': the command name '%.*s' must be written out, not a "
+                             "placeholder",
+                             (int)tok[0].len, tok[0].s);
     for (size_t i = 0; i < tok[0].len; i++)
         p->name[i] = (char)toupper((unsigned char)tok[0].s[i]);
     p->name[tok[0].len] = '\0';
@@ -184,7 +198,8 @@ static int infer_results(fnw_redisop_config *p, const token *tok, char *store, c
     if (p->shape == FNW_REDISOP_HMGET) {
         for (size_t i = 2; i < p->argc; i++) {
             if (tok[i].placeholder)
-                return fnw_error_set(err, "option 'command': HMGET field '%.*s' is a placeholder, so the output "
+                return fnw_error_set(err,
+                                     "option 'command': HMGET field '%.*s' is a placeholder, so the output "
                                      "fields cannot be named after it: set option 'result_fields'",
                                      (int)tok[i].len, tok[i].s);
             memcpy(store, tok[i].s, tok[i].len);
@@ -202,13 +217,16 @@ static int infer_results(fnw_redisop_config *p, const token *tok, char *store, c
         }
         if (*n)
             return 0;
-        return fnw_error_set(err, OP ": HGETALL fills the output fields the input does not have, and the output "
+        return fnw_error_set(err, OP
+                             ": HGETALL fills the output fields the input does not have, and the output "
                              "type has none: add fields named like the hash's keys, or set 'result_field' to a "
                              "MAP<STRING, STRING> field");
     }
-    return fnw_error_set(err, OP " needs option 'result_field' (the output field %s's reply goes into)%s", p->name,
-                         p->shape == FNW_REDISOP_GET || p->shape == FNW_REDISOP_HGET ? "" :
-                         ", or 'result_fields' for a reply that is an array");
+    return fnw_error_set(err, OP " needs option 'result_field' (the output field %s's reply goes into)%s",
+                         p->name,
+                         p->shape == FNW_REDISOP_GET || p->shape == FNW_REDISOP_HGET
+                             ? ""
+                             : ", or 'result_fields' for a reply that is an array");
 }
 
 static int choose_results(fnw_redisop_config *p, const fnw_options *o, const token *tok, char *store,
@@ -218,7 +236,7 @@ static int choose_results(fnw_redisop_config *p, const fnw_options *o, const tok
     *from = one ? "result_field" : many ? "result_fields" : "command";
     if (one && many)
         return fnw_error_set(err, OP ": set option 'result_field' (the whole reply into one field) or "
-                             "'result_fields' (the reply spread over several fields), not both");
+                                     "'result_fields' (the reply spread over several fields), not both");
     if (one) {
         p->mapping = FNW_REDISOP_ONE;
         names[0] = one;
@@ -226,8 +244,10 @@ static int choose_results(fnw_redisop_config *p, const fnw_options *o, const tok
         return 0;
     }
     if (many && (p->shape == FNW_REDISOP_GET || p->shape == FNW_REDISOP_HGET))
-        return fnw_error_set(err, "option 'result_fields': %s returns one value; name its field with "
-                             "'result_field'", p->name);
+        return fnw_error_set(err,
+                             "option 'result_fields': %s returns one value; name its field with "
+                             "'result_field'",
+                             p->name);
     p->mapping = p->shape == FNW_REDISOP_HGETALL ? FNW_REDISOP_BY_NAME : FNW_REDISOP_BY_POS;
     if (many ? parse_list(many, store, names, n, err) : infer_results(p, tok, store, names, n, err))
         return -1;
@@ -242,7 +262,13 @@ static int choose_results(fnw_redisop_config *p, const fnw_options *o, const tok
 static int scalar(const fnw_type *t)
 {
     switch (fnw_type_kind(t)) {
-    case FNW_STRING: case FNW_BYTE: case FNW_SHORT: case FNW_INT: case FNW_LONG: case FNW_FLOAT: case FNW_DOUBLE:
+    case FNW_STRING:
+    case FNW_BYTE:
+    case FNW_SHORT:
+    case FNW_INT:
+    case FNW_LONG:
+    case FNW_FLOAT:
+    case FNW_DOUBLE:
     case FNW_BOOLEAN:
         return 1;
     default:
@@ -263,14 +289,18 @@ static int check_one(const fnw_redisop_config *p, const fnw_type *t, const char 
     if (fnw_conv_check_type(t, f, err) != 0)
         return -1;
     switch (p->shape) {
-    case FNW_REDISOP_GET: case FNW_REDISOP_HGET:
-        return scalar(t) ? 0 : type_refused(t, f, "a single string value (use STRING, a number type or BOOLEAN)",
-                                            err);
+    case FNW_REDISOP_GET:
+    case FNW_REDISOP_HGET:
+        return scalar(t)
+                   ? 0
+                   : type_refused(t, f, "a single string value (use STRING, a number type or BOOLEAN)", err);
     case FNW_REDISOP_HGETALL:
         if (fnw_type_kind(t) == FNW_MAP && scalar(fnw_type_child(t, 1)))
             return 0;
-        return type_refused(t, f, "a whole hash (use MAP<STRING, STRING>, or leave 'result_field' unset to fill "
-                            "fields named like the hash's keys)", err);
+        return type_refused(t, f,
+                            "a whole hash (use MAP<STRING, STRING>, or leave 'result_field' unset to fill "
+                            "fields named like the hash's keys)",
+                            err);
     case FNW_REDISOP_HMGET:
         if (fnw_type_kind(t) == FNW_MAP ||
             (fnw_type_kind(t) == FNW_ROW && fnw_type_child_count(t) != p->argc - 2))
@@ -292,7 +322,8 @@ static int check_types(fnw_redisop_config *p, fnw_error *err)
             if (check_one(p, t, f, err) != 0)
                 return -1;
         } else if (!scalar(t)) {
-            return type_refused(t, f, "one value of a Redis reply (use STRING, a number type or BOOLEAN)", err);
+            return type_refused(t, f, "one value of a Redis reply (use STRING, a number type or BOOLEAN)",
+                                err);
         }
     }
     return 0;
@@ -324,8 +355,8 @@ static int check_rows(const fnw_op_env *env, fnw_error *err)
 
 /* Everything after the connection options; tok, store and names are
  * scratch the caller frees. */
-static int plan_request(fnw_redisop_config *p, const fnw_options *o, token *tok, char *store, const char **names,
-                        fnw_error *err)
+static int plan_request(fnw_redisop_config *p, const fnw_options *o, token *tok, char *store,
+                        const char **names, fnw_error *err)
 {
     size_t ntok = 0, n = 0;
     const char *from = "command";
@@ -343,7 +374,7 @@ fnw_redisop_config *fnw_redisop_config_new(const fnw_op_env *env, fnw_error *err
 {
     const fnw_options *o = env->options;
     if (fnw_options_check_known(o, known_options, "redis", err) || check_rows(env, err))
-        return NULL;   /* both name the operation */
+        return NULL; /* both name the operation */
     fnw_redisop_config *p = calloc(1, sizeof *p);
     const char *cmd = fnw_options_get(o, "command"), *list = fnw_options_get(o, "result_fields");
     size_t storelen = (cmd ? strlen(cmd) : 0) + (list ? strlen(list) : 0) + 2;

@@ -41,11 +41,11 @@
 #define FNW_REDISOP_MAX_POOL 64
 
 typedef enum fnw_redisop_shape {
-    FNW_REDISOP_OTHER = 0,   /* any other command */
-    FNW_REDISOP_GET,         /* GET key */
-    FNW_REDISOP_HGET,        /* HGET key field */
-    FNW_REDISOP_HGETALL,     /* HGETALL key */
-    FNW_REDISOP_HMGET,       /* HMGET key field... */
+    FNW_REDISOP_OTHER = 0, /* any other command */
+    FNW_REDISOP_GET,       /* GET key */
+    FNW_REDISOP_HGET,      /* HGET key field */
+    FNW_REDISOP_HGETALL,   /* HGETALL key */
+    FNW_REDISOP_HMGET,     /* HMGET key field... */
 } fnw_redisop_shape;
 
 typedef enum fnw_redisop_mapping {
@@ -63,12 +63,12 @@ typedef struct fnw_redisop_config {
     /* request */
     fnw_tmpl_argv *argv;
     size_t argc;
-    char name[32];                 /* the command name, upper case */
+    char name[32]; /* the command name, upper case */
     fnw_redisop_shape shape;
     /* result */
     fnw_redisop_mapping mapping;
     fnw_outrow *row;
-    int32_t *result_of_slot;       /* output field index -> result index, or -1 */
+    int32_t *result_of_slot; /* output field index -> result index, or -1 */
     size_t nslots;
     fnw_missing on_missing;
     const fnw_type *in, *out;

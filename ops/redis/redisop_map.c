@@ -15,7 +15,8 @@ static int adapt(const redisReply *r, fnw_arena *a, fnw_reply *out, int depth, f
 {
     memset(out, 0, sizeof *out);
     switch (r->type) {
-    case REDIS_REPLY_STRING: case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
         out->kind = FNW_REPLY_STRING;
         out->len = r->len;
         out->u.str = r->str ? r->str : "";
@@ -67,15 +68,16 @@ int fnw_redisop_map_is_missing(const fnw_redisop_config *p, const fnw_reply *r)
     return 1;
 }
 
-static int convert_into(const fnw_redisop_config *p, size_t k, const fnw_reply *r, fnw_arena *a, fnw_value *row,
-                        fnw_error *err)
+static int convert_into(const fnw_redisop_config *p, size_t k, const fnw_reply *r, fnw_arena *a,
+                        fnw_value *row, fnw_error *err)
 {
     return fnw_conv_reply(fnw_outrow_result_type(p->row, k), r, fnw_outrow_result_name(p->row, k), a,
                           &row->u.items[fnw_outrow_slot(p->row, k)], err);
 }
 
 /* HGETALL: key, value, key, value... each value into the field of its key. */
-static int by_name(const fnw_redisop_config *p, const fnw_reply *r, fnw_arena *a, fnw_value *row, fnw_error *err)
+static int by_name(const fnw_redisop_config *p, const fnw_reply *r, fnw_arena *a, fnw_value *row,
+                   fnw_error *err)
 {
     if (r->kind != FNW_REPLY_ARRAY || r->len % 2)
         return fnw_error_set(err, "%s replied with something other than key/value pairs", p->name);
@@ -93,14 +95,17 @@ static int by_name(const fnw_redisop_config *p, const fnw_reply *r, fnw_arena *a
 }
 
 /* An array reply: element k into result field k. */
-static int by_pos(const fnw_redisop_config *p, const fnw_reply *r, fnw_arena *a, fnw_value *row, fnw_error *err)
+static int by_pos(const fnw_redisop_config *p, const fnw_reply *r, fnw_arena *a, fnw_value *row,
+                  fnw_error *err)
 {
     size_t n = fnw_outrow_results(p->row);
     if (r->kind != FNW_REPLY_ARRAY)
-        return fnw_error_set(err, "%s did not reply with an array, so there is nothing to fill %zu field(s) with",
+        return fnw_error_set(err,
+                             "%s did not reply with an array, so there is nothing to fill %zu field(s) with",
                              p->name, n);
     if (r->len != n)
-        return fnw_error_set(err, "%s replied with %zu element(s) for %zu result field(s)", p->name, r->len, n);
+        return fnw_error_set(err, "%s replied with %zu element(s) for %zu result field(s)", p->name, r->len,
+                             n);
     for (size_t k = 0; k < n; k++)
         if (convert_into(p, k, &r->u.items[k], a, row, err) != 0)
             return -1;
@@ -121,9 +126,15 @@ int fnw_redisop_map(const fnw_redisop_config *p, const fnw_value *in, const fnw_
         return FNW_REDISOP_ROW;
     int rc;
     switch (p->mapping) {
-    case FNW_REDISOP_BY_NAME: rc = by_name(p, r, a, row, err); break;
-    case FNW_REDISOP_BY_POS: rc = by_pos(p, r, a, row, err); break;
-    default: rc = convert_into(p, 0, r, a, row, err); break;
+    case FNW_REDISOP_BY_NAME:
+        rc = by_name(p, r, a, row, err);
+        break;
+    case FNW_REDISOP_BY_POS:
+        rc = by_pos(p, r, a, row, err);
+        break;
+    default:
+        rc = convert_into(p, 0, r, a, row, err);
+        break;
     }
     return rc != 0 ? -1 : FNW_REDISOP_ROW;
 }

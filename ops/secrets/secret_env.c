@@ -38,17 +38,19 @@ const char *fnw_secret_env_get(const char *name, const char *opt, const char *op
 {
     if (!fnw_secret_env_allowed(name)) {
         const char *p = prefix(), *list = getenv(FNW_SECRETS_ALLOW_ENV);
-        fnw_error_set(err, "option '%s' of operation '%s': environment variable '%.128s' is not one the operator "
+        fnw_error_set(err,
+                      "option '%s' of operation '%s': environment variable '%.128s' is not one the operator "
                       "allows a job to read (the job chooses where its value is sent): the rule is %s%s%s%s, and "
-                      "the names listed in %s (%s), both set in the worker's environment", opt, op, name,
-                      *p ? "names starting with '" : "no prefix (", *p ? p : FNW_SECRETS_PREFIX_ENV,
-                      *p ? "' (" FNW_SECRETS_PREFIX_ENV : " is empty", ")", FNW_SECRETS_ALLOW_ENV,
-                      list && *list ? "none matches" : "none listed");
+                      "the names listed in %s (%s), both set in the worker's environment",
+                      opt, op, name, *p ? "names starting with '" : "no prefix (",
+                      *p ? p : FNW_SECRETS_PREFIX_ENV, *p ? "' (" FNW_SECRETS_PREFIX_ENV : " is empty", ")",
+                      FNW_SECRETS_ALLOW_ENV, list && *list ? "none matches" : "none listed");
         return NULL;
     }
     const char *v = getenv(name);
     if (!v)
-        fnw_error_set(err, "option '%s' of operation '%s': environment variable '%.128s' is not set in the worker",
+        fnw_error_set(err,
+                      "option '%s' of operation '%s': environment variable '%.128s' is not set in the worker",
                       opt, op, name);
     return v;
 }

@@ -173,7 +173,7 @@ const char *fnw_secret_mask_credential(const char *value)
     if (w == 0 || !value[w])
         return NULL;
     const char *c = value + w + strspn(value + w, " \t");
-    return strlen(c) >= 4 ? c : NULL;   /* shorter: masking it would blank ordinary text */
+    return strlen(c) >= 4 ? c : NULL; /* shorter: masking it would blank ordinary text */
 }
 
 void fnw_secret_mask_str(char *s, const char *const *secrets, size_t n_secrets)

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#define FNW_SECRET_MASK_B64_MAX 512   /* base64 characters of a secret matched at most */
+#define FNW_SECRET_MASK_B64_MAX 512 /* base64 characters of a secret matched at most */
 
 /* Overwrites with '*' every spelling of each non-empty secret in b[0..n):
  * the bytes themselves, any mix of JSON escapes (\/, \uXXXX, ...) and

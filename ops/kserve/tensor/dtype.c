@@ -10,12 +10,10 @@ static const struct {
     const char *name;
     size_t size;
 } DT[FNW_DT_COUNT] = {
-    [FNW_DT_BOOL] = { "BOOL", 1 },     [FNW_DT_INT8] = { "INT8", 1 },
-    [FNW_DT_INT16] = { "INT16", 2 },   [FNW_DT_INT32] = { "INT32", 4 },
-    [FNW_DT_INT64] = { "INT64", 8 },   [FNW_DT_UINT8] = { "UINT8", 1 },
-    [FNW_DT_UINT16] = { "UINT16", 2 }, [FNW_DT_UINT32] = { "UINT32", 4 },
-    [FNW_DT_UINT64] = { "UINT64", 8 }, [FNW_DT_FP16] = { "FP16", 2 },
-    [FNW_DT_BF16] = { "BF16", 2 },     [FNW_DT_FP32] = { "FP32", 4 },
+    [FNW_DT_BOOL] = { "BOOL", 1 },     [FNW_DT_INT8] = { "INT8", 1 },     [FNW_DT_INT16] = { "INT16", 2 },
+    [FNW_DT_INT32] = { "INT32", 4 },   [FNW_DT_INT64] = { "INT64", 8 },   [FNW_DT_UINT8] = { "UINT8", 1 },
+    [FNW_DT_UINT16] = { "UINT16", 2 }, [FNW_DT_UINT32] = { "UINT32", 4 }, [FNW_DT_UINT64] = { "UINT64", 8 },
+    [FNW_DT_FP16] = { "FP16", 2 },     [FNW_DT_BF16] = { "BF16", 2 },     [FNW_DT_FP32] = { "FP32", 4 },
     [FNW_DT_FP64] = { "FP64", 8 },     [FNW_DT_BYTES] = { "BYTES", 0 },
 };
 
@@ -68,15 +66,24 @@ int fnw_dtype_fits_kind(fnw_dtype d, fnw_kind k, int to_wire)
 int fnw_dtype_default_for(fnw_kind k)
 {
     switch (k) {
-    case FNW_BOOLEAN: return FNW_DT_BOOL;
-    case FNW_BYTE: return FNW_DT_INT8;
-    case FNW_SHORT: return FNW_DT_INT16;
-    case FNW_INT: return FNW_DT_INT32;
-    case FNW_LONG: return FNW_DT_INT64;
-    case FNW_FLOAT: return FNW_DT_FP32;
-    case FNW_DOUBLE: return FNW_DT_FP64;
-    case FNW_STRING: return FNW_DT_BYTES;
-    default: return -1;
+    case FNW_BOOLEAN:
+        return FNW_DT_BOOL;
+    case FNW_BYTE:
+        return FNW_DT_INT8;
+    case FNW_SHORT:
+        return FNW_DT_INT16;
+    case FNW_INT:
+        return FNW_DT_INT32;
+    case FNW_LONG:
+        return FNW_DT_INT64;
+    case FNW_FLOAT:
+        return FNW_DT_FP32;
+    case FNW_DOUBLE:
+        return FNW_DT_FP64;
+    case FNW_STRING:
+        return FNW_DT_BYTES;
+    default:
+        return -1;
     }
 }
 
@@ -147,7 +154,7 @@ fnw_elem fnw_dtype_read(fnw_dtype d, const uint8_t *p)
     if (d == FNW_DT_BOOL) {
         e.v.i = x != 0;
     } else if (d >= FNW_DT_INT8 && d <= FNW_DT_INT64) {
-        unsigned shift = (unsigned)(64 - 8 * n);   /* sign-extend */
+        unsigned shift = (unsigned)(64 - 8 * n); /* sign-extend */
         e.v.i = (int64_t)(x << shift) >> shift;
     } else if (d >= FNW_DT_UINT8 && d <= FNW_DT_UINT64) {
         e.tag = FNW_ELEM_UINT;
@@ -167,12 +174,15 @@ fnw_elem fnw_dtype_read(fnw_dtype d, const uint8_t *p)
 
 static int int_to_value(const fnw_elem *e, fnw_dtype d, fnw_kind k, fnw_value *out, fnw_error *err)
 {
-    static const int64_t lo[] = { [FNW_BYTE] = INT8_MIN, [FNW_SHORT] = INT16_MIN, [FNW_INT] = INT32_MIN,
-                                  [FNW_LONG] = INT64_MIN };
-    static const int64_t hi[] = { [FNW_BYTE] = INT8_MAX, [FNW_SHORT] = INT16_MAX, [FNW_INT] = INT32_MAX,
-                                  [FNW_LONG] = INT64_MAX };
+    static const int64_t lo[] = {
+        [FNW_BYTE] = INT8_MIN, [FNW_SHORT] = INT16_MIN, [FNW_INT] = INT32_MIN, [FNW_LONG] = INT64_MIN
+    };
+    static const int64_t hi[] = {
+        [FNW_BYTE] = INT8_MAX, [FNW_SHORT] = INT16_MAX, [FNW_INT] = INT32_MAX, [FNW_LONG] = INT64_MAX
+    };
     if (e->tag == FNW_ELEM_UINT && e->v.u > (uint64_t)hi[k])
-        return fnw_error_set(err, "the %s value %" PRIu64 " does not fit %s", DT[d].name, e->v.u, fnw_kind_name(k));
+        return fnw_error_set(err, "the %s value %" PRIu64 " does not fit %s", DT[d].name, e->v.u,
+                             fnw_kind_name(k));
     int64_t x = e->tag == FNW_ELEM_UINT ? (int64_t)e->v.u : e->v.i;
     if (x < lo[k] || x > hi[k])
         return fnw_error_set(err, "the %s value %" PRId64 " does not fit %s", DT[d].name, x, fnw_kind_name(k));
@@ -193,7 +203,9 @@ int fnw_dtype_to_value(fnw_dtype d, const fnw_elem *e, fnw_kind k, fnw_value *ou
         return 0;
     }
     if (k == FNW_FLOAT || k == FNW_DOUBLE) {
-        double x = e->tag == FNW_ELEM_FLOAT ? e->v.d : e->tag == FNW_ELEM_UINT ? (double)e->v.u : (double)e->v.i;
+        double x = e->tag == FNW_ELEM_FLOAT  ? e->v.d
+                   : e->tag == FNW_ELEM_UINT ? (double)e->v.u
+                                             : (double)e->v.i;
         *out = k == FNW_FLOAT ? fnw_value_float((float)x) : fnw_value_double(x);
         return 0;
     }

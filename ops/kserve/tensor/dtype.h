@@ -24,9 +24,20 @@
 #include "fnworker.h"
 
 typedef enum fnw_dtype {
-    FNW_DT_BOOL, FNW_DT_INT8, FNW_DT_INT16, FNW_DT_INT32, FNW_DT_INT64,
-    FNW_DT_UINT8, FNW_DT_UINT16, FNW_DT_UINT32, FNW_DT_UINT64,
-    FNW_DT_FP16, FNW_DT_BF16, FNW_DT_FP32, FNW_DT_FP64, FNW_DT_BYTES,
+    FNW_DT_BOOL,
+    FNW_DT_INT8,
+    FNW_DT_INT16,
+    FNW_DT_INT32,
+    FNW_DT_INT64,
+    FNW_DT_UINT8,
+    FNW_DT_UINT16,
+    FNW_DT_UINT32,
+    FNW_DT_UINT64,
+    FNW_DT_FP16,
+    FNW_DT_BF16,
+    FNW_DT_FP32,
+    FNW_DT_FP64,
+    FNW_DT_BYTES,
     FNW_DT_COUNT
 } fnw_dtype;
 
@@ -57,7 +68,10 @@ typedef struct fnw_elem {
         int64_t i;
         uint64_t u;
         double d;
-        struct { const uint8_t *p; uint32_t n; } b;
+        struct {
+            const uint8_t *p;
+            uint32_t n;
+        } b;
     } v;
 } fnw_elem;
 

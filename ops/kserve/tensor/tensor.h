@@ -51,15 +51,15 @@
 #include "ops/bind/outrow.h"
 #include "ops/kserve/tensor/dtype.h"
 
-#define FNW_TENSOR_MAX_RANK 8     /* dimensions per row (the batch dimension not counted) */
-#define FNW_TENSOR_MAX 64         /* tensors per direction */
-#define FNW_TENSOR_MAX_ELEMS (INT64_C(1) << 31)   /* elements per row, per tensor */
+#define FNW_TENSOR_MAX_RANK 8                   /* dimensions per row (the batch dimension not counted) */
+#define FNW_TENSOR_MAX 64                       /* tensors per direction */
+#define FNW_TENSOR_MAX_ELEMS (INT64_C(1) << 31) /* elements per row, per tensor */
 
 /* How a field holds one row's part of a tensor. */
 typedef enum fnw_tensor_form {
-    FNW_TFORM_SCALAR,   /* the field is one element */
-    FNW_TFORM_ARRAY,    /* the field's items are the elements */
-    FNW_TFORM_BLOB,     /* the field's bytes are the raw elements */
+    FNW_TFORM_SCALAR, /* the field is one element */
+    FNW_TFORM_ARRAY,  /* the field's items are the elements */
+    FNW_TFORM_BLOB,   /* the field's bytes are the raw elements */
 } fnw_tensor_form;
 
 /* One tensor and the field it comes from or goes to. */
@@ -68,12 +68,12 @@ typedef struct fnw_tensor_map {
     char *field;
     fnw_dtype dtype;
     uint32_t rank;
-    int64_t dims[FNW_TENSOR_MAX_RANK];   /* one row's shape; -1 = any (outputs) */
-    int64_t inner;                       /* elements per row; -1 when a dim is -1 */
-    uint32_t field_index;                /* input row field (inputs) */
+    int64_t dims[FNW_TENSOR_MAX_RANK]; /* one row's shape; -1 = any (outputs) */
+    int64_t inner;                     /* elements per row; -1 when a dim is -1 */
+    uint32_t field_index;              /* input row field (inputs) */
     fnw_tensor_form form;
-    fnw_kind field_kind;                 /* the field's kind */
-    fnw_kind elem_kind;                  /* each element's kind (SCALAR: field_kind) */
+    fnw_kind field_kind; /* the field's kind */
+    fnw_kind elem_kind;  /* each element's kind (SCALAR: field_kind) */
 } fnw_tensor_map;
 
 typedef struct fnw_tensor_plan fnw_tensor_plan;

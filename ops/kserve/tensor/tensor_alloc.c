@@ -13,7 +13,7 @@ static void *arena_alloc(void *data, size_t size)
 static void arena_free(void *data, void *p)
 {
     (void)data;
-    (void)p;   /* released with the arena */
+    (void)p; /* released with the arena */
 }
 
 void fnw_tensor_alloc_init(ProtobufCAllocator *al, fnw_arena *a)

@@ -37,23 +37,27 @@ static int check_dims(const fnw_tensor_map *m, const Inference__ModelMetadataRes
     fnw_tensor_spec_format_shape(t->shape, t->n_shape, have, sizeof have);
     fnw_tensor_spec_format_shape(m->dims, m->rank, want, sizeof want);
     if (t->n_shape != 1 + (size_t)m->rank)
-        return fnw_error_set(err, "model '%s': %s tensor '%s' has shape %s, but the option gives one row's shape %s: "
-                             "the model's shape must be the batch dimension and then %u more", model, what, m->tensor,
-                             have, want, m->rank);
+        return fnw_error_set(err,
+                             "model '%s': %s tensor '%s' has shape %s, but the option gives one row's shape %s: "
+                             "the model's shape must be the batch dimension and then %u more",
+                             model, what, m->tensor, have, want, m->rank);
     if (t->shape[0] != -1 && !(t->shape[0] == 1 && max_batch == 1))
-        return fnw_error_set(err, "model '%s': %s tensor '%s' has shape %s: dimension 0 is fixed at %" PRId64
-                             "; batches of up to %" PRId64 " rows need a model with a variable batch dimension (-1)",
+        return fnw_error_set(err,
+                             "model '%s': %s tensor '%s' has shape %s: dimension 0 is fixed at %" PRId64
+                             "; batches of up to %" PRId64
+                             " rows need a model with a variable batch dimension (-1)",
                              model, what, m->tensor, have, t->shape[0], max_batch);
     for (uint32_t d = 0; d < m->rank; d++)
         if (t->shape[d + 1] != -1 && m->dims[d] != -1 && t->shape[d + 1] != m->dims[d])
-            return fnw_error_set(err, "model '%s': %s tensor '%s' has shape %s; the option gives one row's shape %s",
+            return fnw_error_set(err,
+                                 "model '%s': %s tensor '%s' has shape %s; the option gives one row's shape %s",
                                  model, what, m->tensor, have, want);
     return 0;
 }
 
 static int check_list(const fnw_tensor_map *maps, size_t count,
-                      Inference__ModelMetadataResponse__TensorMetadata *const *list, size_t n, const char *what,
-                      const char *model, int64_t max_batch, fnw_error *err)
+                      Inference__ModelMetadataResponse__TensorMetadata *const *list, size_t n,
+                      const char *what, const char *model, int64_t max_batch, fnw_error *err)
 {
     for (size_t k = 0; k < count; k++) {
         const fnw_tensor_map *m = &maps[k];
@@ -61,8 +65,8 @@ static int check_list(const fnw_tensor_map *maps, size_t count,
         if (!t) {
             char names[512];
             list_names(list, n, names, sizeof names);
-            return fnw_error_set(err, "model '%s' has no %s tensor '%s' (its %ss: %s)", model, what, m->tensor, what,
-                                 names);
+            return fnw_error_set(err, "model '%s' has no %s tensor '%s' (its %ss: %s)", model, what,
+                                 m->tensor, what, names);
         }
         const char *dt = fnw_dtype_name(m->dtype);
         if (!t->datatype || strcmp(t->datatype, dt) != 0)

@@ -16,14 +16,17 @@ static int row_field(const fnw_tensor_plan *p, const fnw_tensor_map *m, const fn
         return fnw_error_set(err, "row %zu of the batch is null or not an input row", i);
     const fnw_value *f = &r->u.items[m->field_index];
     if (f->is_null)
-        return fnw_error_set(err, "row %zu: field '%s' is null; tensor '%s' takes no nulls", i, m->field, m->tensor);
+        return fnw_error_set(err, "row %zu: field '%s' is null; tensor '%s' takes no nulls", i, m->field,
+                             m->tensor);
     if (m->form == FNW_TFORM_ARRAY && f->count != (uint64_t)m->inner)
-        return fnw_error_set(err, "row %zu: field '%s' has %u elements; tensor '%s' takes %lld per row", i, m->field,
-                             f->count, m->tensor, (long long)m->inner);
+        return fnw_error_set(err, "row %zu: field '%s' has %u elements; tensor '%s' takes %lld per row", i,
+                             m->field, f->count, m->tensor, (long long)m->inner);
     if (m->form == FNW_TFORM_BLOB && f->count != (uint64_t)m->inner * fnw_dtype_size(m->dtype))
-        return fnw_error_set(err, "row %zu: field '%s' has %u bytes; tensor '%s' takes %lld %s elements (%lld bytes) "
-                             "per row", i, m->field, f->count, m->tensor, (long long)m->inner,
-                             fnw_dtype_name(m->dtype), (long long)(m->inner * (int64_t)fnw_dtype_size(m->dtype)));
+        return fnw_error_set(err,
+                             "row %zu: field '%s' has %u bytes; tensor '%s' takes %lld %s elements (%lld bytes) "
+                             "per row",
+                             i, m->field, f->count, m->tensor, (long long)m->inner, fnw_dtype_name(m->dtype),
+                             (long long)(m->inner * (int64_t)fnw_dtype_size(m->dtype)));
     *out = f;
     return 0;
 }
@@ -48,8 +51,8 @@ static int size_tensor(const fnw_tensor_plan *p, const fnw_tensor_map *m, const 
         const fnw_value *e = elems(m, f);
         for (int64_t j = 0; j < m->inner; j++) {
             if (e[j].is_null)
-                return fnw_error_set(err, "row %zu: field '%s' has a null element; tensor '%s' takes no nulls", i,
-                                     m->field, m->tensor);
+                return fnw_error_set(err, "row %zu: field '%s' has a null element; tensor '%s' takes no nulls",
+                                     i, m->field, m->tensor);
             total += 4 + (size_t)e[j].count;
         }
     }
@@ -70,15 +73,16 @@ static uint8_t *write_row(const fnw_tensor_map *m, const fnw_value *f, uint8_t *
     for (int64_t j = 0; j < m->inner; j++) {
         if (m->dtype == FNW_DT_BYTES) {
             uint32_t len = e[j].count;
-            w[0] = (uint8_t)len, w[1] = (uint8_t)(len >> 8), w[2] = (uint8_t)(len >> 16), w[3] = (uint8_t)(len >> 24);
+            w[0] = (uint8_t)len, w[1] = (uint8_t)(len >> 8), w[2] = (uint8_t)(len >> 16),
+            w[3] = (uint8_t)(len >> 24);
             if (len)
                 memcpy(w + 4, e[j].u.bytes, len);
             w += 4 + len;
             continue;
         }
         if (e[j].is_null) {
-            fnw_error_set(err, "row %zu: field '%s' has a null element; tensor '%s' takes no nulls", i, m->field,
-                          m->tensor);
+            fnw_error_set(err, "row %zu: field '%s' has a null element; tensor '%s' takes no nulls", i,
+                          m->field, m->tensor);
             return NULL;
         }
         if (fnw_dtype_write(m->dtype, &e[j], w, err) != 0) {
@@ -91,8 +95,8 @@ static uint8_t *write_row(const fnw_tensor_map *m, const fnw_value *f, uint8_t *
 }
 
 static int pack_tensor(const fnw_tensor_plan *p, const fnw_tensor_map *m, const fnw_value *rows, size_t n,
-                       fnw_arena *a, Inference__ModelInferRequest__InferInputTensor *t, ProtobufCBinaryData *raw,
-                       fnw_error *err)
+                       fnw_arena *a, Inference__ModelInferRequest__InferInputTensor *t,
+                       ProtobufCBinaryData *raw, fnw_error *err)
 {
     size_t bytes = 0;
     if (size_tensor(p, m, rows, n, &bytes, err) != 0)
@@ -115,7 +119,8 @@ static int pack_tensor(const fnw_tensor_plan *p, const fnw_tensor_map *m, const 
     return 0;
 }
 
-static int add_outputs(const fnw_tensor_plan *p, fnw_arena *a, Inference__ModelInferRequest *req, fnw_error *err)
+static int add_outputs(const fnw_tensor_plan *p, fnw_arena *a, Inference__ModelInferRequest *req,
+                       fnw_error *err)
 {
     Inference__ModelInferRequest__InferRequestedOutputTensor *o = fnw_arena_alloc(a, p->nout * sizeof *o);
     req->outputs = fnw_arena_alloc(a, p->nout * sizeof *req->outputs);

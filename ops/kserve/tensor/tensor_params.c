@@ -55,7 +55,8 @@ static char *quoted(const char **s, const char *option, const char *key, fnw_err
 }
 
 /* An unquoted value up to the next ',' (spaces trimmed), typed. */
-static int plain(const char **s, Inference__InferParameter *v, const char *option, const char *key, fnw_error *err)
+static int plain(const char **s, Inference__InferParameter *v, const char *option, const char *key,
+                 fnw_error *err)
 {
     const char *e = strchr(*s, ',');
     if (!e)
@@ -80,7 +81,8 @@ static int plain(const char **s, Inference__InferParameter *v, const char *optio
         free(text);
     } else if (!*text) {
         free(text);
-        return fnw_error_set(err, "option '%s': '%s' has no value (write '' for an empty string)", option, key);
+        return fnw_error_set(err, "option '%s': '%s' has no value (write '' for an empty string)", option,
+                             key);
     } else {
         v->parameter_choice_case = INFERENCE__INFER_PARAMETER__PARAMETER_CHOICE_STRING_PARAM;
         v->string_param = text;
@@ -95,8 +97,10 @@ static int parse_key(const char **s, char **key, const char *option, fnw_error *
         e++;
     const char *eq = skip_space(e);
     if (e == k || *eq != '=')
-        return fnw_error_set(err, "option '%s': expected key=value at '%.40s' (keys are letters, digits, '_', '-', "
-                             "'.')", option, k);
+        return fnw_error_set(err,
+                             "option '%s': expected key=value at '%.40s' (keys are letters, digits, '_', '-', "
+                             "'.')",
+                             option, k);
     if (!(*key = strndup(k, (size_t)(e - k))))
         return fnw_error_set(err, "out of memory");
     *s = eq + 1;
@@ -114,7 +118,7 @@ static int parse_one(fnw_tensor_params *p, const char **s, const char *option, f
     p->entries[p->n] = &it->entry;
     if (parse_key(s, &it->entry.key, option, err) != 0)
         return -1;
-    p->n++;   /* from here free() owns what the entry holds */
+    p->n++; /* from here free() owns what the entry holds */
     for (size_t i = 0; i + 1 < p->n; i++)
         if (!strcmp(p->entries[i]->key, it->entry.key))
             return fnw_error_set(err, "option '%s' gives '%s' twice", option, it->entry.key);
@@ -126,7 +130,8 @@ static int parse_one(fnw_tensor_params *p, const char **s, const char *option, f
         it->value.parameter_choice_case = INFERENCE__INFER_PARAMETER__PARAMETER_CHOICE_STRING_PARAM;
         *s = skip_space(*s);
         if (**s && **s != ',')
-            return fnw_error_set(err, "option '%s': text after the quoted value of '%s'", option, it->entry.key);
+            return fnw_error_set(err, "option '%s': text after the quoted value of '%s'", option,
+                                 it->entry.key);
         return 0;
     }
     return plain(s, &it->value, option, it->entry.key, err);
@@ -157,7 +162,8 @@ void fnw_tensor_params_free(fnw_tensor_params *p)
         return;
     for (size_t i = 0; i < p->n; i++) {
         free(p->items[i].entry.key);
-        if (p->items[i].value.parameter_choice_case == INFERENCE__INFER_PARAMETER__PARAMETER_CHOICE_STRING_PARAM)
+        if (p->items[i].value.parameter_choice_case ==
+            INFERENCE__INFER_PARAMETER__PARAMETER_CHOICE_STRING_PARAM)
             free(p->items[i].value.string_param);
     }
     free(p);

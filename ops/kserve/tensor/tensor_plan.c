@@ -30,9 +30,10 @@ static int plan_byte_array(fnw_tensor_map *m, const fnw_tensor_item *it, const c
         return 0;
     }
     if (!blob_dtype((int)m->dtype))
-        return fnw_error_set(err, "option '%s': tensor '%s' is %s, which field '%s' (PRIMITIVE_ARRAY<BYTE>) cannot "
-                             "carry; it carries BYTES, or INT8, UINT8, FP16, BF16 as raw bytes", option,
-                             m->tensor, fnw_dtype_name(m->dtype), m->field);
+        return fnw_error_set(err,
+                             "option '%s': tensor '%s' is %s, which field '%s' (PRIMITIVE_ARRAY<BYTE>) cannot "
+                             "carry; it carries BYTES, or INT8, UINT8, FP16, BF16 as raw bytes",
+                             option, m->tensor, fnw_dtype_name(m->dtype), m->field);
     m->form = FNW_TFORM_BLOB;
     m->elem_kind = FNW_BYTE;
     return 0;
@@ -55,15 +56,21 @@ static int plan_form(fnw_tensor_map *m, const fnw_tensor_item *it, const fnw_typ
     m->elem_kind = ek;
     int d = it->dtype >= 0 ? it->dtype : fnw_dtype_default_for(ek);
     if (d < 0)
-        return fnw_error_set(err, "option '%s': tensor '%s' maps field '%s' of type %s, which holds no tensor "
-                             "datatype", option, m->tensor, m->field, tname);
+        return fnw_error_set(err,
+                             "option '%s': tensor '%s' maps field '%s' of type %s, which holds no tensor "
+                             "datatype",
+                             option, m->tensor, m->field, tname);
     m->dtype = (fnw_dtype)d;
     if (fnw_dtype_is_raw_only(m->dtype))
-        return fnw_error_set(err, "option '%s': tensor '%s' is %s, which only a PRIMITIVE_ARRAY<BYTE> field carries "
-                             "(field '%s' is %s)", option, m->tensor, fnw_dtype_name(m->dtype), m->field, tname);
-    if (!fnw_dtype_fits_kind(m->dtype, ek, is_input) || (ek == FNW_PRIMITIVE_ARRAY && m->form == FNW_TFORM_ARRAY))
-        return fnw_error_set(err, "option '%s': tensor '%s' is %s, which field '%s' of type %s cannot %s", option,
-                             m->tensor, fnw_dtype_name(m->dtype), m->field, tname, is_input ? "give" : "hold");
+        return fnw_error_set(err,
+                             "option '%s': tensor '%s' is %s, which only a PRIMITIVE_ARRAY<BYTE> field carries "
+                             "(field '%s' is %s)",
+                             option, m->tensor, fnw_dtype_name(m->dtype), m->field, tname);
+    if (!fnw_dtype_fits_kind(m->dtype, ek, is_input) ||
+        (ek == FNW_PRIMITIVE_ARRAY && m->form == FNW_TFORM_ARRAY))
+        return fnw_error_set(err, "option '%s': tensor '%s' is %s, which field '%s' of type %s cannot %s",
+                             option, m->tensor, fnw_dtype_name(m->dtype), m->field, tname,
+                             is_input ? "give" : "hold");
     return 0;
 }
 
@@ -74,8 +81,10 @@ static int plan_dims(fnw_tensor_map *m, const fnw_tensor_item *it, int is_input,
     memcpy(m->dims, it->dims, sizeof m->dims);
     if (!it->has_dims && m->form != FNW_TFORM_SCALAR) {
         if (is_input)
-            return fnw_error_set(err, "option '%s': tensor '%s' takes field '%s', an array: give one row's shape, "
-                                 "e.g. %s[4]=%s", option, m->tensor, m->field, m->tensor, m->field);
+            return fnw_error_set(err,
+                                 "option '%s': tensor '%s' takes field '%s', an array: give one row's shape, "
+                                 "e.g. %s[4]=%s",
+                                 option, m->tensor, m->field, m->tensor, m->field);
         m->rank = 1;
         m->dims[0] = -1;
     }
@@ -83,29 +92,33 @@ static int plan_dims(fnw_tensor_map *m, const fnw_tensor_item *it, int is_input,
     for (uint32_t i = 0; i < m->rank; i++)
         if (m->dims[i] < 0)
             return m->form == FNW_TFORM_SCALAR
-                       ? fnw_error_set(err, "option '%s': tensor '%s' has a -1 dimension but field '%s' holds "
-                                       "one element per row", option, m->tensor, m->field)
+                       ? fnw_error_set(err,
+                                       "option '%s': tensor '%s' has a -1 dimension but field '%s' holds "
+                                       "one element per row",
+                                       option, m->tensor, m->field)
                        : 0;
     if (fnw_tensor_spec_product(m->dims, m->rank, FNW_TENSOR_MAX_ELEMS, &m->inner) != 0)
-        return fnw_error_set(err, "option '%s': tensor '%s' has more than %" PRId64 " elements per row", option,
-                             m->tensor, FNW_TENSOR_MAX_ELEMS);
+        return fnw_error_set(err, "option '%s': tensor '%s' has more than %" PRId64 " elements per row",
+                             option, m->tensor, FNW_TENSOR_MAX_ELEMS);
     if (m->form == FNW_TFORM_SCALAR && m->inner != 1)
-        return fnw_error_set(err, "option '%s': tensor '%s' has %lld elements per row but field '%s' holds one",
+        return fnw_error_set(err,
+                             "option '%s': tensor '%s' has %lld elements per row but field '%s' holds one",
                              option, m->tensor, (long long)m->inner, m->field);
     return 0;
 }
 
-static int plan_one(fnw_tensor_map *m, fnw_tensor_item *it, const fnw_type *row, int is_input, const char *option,
-                    fnw_error *err)
+static int plan_one(fnw_tensor_map *m, fnw_tensor_item *it, const fnw_type *row, int is_input,
+                    const char *option, fnw_error *err)
 {
     m->tensor = it->tensor;
     m->field = it->field;
-    it->tensor = it->field = NULL;   /* the map owns them now */
+    it->tensor = it->field = NULL; /* the map owns them now */
     int64_t fi = fnw_type_find_field(row, m->field, strlen(m->field));
     if (fi < 0) {
         char tname[256];
         fnw_type_format(row, tname, sizeof tname);
-        return fnw_error_set(err, "option '%s': tensor '%s' names field '%s', which the %s row %s does not have",
+        return fnw_error_set(err,
+                             "option '%s': tensor '%s' names field '%s', which the %s row %s does not have",
                              option, m->tensor, m->field, is_input ? "input" : "output", tname);
     }
     m->field_index = (uint32_t)fi;
@@ -146,7 +159,9 @@ fnw_tensor_plan *fnw_tensor_plan_new(const fnw_type *in, const fnw_type *out, co
                                      const char *outputs, const char *op, fnw_error *err)
 {
     if (fnw_type_kind(in) != FNW_ROW || fnw_type_kind(out) != FNW_ROW) {
-        fnw_error_set(err, "operation '%s' maps row fields to tensors: its input and output types must be ROWs", op);
+        fnw_error_set(err,
+                      "operation '%s' maps row fields to tensors: its input and output types must be ROWs",
+                      op);
         return NULL;
     }
     fnw_tensor_plan *p = calloc(1, sizeof *p);

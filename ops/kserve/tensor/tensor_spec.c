@@ -37,11 +37,13 @@ static int parse_dims(const char *s, const char *e, int allow_any, fnw_tensor_it
         char *end;
         long long v = strtoll(num, &end, 10);
         if (*end || (v < 1 && !(v == -1 && allow_any)) || v > INT32_MAX)
-            return fnw_error_set(err, "option '%s': tensor '%s' has dimension '%s'; give a whole number from 1 to "
-                                 "2147483647%s", option, it->tensor, num, allow_any ? ", or -1 for any size" : "");
+            return fnw_error_set(err,
+                                 "option '%s': tensor '%s' has dimension '%s'; give a whole number from 1 to "
+                                 "2147483647%s",
+                                 option, it->tensor, num, allow_any ? ", or -1 for any size" : "");
         if (it->rank == FNW_TENSOR_MAX_RANK)
-            return fnw_error_set(err, "option '%s': tensor '%s' has more than %d dimensions", option, it->tensor,
-                                 FNW_TENSOR_MAX_RANK);
+            return fnw_error_set(err, "option '%s': tensor '%s' has more than %d dimensions", option,
+                                 it->tensor, FNW_TENSOR_MAX_RANK);
         it->dims[it->rank++] = v;
         s = c ? c + 1 : e;
         if (c && s == e)
@@ -94,7 +96,8 @@ static int parse_item(const char *s, const char *e, int allow_any, fnw_tensor_it
         if (*c == '=')
             eq = c;
     if (!eq)
-        return fnw_error_set(err, "option '%s': '%.*s' lacks '=FIELD' (the form is TENSOR[:DATATYPE][[DIMS]]=FIELD)",
+        return fnw_error_set(err,
+                             "option '%s': '%.*s' lacks '=FIELD' (the form is TENSOR[:DATATYPE][[DIMS]]=FIELD)",
                              option, (int)(e - s), s);
     const char *fs = eq + 1, *fe = e;
     trim(&fs, &fe);
@@ -141,7 +144,8 @@ int fnw_tensor_spec_parse(const char *text, const char *option, int allow_any, f
         s = c < end ? c + 1 : end;
     }
     if (*n == 0)
-        return fnw_error_set(err, "option '%s' lists no tensor (the form is TENSOR[:DATATYPE][[DIMS]]=FIELD, ...)",
+        return fnw_error_set(err,
+                             "option '%s' lists no tensor (the form is TENSOR[:DATATYPE][[DIMS]]=FIELD, ...)",
                              option);
     return 0;
 }

@@ -15,9 +15,9 @@
 /* Where one output's elements are. */
 typedef struct src {
     const fnw_tensor_map *m;
-    const ProtobufCBinaryData *raw;            /* raw contents, or NULL */
-    const Inference__InferTensorContents *c;   /* typed contents, or NULL */
-    const uint8_t **blob;                      /* BYTES raw: element starts (arena) */
+    const ProtobufCBinaryData *raw;          /* raw contents, or NULL */
+    const Inference__InferTensorContents *c; /* typed contents, or NULL */
+    const uint8_t **blob;                    /* BYTES raw: element starts (arena) */
     uint32_t *blob_len;
 } src;
 
@@ -39,17 +39,21 @@ static int check_shape(const fnw_tensor_map *m, const Inference__ModelInferRespo
     char have[160];
     fnw_tensor_spec_format_shape(o->shape, o->n_shape, have, sizeof have);
     if (o->n_shape != 1 + (size_t)m->rank)
-        return fnw_error_set(err, "output tensor '%s' has shape %s: %zu dimensions, expected %u (the batch, then "
-                             "one row's)", m->tensor, have, o->n_shape, 1 + m->rank);
+        return fnw_error_set(err,
+                             "output tensor '%s' has shape %s: %zu dimensions, expected %u (the batch, then "
+                             "one row's)",
+                             m->tensor, have, o->n_shape, 1 + m->rank);
     if (o->shape[0] != (int64_t)n)
-        return fnw_error_set(err, "output tensor '%s' has shape %s: dimension 0 is %" PRId64 " but the batch has "
-                             "%zu rows", m->tensor, have, o->shape[0], n);
+        return fnw_error_set(err,
+                             "output tensor '%s' has shape %s: dimension 0 is %" PRId64 " but the batch has "
+                             "%zu rows",
+                             m->tensor, have, o->shape[0], n);
     for (uint32_t d = 0; d < m->rank; d++)
         if (o->shape[d + 1] < 0 || (m->dims[d] >= 0 && o->shape[d + 1] != m->dims[d])) {
             char want[160];
             fnw_tensor_spec_format_shape(m->dims, m->rank, want, sizeof want);
-            return fnw_error_set(err, "output tensor '%s' has shape %s; one row's shape must be %s", m->tensor, have,
-                                 want);
+            return fnw_error_set(err, "output tensor '%s' has shape %s; one row's shape must be %s",
+                                 m->tensor, have, want);
         }
     if (fnw_tensor_spec_product(o->shape, o->n_shape, INT64_MAX / 16, count) != 0)
         return fnw_error_set(err, "output tensor '%s' has shape %s, too large to be real", m->tensor, have);
@@ -63,26 +67,33 @@ static int index_bytes(src *s, int64_t count, fnw_arena *a, fnw_error *err)
     /* protobuf-c leaves data NULL for empty contents: no arithmetic on it */
     const uint8_t *p = s->raw->len ? s->raw->data : (const uint8_t *)"", *end = p + s->raw->len;
     if ((uint64_t)count > s->raw->len / 4)
-        return fnw_error_set(err, "output tensor '%s': raw contents are %zu bytes, too short for %" PRId64
-                             " BYTES elements", s->m->tensor, s->raw->len, count);
+        return fnw_error_set(err,
+                             "output tensor '%s': raw contents are %zu bytes, too short for %" PRId64
+                             " BYTES elements",
+                             s->m->tensor, s->raw->len, count);
     s->blob = fnw_arena_alloc(a, (size_t)count * sizeof *s->blob + 1);
     s->blob_len = fnw_arena_alloc(a, (size_t)count * sizeof *s->blob_len + 1);
     if (!s->blob || !s->blob_len)
         return fnw_error_set(err, "out of memory for output tensor '%s'", s->m->tensor);
     for (int64_t e = 0; e < count; e++) {
         if (end - p < 4)
-            return fnw_error_set(err, "output tensor '%s': raw contents end inside element %" PRId64 "'s length",
+            return fnw_error_set(err,
+                                 "output tensor '%s': raw contents end inside element %" PRId64 "'s length",
                                  s->m->tensor, e);
         uint32_t len = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
         if ((size_t)(end - p - 4) < len)
-            return fnw_error_set(err, "output tensor '%s': BYTES element %" PRId64 " says %u bytes, past the end of "
-                                 "the raw contents", s->m->tensor, e, len);
+            return fnw_error_set(err,
+                                 "output tensor '%s': BYTES element %" PRId64
+                                 " says %u bytes, past the end of "
+                                 "the raw contents",
+                                 s->m->tensor, e, len);
         s->blob[e] = p + 4;
         s->blob_len[e] = len;
         p += 4 + (size_t)len;
     }
     if (p != end)
-        return fnw_error_set(err, "output tensor '%s': raw contents have %zu bytes after its %" PRId64 " elements",
+        return fnw_error_set(err,
+                             "output tensor '%s': raw contents have %zu bytes after its %" PRId64 " elements",
                              s->m->tensor, (size_t)(end - p), count);
     return 0;
 }
@@ -91,15 +102,28 @@ static int index_bytes(src *s, int64_t count, fnw_arena *a, fnw_error *err)
 static size_t typed_len(const fnw_tensor_map *m, const Inference__InferTensorContents *c)
 {
     switch (m->dtype) {
-    case FNW_DT_BOOL: return c->n_bool_contents;
-    case FNW_DT_INT8: case FNW_DT_INT16: case FNW_DT_INT32: return c->n_int_contents;
-    case FNW_DT_INT64: return c->n_int64_contents;
-    case FNW_DT_UINT8: case FNW_DT_UINT16: case FNW_DT_UINT32: return c->n_uint_contents;
-    case FNW_DT_UINT64: return c->n_uint64_contents;
-    case FNW_DT_FP32: return c->n_fp32_contents;
-    case FNW_DT_FP64: return c->n_fp64_contents;
-    case FNW_DT_BYTES: return c->n_bytes_contents;
-    default: return 0;
+    case FNW_DT_BOOL:
+        return c->n_bool_contents;
+    case FNW_DT_INT8:
+    case FNW_DT_INT16:
+    case FNW_DT_INT32:
+        return c->n_int_contents;
+    case FNW_DT_INT64:
+        return c->n_int64_contents;
+    case FNW_DT_UINT8:
+    case FNW_DT_UINT16:
+    case FNW_DT_UINT32:
+        return c->n_uint_contents;
+    case FNW_DT_UINT64:
+        return c->n_uint64_contents;
+    case FNW_DT_FP32:
+        return c->n_fp32_contents;
+    case FNW_DT_FP64:
+        return c->n_fp64_contents;
+    case FNW_DT_BYTES:
+        return c->n_bytes_contents;
+    default:
+        return 0;
     }
 }
 
@@ -110,24 +134,29 @@ static int locate(src *s, const Inference__ModelInferResponse *r, size_t j,
     const fnw_tensor_map *m = s->m;
     if (r->n_raw_output_contents > 0) {
         if (j >= r->n_raw_output_contents)
-            return fnw_error_set(err, "output tensor '%s' has no raw contents (the response has %zu for %zu outputs)",
+            return fnw_error_set(err,
+                                 "output tensor '%s' has no raw contents (the response has %zu for %zu outputs)",
                                  m->tensor, r->n_raw_output_contents, r->n_outputs);
         s->raw = &r->raw_output_contents[j];
         if (m->dtype == FNW_DT_BYTES)
             return index_bytes(s, count, a, err);
         size_t esz = fnw_dtype_size(m->dtype);
         if ((uint64_t)count > SIZE_MAX / esz || s->raw->len != (size_t)count * esz)
-            return fnw_error_set(err, "output tensor '%s': raw contents are %zu bytes but %" PRId64 " %s elements "
-                                 "need %" PRIu64, m->tensor, s->raw->len, count, fnw_dtype_name(m->dtype),
+            return fnw_error_set(err,
+                                 "output tensor '%s': raw contents are %zu bytes but %" PRId64 " %s elements "
+                                 "need %" PRIu64,
+                                 m->tensor, s->raw->len, count, fnw_dtype_name(m->dtype),
                                  (uint64_t)count * esz);
         return 0;
     }
     if (fnw_dtype_is_raw_only(m->dtype))
-        return fnw_error_set(err, "output tensor '%s' is %s, which only raw contents carry; the response has none",
+        return fnw_error_set(err,
+                             "output tensor '%s' is %s, which only raw contents carry; the response has none",
                              m->tensor, fnw_dtype_name(m->dtype));
     size_t have = o->contents ? typed_len(m, o->contents) : 0;
     if ((uint64_t)count != have)
-        return fnw_error_set(err, "output tensor '%s': its contents have %zu %s elements but its shape needs %" PRId64,
+        return fnw_error_set(err,
+                             "output tensor '%s': its contents have %zu %s elements but its shape needs %" PRId64,
                              m->tensor, have, fnw_dtype_name(m->dtype), count);
     s->c = o->contents;
     return 0;
@@ -137,8 +166,9 @@ static int locate(src *s, const Inference__ModelInferResponse *r, size_t j,
 static int check_narrow(const fnw_tensor_map *m, int64_t x, int64_t e, fnw_error *err)
 {
     static const int64_t lo[FNW_DT_COUNT] = { [FNW_DT_INT8] = INT8_MIN, [FNW_DT_INT16] = INT16_MIN };
-    static const int64_t hi[FNW_DT_COUNT] = { [FNW_DT_INT8] = INT8_MAX, [FNW_DT_INT16] = INT16_MAX,
-                                              [FNW_DT_UINT8] = UINT8_MAX, [FNW_DT_UINT16] = UINT16_MAX };
+    static const int64_t hi[FNW_DT_COUNT] = {
+        [FNW_DT_INT8] = INT8_MAX, [FNW_DT_INT16] = INT16_MAX, [FNW_DT_UINT8] = UINT8_MAX, [FNW_DT_UINT16] = UINT16_MAX
+    };
     if (hi[m->dtype] && (x < lo[m->dtype] || x > hi[m->dtype]))
         return fnw_error_set(err, "output tensor '%s': element %" PRId64 " (%" PRId64 ") is out of %s's range",
                              m->tensor, e, x, fnw_dtype_name(m->dtype));
@@ -149,18 +179,33 @@ static int typed_elem(const src *s, int64_t e, fnw_elem *out, fnw_error *err)
 {
     const Inference__InferTensorContents *c = s->c;
     switch (s->m->dtype) {
-    case FNW_DT_BOOL: out->tag = FNW_ELEM_INT, out->v.i = c->bool_contents[e] != 0; return 0;
-    case FNW_DT_INT8: case FNW_DT_INT16: case FNW_DT_INT32:
+    case FNW_DT_BOOL:
+        out->tag = FNW_ELEM_INT, out->v.i = c->bool_contents[e] != 0;
+        return 0;
+    case FNW_DT_INT8:
+    case FNW_DT_INT16:
+    case FNW_DT_INT32:
         out->tag = FNW_ELEM_INT, out->v.i = c->int_contents[e];
         return check_narrow(s->m, out->v.i, e, err);
-    case FNW_DT_INT64: out->tag = FNW_ELEM_INT, out->v.i = c->int64_contents[e]; return 0;
-    case FNW_DT_UINT8: case FNW_DT_UINT16: case FNW_DT_UINT32:
+    case FNW_DT_INT64:
+        out->tag = FNW_ELEM_INT, out->v.i = c->int64_contents[e];
+        return 0;
+    case FNW_DT_UINT8:
+    case FNW_DT_UINT16:
+    case FNW_DT_UINT32:
         out->tag = FNW_ELEM_UINT, out->v.u = c->uint_contents[e];
         return check_narrow(s->m, (int64_t)out->v.u, e, err);
-    case FNW_DT_UINT64: out->tag = FNW_ELEM_UINT, out->v.u = c->uint64_contents[e]; return 0;
-    case FNW_DT_FP32: out->tag = FNW_ELEM_FLOAT, out->v.d = c->fp32_contents[e]; return 0;
-    case FNW_DT_FP64: out->tag = FNW_ELEM_FLOAT, out->v.d = c->fp64_contents[e]; return 0;
-    default: return fnw_error_set(err, "output tensor '%s' has no typed contents", s->m->tensor);
+    case FNW_DT_UINT64:
+        out->tag = FNW_ELEM_UINT, out->v.u = c->uint64_contents[e];
+        return 0;
+    case FNW_DT_FP32:
+        out->tag = FNW_ELEM_FLOAT, out->v.d = c->fp32_contents[e];
+        return 0;
+    case FNW_DT_FP64:
+        out->tag = FNW_ELEM_FLOAT, out->v.d = c->fp64_contents[e];
+        return 0;
+    default:
+        return fnw_error_set(err, "output tensor '%s' has no typed contents", s->m->tensor);
     }
 }
 
@@ -177,7 +222,7 @@ static int elem_at(const src *s, int64_t e, fnw_elem *out, fnw_error *err)
         const ProtobufCBinaryData *b = &s->c->bytes_contents[e];
         if (b->len > UINT32_MAX)
             return fnw_error_set(err, "output tensor '%s': element %" PRId64 " is over 4 GiB", m->tensor, e);
-        out->v.b.p = b->len ? b->data : (const uint8_t *)"";   /* never NULL, as raw elements */
+        out->v.b.p = b->len ? b->data : (const uint8_t *)""; /* never NULL, as raw elements */
         out->v.b.n = (uint32_t)b->len;
         return 0;
     }
@@ -225,9 +270,10 @@ static int fill(const src *s, size_t n, int64_t count, fnw_arena *a, fnw_value *
 {
     const fnw_tensor_map *m = s->m;
     int64_t inner = count / (int64_t)n;
-    if (inner > FNW_TENSOR_MAX_ELEMS || (m->form == FNW_TFORM_BLOB && inner * (int64_t)fnw_dtype_size(m->dtype) >
-                                                                          (int64_t)UINT32_MAX))
-        return fnw_error_set(err, "output tensor '%s' has %" PRId64 " elements per row, more than a field holds",
+    if (inner > FNW_TENSOR_MAX_ELEMS ||
+        (m->form == FNW_TFORM_BLOB && inner * (int64_t)fnw_dtype_size(m->dtype) > (int64_t)UINT32_MAX))
+        return fnw_error_set(err,
+                             "output tensor '%s' has %" PRId64 " elements per row, more than a field holds",
                              m->tensor, inner);
     if (m->form == FNW_TFORM_BLOB)
         return fill_blob(s, n, inner, a, vals, err);
@@ -239,7 +285,8 @@ static int fill(const src *s, size_t n, int64_t count, fnw_arena *a, fnw_value *
     }
     fnw_value *items = fnw_arena_alloc(a, (size_t)count * sizeof *items + 1);
     if (!items)
-        return fnw_error_set(err, "out of memory for output tensor '%s' (%" PRId64 " elements)", m->tensor, count);
+        return fnw_error_set(err, "out of memory for output tensor '%s' (%" PRId64 " elements)", m->tensor,
+                             count);
     for (int64_t e = 0; e < count; e++)
         if (elem_value(s, e, &items[e], err) != 0)
             return -1;
