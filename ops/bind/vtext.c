@@ -2,6 +2,8 @@
  * a JSON value into a caller's buffer (rules in vtext.h). */
 #include "ops/bind/vtext.h"
 
+#include "codecs/utf8.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -79,45 +81,6 @@ int fnw_vtext_renderable(const fnw_type *t, fnw_escape esc)
     return t && is_text_kind(t->kind);
 }
 
-int fnw_vtext_utf8_valid(const uint8_t *p, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        uint8_t c = p[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
-        uint32_t cp, min;
-        if ((c & 0xe0) == 0xc0) {
-            len = 2;
-            cp = c & 0x1f;
-            min = 0x80;
-        } else if ((c & 0xf0) == 0xe0) {
-            len = 3;
-            cp = c & 0x0f;
-            min = 0x800;
-        } else if ((c & 0xf8) == 0xf0) {
-            len = 4;
-            cp = c & 0x07;
-            min = 0x10000;
-        } else
-            return 0;
-        if (n - i < len)
-            return 0;
-        for (size_t k = 1; k < len; k++) {
-            if ((p[i + k] & 0xc0) != 0x80)
-                return 0;
-            cp = (cp << 6) | (p[i + k] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return 0;
-        i += len;
-    }
-    return 1;
-}
-
 static int put(fnw_buf *out, const void *p, size_t n, const char **why)
 {
     if (fnw_buf_append(out, p, n) == 0)
@@ -152,7 +115,7 @@ static int put_percent(const uint8_t *p, size_t n, fnw_buf *out, const char **wh
 static int put_json_string(const uint8_t *p, size_t n, fnw_buf *out, const char **why)
 {
     static const char hex[] = "0123456789abcdef";
-    if (!fnw_vtext_utf8_valid(p, n)) {
+    if (!fnw_utf8_valid(p, n)) {
         *why = "is not valid UTF-8";
         return -1;
     }
@@ -273,21 +236,7 @@ static size_t fmt_nonfinite(char *tmp, double d)
 static size_t char_utf8(int64_t unit, char *tmp)
 {
     uint32_t c = (uint32_t)(unit & 0xffff);
-    if (c >= 0xd800 && c <= 0xdfff)
-        c = 0xfffd;
-    if (c < 0x80) {
-        tmp[0] = (char)c;
-        return 1;
-    }
-    if (c < 0x800) {
-        tmp[0] = (char)(0xc0 | (c >> 6));
-        tmp[1] = (char)(0x80 | (c & 0x3f));
-        return 2;
-    }
-    tmp[0] = (char)(0xe0 | (c >> 12));
-    tmp[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-    tmp[2] = (char)(0x80 | (c & 0x3f));
-    return 3;
+    return fnw_utf8_encode(c >= 0xd800 && c <= 0xdfff ? 0xfffd : c, tmp);
 }
 
 /* Text of a non-null scalar: p and n point at its bytes or into tmp (>= 40

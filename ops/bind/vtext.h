@@ -69,8 +69,5 @@ int fnw_vtext_write_bytes(const uint8_t *p, size_t n, fnw_escape esc, fnw_buf *o
  * least 32 bytes, NUL-terminated); returns its length. */
 size_t fnw_vtext_double(char *tmp, size_t cap, double d);
 
-/* 1 if p[0..n) is well-formed UTF-8 (no overlongs, surrogates or code
- * points past U+10FFFF). */
-int fnw_vtext_utf8_valid(const uint8_t *p, size_t n);
 
 #endif

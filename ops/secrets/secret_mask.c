@@ -7,6 +7,8 @@
  * own base64 at each of the three byte alignments. */
 #include "ops/secrets/secret_mask.h"
 
+#include "codecs/utf8.h"
+
 #include <string.h>
 
 static int hexval(char c)
@@ -32,30 +34,6 @@ static int hex4(const char *b, size_t n, size_t i, unsigned *v)
         *v = *v << 4 | (unsigned)h;
     }
     return 0;
-}
-
-static size_t utf8(unsigned cp, char *out)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xc0 | cp >> 6);
-        out[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xe0 | cp >> 12);
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        out[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    out[0] = (char)(0xf0 | cp >> 18);
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    out[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
 }
 
 /* One escaped unit at b[i] (a JSON escape or a percent escape): its decoded
@@ -85,7 +63,7 @@ static size_t escaped_unit(const char *b, size_t n, size_t i, char *out, size_t 
         cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
         len = 12;
     }
-    *olen = utf8(cp, out);
+    *olen = fnw_utf8_encode(cp, out);
     return len;
 }
 
