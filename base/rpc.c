@@ -95,6 +95,17 @@ void fnw_rpc_report(fnw_rpc *rpc, const char *message)
         fprintf(stderr, "fnworker ERROR %s\n", message);
 }
 
+void fnw_rpc_initial_metadata(const fnw_rpc *rpc, grpc_metadata *md, int wait_for_ready, grpc_op *op)
+{
+    md->key = grpc_slice_from_static_string(rpc->header ? rpc->header : "");
+    md->value = rpc->header ? grpc_slice_from_copied_string(rpc->value) : grpc_empty_slice();
+    op->op = GRPC_OP_SEND_INITIAL_METADATA;
+    op->data.send_initial_metadata.count = rpc->header ? 1 : 0;
+    op->data.send_initial_metadata.metadata = md;
+    if (wait_for_ready)
+        op->flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY | GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
+}
+
 /* ---- readiness -------------------------------------------------------------- */
 
 struct fnw_ready_wait {
@@ -262,8 +273,6 @@ int fnw_rpc_unary(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice
     u->details = grpc_empty_slice();
     grpc_metadata_array_init(&u->recv_md);
     grpc_metadata_array_init(&u->trailing);
-    u->md.key = grpc_slice_from_static_string(rpc->header ? rpc->header : "");
-    u->md.value = rpc->header ? grpc_slice_from_copied_string(rpc->value) : grpc_empty_slice();
     u->send_bb = grpc_raw_byte_buffer_create(&request, 1);
     grpc_slice_unref(request);
     u->call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, rpc->cq,
@@ -277,12 +286,7 @@ int fnw_rpc_unary(fnw_rpc *rpc, grpc_channel *ch, const char *method, grpc_slice
     rpc->unary = u;
     grpc_op ops[6];
     memset(ops, 0, sizeof ops);
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[0].data.send_initial_metadata.count = rpc->header ? 1 : 0;
-    ops[0].data.send_initial_metadata.metadata = &u->md;
-    if (wait_for_ready)
-        ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY |
-                       GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
+    fnw_rpc_initial_metadata(rpc, &u->md, wait_for_ready, &ops[0]);
     ops[1].op = GRPC_OP_SEND_MESSAGE;
     ops[1].data.send_message.send_message = u->send_bb;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;

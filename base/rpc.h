@@ -58,6 +58,10 @@ int fnw_rpc_live_calls(const fnw_rpc *rpc);
 void fnw_rpc_cancel_unary(fnw_rpc *rpc);
 /* Reports message through the log sink (for stream.c). */
 void fnw_rpc_report(fnw_rpc *rpc, const char *message);
+/* Fills md with the context's header (an empty key without one; the caller
+ * unrefs md->value when the call is freed) and op with the SEND_INITIAL_METADATA
+ * that carries it, flagged wait-for-ready when asked (for rpc.c and stream.c). */
+void fnw_rpc_initial_metadata(const fnw_rpc *rpc, grpc_metadata *md, int wait_for_ready, grpc_op *op);
 
 grpc_channel *fnw_rpc_channel(const char *url);
 /* The channel's connectivity state in words, for a message about a channel

@@ -230,8 +230,6 @@ fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method,
     s->details = grpc_empty_slice();
     grpc_metadata_array_init(&s->recv_md);
     grpc_metadata_array_init(&s->trailing);
-    s->md.key = grpc_slice_from_static_string(rpc->header ? rpc->header : "");
-    s->md.value = rpc->header ? grpc_slice_from_copied_string(rpc->value) : grpc_empty_slice();
     s->call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, rpc->cq,
                                        grpc_slice_from_static_string(method), NULL,
                                        gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
@@ -240,12 +238,7 @@ fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method,
 
     grpc_op ops[2];
     memset(ops, 0, sizeof ops);
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[0].data.send_initial_metadata.count = rpc->header ? 1 : 0;
-    ops[0].data.send_initial_metadata.metadata = &s->md;
-    if (wait_for_ready)
-        ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY |
-                       GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
+    fnw_rpc_initial_metadata(rpc, &s->md, wait_for_ready, &ops[0]);
     ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
     ops[1].data.recv_initial_metadata.recv_initial_metadata = &s->recv_md;
     stream_start_batch(s, ops, 2, &s->t_start);
