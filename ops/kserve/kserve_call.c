@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "codecs/error.h"
-#include "ops/kserve/kserve_op.h"
+#include "ops/kserve/kserve_internal.h"
 #include "ops/kserve/tensor/tensor.h"
 
 /* A ModelInfer in flight, in the call's arena (the call's op data). */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kserve/kserve_op.h"
+#include "ops/kserve/kserve_internal.h"
 
 static char *read_file(const char *path)
 {

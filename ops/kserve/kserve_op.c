@@ -19,7 +19,7 @@
 #include "base/pump.h"
 #include "codecs/error.h"
 #include "ops/builtins.h"
-#include "ops/kserve/kserve_op.h"
+#include "ops/kserve/kserve_internal.h"
 
 /* ---- the gate ------------------------------------------------------------------ */
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "codecs/error.h"
-#include "ops/kserve/kserve_op.h"
+#include "ops/kserve/kserve_internal.h"
 #include "ops/kserve/tensor/tensor.h"
 
 static int unreachable(const kserve_op *op, int st, const char *what, const char *details, fnw_error *err)

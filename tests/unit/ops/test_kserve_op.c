@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "base/handoff.h"
-#include "ops/kserve/kserve_op.h"
+#include "ops/kserve/kserve_internal.h"
 #include "ops/builtins.h"
 #include "tests/unit/binding_build.h"
 #include "tests/unit/check_run.h"

@@ -1,4 +1,4 @@
-/* ops/kserve/kserve_op.h — the state of one `kserve` operation instance,
+/* ops/kserve/kserve_internal.h — the state of one `kserve` operation instance,
  * shared by the files of the operation (internal to them, not an
  * interface). Dependencies run one way, from the top:
  *   kserve_op.c        the operation table, open and close, and the gate:
@@ -17,8 +17,8 @@
  * the loop thread. A call given up (cancel, close) is cancelled without its
  * callback: rpc.c frees its record when gRPC returns it.
  */
-#ifndef FNW_KSERVE_OP_H
-#define FNW_KSERVE_OP_H
+#ifndef FNW_KSERVE_INTERNAL_H
+#define FNW_KSERVE_INTERNAL_H
 
 #include <grpc/grpc.h>
 #include <stddef.h>
