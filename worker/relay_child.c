@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,6 +36,9 @@ extern char **environ;
 #define DRAIN_MAX (1u << 20) /* bytes read at the child's exit, at most */
 #define READ_CHUNK 16384     /* bytes read per wake-up */
 #define CUT_MARK "..."
+#define REMOTE_LINE_MAX (FNW_RELAY_CHILD_LINE_MAX + 64) /* "C <n> " and a cut output line */
+#define REMOTE_OUT_MAX 4096                             /* requests waiting for the socket */
+#define REMOTE_ARG_MAX 256                              /* a relay id or an endpoint, in bytes */
 
 /* Lines in arrival order, bounded by count and bytes; the oldest go first. */
 typedef struct ring {
@@ -69,6 +73,23 @@ struct fnw_relay_child {
 
     unsigned quick_deaths;
     double backoff_until; /* monotonic; 0: none */
+
+    /* the ask-the-launcher back-end (fnw_relay_child_new_remote) */
+    int remote;
+    int active;     /* a child was started and has not ended (pid may be 0 until SPAWNED) */
+    int rfd;        /* the pool's socket; -1 once closed */
+    int rfd_closed; /* it was, and stays closed */
+    ev_io rd_w, wr_w;
+    ev_timer lost_timer; /* after KILL: stop waiting for CHILDEXIT; 0 s: the socket failed */
+    unsigned n;          /* the number of the current (or last) child */
+    char rline[REMOTE_LINE_MAX];
+    size_t rlen;
+    int rcut;
+    char wbuf[REMOTE_OUT_MAX];
+    size_t wlen;
+    char cmd[600]; /* what the launcher runs, for the boot log */
+
+    int in_callback, free_pending; /* fnw_relay_child_free from inside on_exit */
 };
 
 static double mono_now(void)
@@ -144,7 +165,8 @@ static void finish_line(fnw_relay_child *c)
         memcpy(c->line + n, CUT_MARK, sizeof CUT_MARK - 1);
         n += sizeof CUT_MARK - 1;
     }
-    fprintf(stderr, "python[%d]: %.*s\n", (int)c->pid, (int)n, c->line);
+    if (!c->remote) /* the launcher shows its child's lines in the boot log itself */
+        fprintf(stderr, "python[%d]: %.*s\n", (int)c->pid, (int)n, c->line);
     ring_push(&c->out, ++c->seq, c->line, n);
     c->line_len = 0;
     c->line_cut = 0;
@@ -283,19 +305,31 @@ static void describe_status(int status, char *how, size_t cap)
         snprintf(how, cap, "wait status %d", status);
 }
 
+static int child_ended(fnw_relay_child *c, const char *how);
+static void really_free(fnw_relay_child *c);
+
 static void on_child(struct ev_loop *loop, ev_child *w, int revents)
 {
     (void)revents;
     fnw_relay_child *c = w->data;
     ev_child_stop(loop, w);
-    ev_timer_stop(loop, &c->kill_timer);
     /* what the child wrote before it ended is all in the pipe now (a
      * process it left behind may hold the pipe open: read, do not wait) */
     read_output(c, DRAIN_MAX);
     close_output(c);
     if (c->line_len || c->line_cut)
         finish_line(c);
+    char how[160];
+    describe_status(w->rstatus, how, sizeof how);
+    child_ended(c, how);
+}
 
+/* Both back-ends: the child ended; the backoff's count; on_exit. Returns 1
+ * when on_exit freed c. */
+static int child_ended(fnw_relay_child *c, const char *how)
+{
+    ev_timer_stop(c->loop, &c->kill_timer);
+    ev_timer_stop(c->loop, &c->lost_timer);
     double now = mono_now();
     if (!c->stop_requested) {
         if (now - c->started_at < c->quick_death_s) {
@@ -305,14 +339,19 @@ static void on_child(struct ev_loop *loop, ev_child *w, int revents)
             c->quick_deaths = 0;
         }
     }
-    char how[160];
-    describe_status(w->rstatus, how, sizeof how);
     int pid = (int)c->pid;
     c->pid = 0;
+    c->active = 0;
     c->stop_requested = 0;
-    fnw_relay_child_events ev = c->ev;
-    if (ev.on_exit) /* last: it may start another child or free c */
-        ev.on_exit(ev.user, pid, how);
+    if (!c->ev.on_exit)
+        return 0;
+    c->in_callback = 1; /* a free from inside waits until it returns */
+    c->ev.on_exit(c->ev.user, pid, how);
+    c->in_callback = 0;
+    if (!c->free_pending)
+        return 0;
+    really_free(c);
+    return 1;
 }
 
 static void on_kill_timer(struct ev_loop *loop, ev_timer *t, int revents)
@@ -520,6 +559,304 @@ static int open_max(void)
     return (int)rl.rlim_cur;
 }
 
+/* ---- the ask-the-launcher back-end (pool mode) ------------------------- */
+
+static void remote_close(fnw_relay_child *c)
+{
+    if (c->rfd < 0)
+        return;
+    ev_io_stop(c->loop, &c->rd_w);
+    ev_io_stop(c->loop, &c->wr_w);
+    close(c->rfd);
+    c->rfd = -1;
+    c->rfd_closed = 1;
+    c->wlen = 0;
+}
+
+/* The socket failed or closed: a child it ran is lost. Reported from a
+ * zero timer, so start and stop never call on_exit themselves. */
+static void remote_lost(fnw_relay_child *c)
+{
+    remote_close(c);
+    if (c->active) {
+        ev_timer_stop(c->loop, &c->lost_timer);
+        ev_timer_set(&c->lost_timer, 0., 0.);
+        ev_timer_start(c->loop, &c->lost_timer);
+    }
+}
+
+static ssize_t sock_write(int fd, const char *p, size_t n)
+{
+    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == ENOTSOCK)
+        w = write(fd, p, n);
+    return w;
+}
+
+/* Writes what waits; 0, or -1 when the socket failed (then closed). */
+static int remote_flush(fnw_relay_child *c)
+{
+    while (c->wlen) {
+        ssize_t w = sock_write(c->rfd, c->wbuf, c->wlen);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            ev_io_start(c->loop, &c->wr_w);
+            return 0;
+        }
+        if (w <= 0) {
+            remote_lost(c);
+            return -1;
+        }
+        memmove(c->wbuf, c->wbuf + w, c->wlen - (size_t)w);
+        c->wlen -= (size_t)w;
+    }
+    ev_io_stop(c->loop, &c->wr_w);
+    return 0;
+}
+
+static void on_remote_writable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    remote_flush(w->data);
+}
+
+/* Queues one request line and writes what it can; -1 when it does not fit
+ * or the socket is closed. */
+static int remote_send(fnw_relay_child *c, const char *line)
+{
+    size_t n = strlen(line);
+    if (c->rfd < 0 || c->wlen + n > sizeof c->wbuf)
+        return -1;
+    memcpy(c->wbuf + c->wlen, line, n);
+    c->wlen += n;
+    return remote_flush(c);
+}
+
+static int valid_arg(const char *s, const char *extra)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > REMOTE_ARG_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+              ch == '_' || ch == '-' || strchr(extra, ch)))
+            return 0;
+    }
+    return 1;
+}
+
+static int remote_start(fnw_relay_child *c, const fnw_relay_child_config *cfg, double now, fnw_error *err)
+{
+    if (c->rfd < 0)
+        return fnw_error_set(err, "relay: cannot start PyFlink's Python worker: the pool's connection for it "
+                                  "(--relay-fd) is closed (the pool or its launcher went away)");
+    /* the launcher checks them too; here they must not break the line */
+    if (!valid_arg(cfg->relay_id, ""))
+        return fnw_error_set(err, "relay: the relay id '%.64s' is not 1 to %d of [A-Za-z0-9._-]",
+                             cfg->relay_id, REMOTE_ARG_MAX);
+    if (!valid_arg(cfg->provision_url, ":[]"))
+        return fnw_error_set(err, "relay: the provision endpoint '%.64s' is not a host:port",
+                             cfg->provision_url);
+    char line[2 * REMOTE_ARG_MAX + 64];
+    unsigned n = c->n + 1;
+    snprintf(line, sizeof line, "SPAWN %u %s %s\n", n, cfg->relay_id, cfg->provision_url);
+    if (remote_send(c, line) != 0)
+        return fnw_error_set(err, "relay: cannot ask the launcher to start PyFlink's Python worker: %s",
+                             c->rfd < 0 ? "the pool's connection (--relay-fd) closed"
+                                        : "too many requests wait");
+    c->n = n;
+    c->active = 1;
+    c->pid = 0;
+    c->started_at = now;
+    c->stop_requested = 0;
+    free(c->python);
+    c->python = strdup("$python");
+    snprintf(c->cmd, sizeof c->cmd, "$python -m " BEAM_BOOT " --id=%s --provision_endpoint=%s", cfg->relay_id,
+             cfg->provision_url);
+    fnw_info(c->log, "relay: asking the launcher to start PyFlink's Python worker (%u): %s", n, c->cmd);
+    return 0;
+}
+
+static void remote_stop(fnw_relay_child *c)
+{
+    c->stop_requested = 1;
+    if (ev_is_active(&c->lost_timer))
+        return;
+    char line[64];
+    snprintf(line, sizeof line, "KILL %u\n", c->n);
+    if (remote_send(c, line) != 0) {
+        remote_lost(c);
+        return;
+    }
+    /* the launcher sends SIGTERM, then SIGKILL; its CHILDEXIT should follow */
+    ev_timer_set(&c->lost_timer, 2 * c->kill_after_s, 0.);
+    ev_timer_start(c->loop, &c->lost_timer);
+}
+
+static void on_lost_timer(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)revents;
+    fnw_relay_child *c = t->data;
+    if (!c->active)
+        return;
+    char how[200];
+    if (c->rfd < 0)
+        snprintf(how, sizeof how, "lost: the pool's connection (--relay-fd) closed");
+    else
+        snprintf(how, sizeof how, "lost: the launcher did not report its end within %g s of KILL",
+                 2 * c->kill_after_s);
+    child_ended(c, how);
+}
+
+/* An unsigned decimal at *p, then a space or the end; moves *p past it. */
+static int parse_uint(const char **p, unsigned long long max, unsigned long long *out)
+{
+    const char *s = *p;
+    unsigned long long v = 0;
+    if (*s < '0' || *s > '9')
+        return -1;
+    while (*s >= '0' && *s <= '9') {
+        v = v * 10 + (unsigned)(*s - '0');
+        if (v > max)
+            return -1;
+        s++;
+    }
+    if (*s == ' ')
+        s++;
+    else if (*s)
+        return -1;
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+/* One line from the pool (NUL-terminated at len, cut when longer than the
+ * buffer). Lines of an earlier child, unknown or malformed lines are
+ * dropped. Returns 1 when on_exit freed c. */
+static int remote_line(fnw_relay_child *c, char *line, size_t len, int cut)
+{
+    const char *sp = strchr(line, ' ');
+    if (!sp)
+        return 0;
+    size_t vlen = (size_t)(sp - line);
+    const char *p = sp + 1;
+    unsigned long long n, v;
+    if (parse_uint(&p, UINT32_MAX, &n) != 0 || !c->active || n != c->n) {
+        fnw_debug(c->log, "relay: ignored a line from the pool: %.80s", line);
+        return 0;
+    }
+    if (vlen == 1 && line[0] == 'C') {
+        size_t l = len - (size_t)(p - line);
+        if (l > FNW_RELAY_CHILD_LINE_MAX) {
+            l = FNW_RELAY_CHILD_LINE_MAX;
+            cut = 1;
+        }
+        memcpy(c->line, p, l);
+        c->line_len = l;
+        c->line_cut = cut;
+        finish_line(c);
+    } else if (vlen == 7 && memcmp(line, "SPAWNED", 7) == 0) {
+        if (c->pid || parse_uint(&p, INT32_MAX, &v) != 0 || v == 0 || *p)
+            return 0;
+        c->pid = (pid_t)v;
+        fnw_info(c->log, "relay: starting PyFlink's Python worker: %s (pid %d, started by the launcher)",
+                 c->cmd, (int)c->pid);
+    } else if (vlen == 9 && memcmp(line, "SPAWNFAIL", 9) == 0) {
+        size_t l = len - (size_t)(p - line);
+        if (l > FNW_RELAY_CHILD_LINE_MAX)
+            l = FNW_RELAY_CHILD_LINE_MAX;
+        char how[FNW_RELAY_CHILD_LINE_MAX + 64];
+        size_t h = (size_t)snprintf(how, sizeof how, "could not be started: ");
+        memcpy(how + h, p, l);
+        l = sanitize(how + h, l, 0);
+        how[h + l] = '\0';
+        ring_push(&c->out, ++c->seq, how, h + l); /* the last output says so too */
+        return child_ended(c, how);
+    } else if (vlen == 9 && memcmp(line, "CHILDEXIT", 9) == 0) {
+        if (parse_uint(&p, 255, &v) != 0 || *p)
+            return 0;
+        char how[160];
+        if (v > 128 && v - 128 < NSIG) /* the shell's convention: 128 + the signal */
+            snprintf(how, sizeof how, "signal %d (%s)", (int)(v - 128), strsignal((int)(v - 128)));
+        else
+            snprintf(how, sizeof how, "exit code %d", (int)v);
+        return child_ended(c, how);
+    }
+    return 0;
+}
+
+static void on_remote_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    fnw_relay_child *c = w->data;
+    char buf[READ_CHUNK];
+    ssize_t n = read(c->rfd, buf, sizeof buf);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    if (n <= 0) {
+        remote_close(c);
+        if (c->active) {
+            char how[] = "lost: the pool's connection (--relay-fd) closed";
+            child_ended(c, how);
+        }
+        return;
+    }
+    for (ssize_t i = 0; i < n; i++) {
+        if (buf[i] != '\n') {
+            if (c->rlen < sizeof c->rline - 1)
+                c->rline[c->rlen++] = buf[i];
+            else
+                c->rcut = 1;
+            continue;
+        }
+        c->rline[c->rlen] = '\0';
+        size_t len = c->rlen;
+        int cut = c->rcut;
+        c->rlen = 0;
+        c->rcut = 0;
+        if (remote_line(c, c->rline, len, cut)) /* on_exit freed c */
+            return;
+    }
+}
+
+static void remote_free(fnw_relay_child *c)
+{
+    if (c->active && c->rfd >= 0) { /* best effort: the pool also stops it when this socket closes */
+        char line[64];
+        int l = snprintf(line, sizeof line, "KILL %u\n", c->n);
+        if (c->wlen == 0) /* else a request is half written: the pool sees the socket close */
+            (void)sock_write(c->rfd, line, (size_t)l);
+    }
+    remote_close(c);
+}
+
+fnw_relay_child *fnw_relay_child_new_remote(struct ev_loop *loop, fnw_logger *log,
+                                            const fnw_relay_child_events *ev, int fd)
+{
+    if (fd < 0)
+        return NULL;
+    fnw_relay_child *c = fnw_relay_child_new(loop, log, ev);
+    if (!c) {
+        close(fd);
+        return NULL;
+    }
+    c->remote = 1;
+    c->rfd = fd;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    ev_io_set(&c->rd_w, fd, EV_READ);
+    ev_io_set(&c->wr_w, fd, EV_WRITE);
+    ev_io_start(loop, &c->rd_w);
+    return c;
+}
+
 /* ---- the interface ----------------------------------------------------- */
 
 fnw_relay_child *fnw_relay_child_new(struct ev_loop *loop, fnw_logger *log, const fnw_relay_child_events *ev)
@@ -540,12 +877,24 @@ fnw_relay_child *fnw_relay_child_new(struct ev_loop *loop, fnw_logger *log, cons
     c->child_w.data = c;
     ev_init(&c->kill_timer, on_kill_timer);
     c->kill_timer.data = c;
+    ev_init(&c->lost_timer, on_lost_timer);
+    c->lost_timer.data = c;
+    c->rfd = -1;
+    ev_init(&c->rd_w, on_remote_readable);
+    c->rd_w.data = c;
+    ev_init(&c->wr_w, on_remote_writable);
+    c->wr_w.data = c;
     return c;
 }
 
 int fnw_relay_child_pid(const fnw_relay_child *c)
 {
     return c ? (int)c->pid : 0;
+}
+
+int fnw_relay_child_running(const fnw_relay_child *c)
+{
+    return c && c->active;
 }
 
 /* "<python> -m <beam_boot> --id=..." for the boot log and messages. */
@@ -586,7 +935,7 @@ static int refuse_backoff(fnw_relay_child *c, double now, fnw_error *err)
 
 int fnw_relay_child_start(fnw_relay_child *c, const fnw_relay_child_config *cfg, fnw_error *err)
 {
-    if (c->pid)
+    if (c->active)
         return fnw_error_set(err, "PyFlink's Python worker already runs (pid %d)", (int)c->pid);
     if (!cfg || !cfg->relay_id || !cfg->provision_url)
         return fnw_error_set(err,
@@ -603,6 +952,8 @@ int fnw_relay_child_start(fnw_relay_child *c, const fnw_relay_child_config *cfg,
     c->kill_after_s = cfg->kill_after_s > 0 ? cfg->kill_after_s : FNW_RELAY_CHILD_KILL_AFTER_S;
     c->quick_death_s = cfg->quick_death_s > 0 ? cfg->quick_death_s : FNW_RELAY_CHILD_QUICK_DEATH_S;
     c->backoff_s = cfg->backoff_s > 0 ? cfg->backoff_s : FNW_RELAY_CHILD_BACKOFF_S;
+    if (c->remote)
+        return remote_start(c, cfg, now, err);
 
     int rc = -1;
     char *id_arg = NULL, *ep_arg = NULL, *dir_arg = NULL, *py = strdup(python);
@@ -645,6 +996,7 @@ int fnw_relay_child_start(fnw_relay_child *c, const fnw_relay_child_config *cfg,
     }
     close(fds[1]);
     c->pid = pid;
+    c->active = 1;
     c->started_at = now;
     c->stop_requested = 0;
     c->line_len = 0;
@@ -673,8 +1025,12 @@ out:
 
 void fnw_relay_child_stop(fnw_relay_child *c)
 {
-    if (!c || !c->pid)
+    if (!c || !c->active)
         return;
+    if (c->remote) {
+        remote_stop(c);
+        return;
+    }
     c->stop_requested = 1;
     kill(c->pid, SIGTERM);
     if (!ev_is_active(&c->kill_timer)) {
@@ -687,7 +1043,23 @@ void fnw_relay_child_free(fnw_relay_child *c)
 {
     if (!c)
         return;
+    if (c->in_callback) {
+        c->free_pending = 1;
+        return;
+    }
+    really_free(c);
+}
+
+static void really_free(fnw_relay_child *c)
+{
     ev_timer_stop(c->loop, &c->kill_timer);
+    ev_timer_stop(c->loop, &c->lost_timer);
+    if (c->remote) {
+        remote_free(c);
+        free(c->python);
+        free(c);
+        return;
+    }
     ev_child_stop(c->loop, &c->child_w);
     if (c->pid) {
         kill(c->pid, SIGKILL);

@@ -60,6 +60,31 @@ typedef struct fnw_relay_child_config {
 /* ev is copied; log may be NULL (stderr only). NULL when out of memory. */
 fnw_relay_child *fnw_relay_child_new(struct ev_loop *loop, fnw_logger *log, const fnw_relay_child_events *ev);
 
+/* Pool mode (design section 10): the launcher script starts the child in
+ * the TaskManager's container (where PyFlink is), asked over fd, the
+ * stream socket the pool passes as --relay-fd=N (taken over: made
+ * nonblocking and close-on-exec, closed by free). Same interface; the
+ * differences: the launcher builds the command from its own $python (the
+ * config's python and semi_persist_dir are not sent); the pid is known
+ * once the launcher says SPAWNED; output lines go to the ring only (the
+ * launcher writes them to the boot log); stop sends KILL and the launcher
+ * escalates; free sends KILL and does not wait. Lines, one each way:
+ *   worker -> pool   SPAWN <n> <relay id> <host:port>    start child n (1, 2, ...)
+ *                    KILL <n>                            stop it (SIGTERM, then SIGKILL)
+ *   pool -> worker   SPAWNED <n> <pid>                   it runs
+ *                    SPAWNFAIL <n> <reason>              it could not be started: on_exit
+ *                                                        "could not be started: <reason>"
+ *                    C <n> <line>                        a line of its output (stdout and stderr)
+ *                    CHILDEXIT <n> <code>                it ended, after its last C line:
+ *                                                        0-128 "exit code N", 128+N "signal N (..)"
+ * Lines of another n than the current child's, and unknown lines, are
+ * ignored. No CHILDEXIT within 2 * kill_after_s of KILL, or the socket
+ * closing, ends the child as "lost: ...". The relay id must be
+ * [A-Za-z0-9._-] and the endpoint [A-Za-z0-9._:[]-], each at most 256
+ * bytes. NULL when out of memory or fd < 0. */
+fnw_relay_child *fnw_relay_child_new_remote(struct ev_loop *loop, fnw_logger *log,
+                                            const fnw_relay_child_events *ev, int fd);
+
 /* Starts the child; 0 ok (pid known), -1 with err: spawn failed, a child
  * still runs, or the restart backoff is in force (err says for how long and
  * quotes the last output). The config's strings are copied. The boot log
@@ -73,8 +98,12 @@ fnw_relay_child *fnw_relay_child_new(struct ev_loop *loop, fnw_logger *log, cons
  * death like any other (exit code 127, its last output says why). */
 int fnw_relay_child_start(fnw_relay_child *c, const fnw_relay_child_config *cfg, fnw_error *err);
 
-/* The running child's pid; 0 when none runs. */
+/* The running child's pid; 0 when none runs (in pool mode also until the
+ * launcher's SPAWNED: the pid is the one in the TaskManager's container). */
 int fnw_relay_child_pid(const fnw_relay_child *c);
+/* 1 from a successful start until on_exit (a child runs, or the launcher
+ * was asked for one). */
+int fnw_relay_child_running(const fnw_relay_child *c);
 
 /* The child's last output lines, and the log entries noted with
  * fnw_relay_child_note_log, merged in the order they arrived, oldest first,

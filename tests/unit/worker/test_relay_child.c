@@ -26,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -214,7 +216,12 @@ START_TEST(argv_environment_and_cwd_reach_the_child_and_nothing_else)
     ck_assert_contains(out, want);
     ck_assert_contains(out, "fd9: closed");
     ck_assert_contains(out, "SigBlk:\t0000000000000000");
-    ck_assert_contains(out, "SigIgn:\t0000000000000000");
+    /* no ignored signal, but glibc's own two (32, 33: its sigaction refuses
+     * them, and the exec'd program's libc sets them up anew) */
+    const char *ign = strstr(out, "SigIgn:\t");
+    ck_assert_ptr_nonnull(ign);
+    unsigned long long ignored = strtoull(ign + 8, NULL, 16);
+    ck_assert_msg((ignored & ~0x180000000ull) == 0, "ignored signals: %llx", ignored);
     ck_assert_contains(out, "to stderr");
 
     const char *log = read_stderr(&f);
@@ -643,6 +650,255 @@ START_TEST(a_killed_parent_takes_the_child_with_it)
 }
 END_TEST
 
+/* ---- pool mode: the launcher, played by the test over a socketpair ---- */
+
+static int fx_init_remote(fixture *f)
+{
+    fx_init(f);
+    fnw_relay_child_free(f->c);
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    fnw_relay_child_events ev = { .user = f, .on_exit = on_exit_cb };
+    f->c = fnw_relay_child_new_remote(f->loop, &f->lg, &ev, sv[0]);
+    ck_assert_ptr_nonnull(f->c);
+    return sv[1];
+}
+
+/* The next line the worker wrote ("" when none came within timeout_s). */
+static const char *peer_line(fixture *f, int fd, double timeout_s)
+{
+    static char line[1024];
+    size_t n = 0;
+    double end = now_s() + timeout_s;
+    while (now_s() < end && n < sizeof line - 1) {
+        ev_run(f->loop, EVRUN_NOWAIT);
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        if (poll(&p, 1, 10) != 1)
+            continue;
+        char ch;
+        if (read(fd, &ch, 1) != 1)
+            break;
+        if (ch == '\n')
+            break;
+        line[n++] = ch;
+    }
+    line[n] = '\0';
+    return line;
+}
+
+static void peer_say(int fd, const char *s)
+{
+    ck_assert_int_eq(write(fd, s, strlen(s)), (ssize_t)strlen(s));
+}
+
+static void run_for(fixture *f, double s)
+{
+    ev_timer t;
+    ev_timer_init(&t, tick, 0.01, 0.01);
+    ev_timer_start(f->loop, &t);
+    double end = now_s() + s;
+    while (now_s() < end)
+        ev_run(f->loop, EVRUN_ONCE);
+    ev_timer_stop(f->loop, &t);
+}
+
+START_TEST(remote_spawn_output_and_exit)
+{
+    fixture f;
+    int peer = fx_init_remote(&f);
+    fnw_relay_child_config cfg = cfg_for("/not/used/python");
+    fnw_error err = { { 0 } };
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, &err), 0);
+    ck_assert_str_eq(peer_line(&f, peer, 2), "SPAWN 1 w1-py-0123abcd 127.0.0.1:40123");
+    ck_assert(fnw_relay_child_running(f.c));
+    ck_assert_int_eq(fnw_relay_child_pid(f.c), 0); /* until SPAWNED */
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, &err), -1);
+    ck_assert_contains(err.msg, "already runs");
+
+    peer_say(peer, "SPAWNED 1 4242\nC 1 hello from python\nC 1 bad \377 byte\n"
+                   "C 2 a line of another child\nC 0 stale\nNONSENSE\nC x y\n\nSPAWNED 1 5555\n");
+    run_for(&f, 0.1);
+    ck_assert_int_eq(fnw_relay_child_pid(f.c), 4242);
+    ck_assert_str_eq(last(&f), "hello from python\nbad ? byte");
+    /* a line longer than the ring's lines: cut, and the next still parses */
+    char big[FNW_RELAY_CHILD_LINE_MAX + 2000];
+    memset(big, 'z', sizeof big);
+    memcpy(big, "C 1 ", 4);
+    big[sizeof big - 1] = '\n';
+    ck_assert_int_eq(write(peer, big, sizeof big), (ssize_t)sizeof big);
+    peer_say(peer, "C 1 after the long one\nCHILDEXIT 1 3\n");
+    ck_assert_int_eq(run_until_exits(&f, 1, 2), 0);
+    ck_assert_int_eq(f.exit_pid, 4242);
+    ck_assert_str_eq(f.how, "exit code 3");
+    ck_assert(!fnw_relay_child_running(f.c));
+    const char *out = last(&f);
+    const char *z = strchr(out, 'z');
+    ck_assert_ptr_nonnull(z);
+    ck_assert_uint_eq(strspn(z, "z"), FNW_RELAY_CHILD_LINE_MAX);
+    ck_assert_contains(out, "zzz...\nafter the long one");
+
+    const char *log = read_stderr(&f);
+    ck_assert_contains(log,
+                       "relay: asking the launcher to start PyFlink's Python worker (1): $python -m "
+                       "pyflink.fn_execution.beam.beam_boot --id=w1-py-0123abcd --provision_endpoint=127.0.0.1:40123");
+    ck_assert_contains(log,
+                       "relay: starting PyFlink's Python worker: $python -m pyflink.fn_execution.beam.beam_boot "
+                       "--id=w1-py-0123abcd --provision_endpoint=127.0.0.1:40123 (pid 4242, started by the launcher)");
+    ck_assert_ptr_null(strstr(log, "python[4242]")); /* the launcher writes its lines to the boot log */
+
+    /* the next child is 2; a signal comes as 128 + N; lines of child 1 are stale now */
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, &err), 0);
+    ck_assert_str_eq(peer_line(&f, peer, 2), "SPAWN 2 w1-py-0123abcd 127.0.0.1:40123");
+    peer_say(peer, "SPAWNED 2 77\nCHILDEXIT 1 0\nC 1 stale\n");
+    run_for(&f, 0.05);
+    ck_assert_int_eq(f.exits, 1);
+    peer_say(peer, "CHILDEXIT 2 137\n");
+    ck_assert_int_eq(run_until_exits(&f, 2, 2), 0);
+    ck_assert_int_eq(f.exit_pid, 77);
+    ck_assert_str_eq(f.how, "signal 9 (Killed)");
+    ck_assert_ptr_null(strstr(last(&f), "stale"));
+    close(peer);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(remote_spawnfail_counts_for_the_backoff)
+{
+    fixture f;
+    int peer = fx_init_remote(&f);
+    fnw_relay_child_config cfg = cfg_for(NULL);
+    cfg.backoff_s = 0.3;
+    fnw_error err = { { 0 } };
+    for (int i = 1; i <= 3; i++) {
+        ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, &err), 0);
+        char want[80];
+        snprintf(want, sizeof want, "SPAWN %d w1-py-0123abcd 127.0.0.1:40123", i);
+        ck_assert_str_eq(peer_line(&f, peer, 2), want);
+        snprintf(want, sizeof want, "SPAWNFAIL %d python: command not found\n", i);
+        peer_say(peer, want);
+        ck_assert_int_eq(run_until_exits(&f, i, 2), 0);
+        ck_assert_int_eq(f.exit_pid, 0);
+        ck_assert_str_eq(f.how, "could not be started: python: command not found");
+    }
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, &err), -1);
+    ck_assert_contains(err.msg, "3 times in a row");
+    ck_assert_contains(err.msg, "Its last output: could not be started: python: command not found");
+    ck_assert_str_eq(peer_line(&f, peer, 0.05), ""); /* nothing asked */
+    close(peer);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(remote_stop_sends_kill_and_gives_up_without_an_answer)
+{
+    fixture f;
+    int peer = fx_init_remote(&f);
+    fnw_relay_child_config cfg = cfg_for(NULL);
+    cfg.kill_after_s = 0.1;
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, NULL), 0);
+    ck_assert_str_eq(peer_line(&f, peer, 2), "SPAWN 1 w1-py-0123abcd 127.0.0.1:40123");
+    peer_say(peer, "SPAWNED 1 99\n");
+    run_for(&f, 0.05);
+    fnw_relay_child_stop(f.c);
+    fnw_relay_child_stop(f.c); /* once is enough */
+    ck_assert_str_eq(peer_line(&f, peer, 2), "KILL 1");
+    peer_say(peer, "CHILDEXIT 1 143\n");
+    ck_assert_int_eq(run_until_exits(&f, 1, 2), 0);
+    ck_assert_str_eq(f.how, "signal 15 (Terminated)");
+    ck_assert_str_eq(peer_line(&f, peer, 0.05), ""); /* the second stop sent nothing */
+
+    /* no CHILDEXIT: given up 2 * kill_after_s after KILL */
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, NULL), 0);
+    ck_assert_str_eq(peer_line(&f, peer, 2), "SPAWN 2 w1-py-0123abcd 127.0.0.1:40123");
+    double t0 = now_s();
+    fnw_relay_child_stop(f.c); /* before SPAWNED: the launcher stops it as soon as it runs */
+    ck_assert_str_eq(peer_line(&f, peer, 2), "KILL 2");
+    ck_assert_int_eq(run_until_exits(&f, 2, 1), 0);
+    double took = now_s() - t0;
+    ck_assert_msg(took >= 0.19 && took < 1, "took %.3f s", took);
+    ck_assert_int_eq(f.exit_pid, 0);
+    ck_assert_str_eq(f.how, "lost: the launcher did not report its end within 0.2 s of KILL");
+    peer_say(peer, "CHILDEXIT 2 0\n"); /* late: ignored */
+    run_for(&f, 0.05);
+    ck_assert_int_eq(f.exits, 2);
+    close(peer);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(remote_socket_closing_ends_the_child_and_later_starts)
+{
+    fixture f;
+    int peer = fx_init_remote(&f);
+    fnw_relay_child_config cfg = cfg_for(NULL);
+    fnw_error err = { { 0 } };
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, &err), 0);
+    ck_assert_str_eq(peer_line(&f, peer, 2), "SPAWN 1 w1-py-0123abcd 127.0.0.1:40123");
+    peer_say(peer, "SPAWNED 1 4242\nC 1 partial line without");
+    close(peer);
+    ck_assert_int_eq(run_until_exits(&f, 1, 2), 0);
+    ck_assert_int_eq(f.exit_pid, 4242);
+    ck_assert_str_eq(f.how, "lost: the pool's connection (--relay-fd) closed");
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, &err), -1);
+    ck_assert_contains(err.msg, "(--relay-fd) is closed");
+    fnw_relay_child_stop(f.c); /* nothing runs: nothing */
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(remote_refuses_what_would_break_the_line_and_free_sends_kill)
+{
+    fixture f;
+    int peer = fx_init_remote(&f);
+    fnw_error err = { { 0 } };
+    fnw_relay_child_config cfg = cfg_for(NULL);
+    cfg.relay_id = "w1 SPAWN 9 evil";
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, &err), -1);
+    ck_assert_contains(err.msg, "relay id 'w1 SPAWN 9 evil' is not");
+    cfg = cfg_for(NULL);
+    cfg.provision_url = "127.0.0.1:1\nKILL 1";
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, &err), -1);
+    ck_assert_contains(err.msg, "provision endpoint");
+    ck_assert(!fnw_relay_child_running(f.c));
+    cfg = cfg_for(NULL);
+    cfg.provision_url = "[::1]:40123";
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, &err), 0);
+    ck_assert_str_eq(peer_line(&f, peer, 2), "SPAWN 1 w1-py-0123abcd [::1]:40123");
+    fnw_relay_child_free(f.c);
+    f.c = NULL;
+    ck_assert_str_eq(peer_line(&f, peer, 2), "KILL 1");
+    char ch;
+    ck_assert_int_eq(read(peer, &ch, 1), 0); /* and the socket is closed */
+    ck_assert_int_eq(f.exits, 0);
+    close(peer);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(remote_on_exit_may_free_the_object_mid_read)
+{
+    fixture f;
+    int peer = fx_init_remote(&f);
+    fnw_relay_child_free(f.c);
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    close(peer);
+    peer = sv[1];
+    fnw_relay_child_events ev = { .user = &f, .on_exit = exit_then_free };
+    f.c = fnw_relay_child_new_remote(f.loop, &f.lg, &ev, sv[0]);
+    fnw_relay_child_config cfg = cfg_for(NULL);
+    ck_assert_int_eq(fnw_relay_child_start(f.c, &cfg, NULL), 0);
+    ck_assert_str_eq(peer_line(&f, peer, 2), "SPAWN 1 w1-py-0123abcd 127.0.0.1:40123");
+    peer_say(peer, "SPAWNED 1 5\nCHILDEXIT 1 0\nC 1 after the end\nSPAWNED 1 6\n"); /* one read */
+    ck_assert_int_eq(run_until_exits(&f, 1, 2), 0);
+    ck_assert_ptr_null(f.c);
+    char ch;
+    ck_assert_int_eq(read(peer, &ch, 1), 0); /* freed: the socket is closed */
+    close(peer);
+    fx_free(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("relay_child");
@@ -661,6 +917,15 @@ static Suite *suite(void)
     tcase_add_test(tc, on_exit_may_free_the_object);
     tcase_add_test(tc, a_killed_parent_takes_the_child_with_it);
     suite_add_tcase(s, tc);
+    TCase *rc = tcase_create("remote");
+    tcase_set_timeout(rc, 20);
+    tcase_add_test(rc, remote_spawn_output_and_exit);
+    tcase_add_test(rc, remote_spawnfail_counts_for_the_backoff);
+    tcase_add_test(rc, remote_stop_sends_kill_and_gives_up_without_an_answer);
+    tcase_add_test(rc, remote_socket_closing_ends_the_child_and_later_starts);
+    tcase_add_test(rc, remote_refuses_what_would_break_the_line_and_free_sends_kill);
+    tcase_add_test(rc, remote_on_exit_may_free_the_object_mid_read);
+    suite_add_tcase(s, rc);
     return s;
 }
 
