@@ -76,9 +76,8 @@ struct fnw_relay_child {
 
     /* the ask-the-launcher back-end (fnw_relay_child_new_remote) */
     int remote;
-    int active;     /* a child was started and has not ended (pid may be 0 until SPAWNED) */
-    int rfd;        /* the pool's socket; -1 once closed */
-    int rfd_closed; /* it was, and stays closed */
+    int active; /* a child was started and has not ended (pid may be 0 until SPAWNED) */
+    int rfd;    /* the pool's socket; -1 once closed */
     ev_io rd_w, wr_w;
     ev_timer lost_timer; /* after KILL: stop waiting for CHILDEXIT; 0 s: the socket failed */
     unsigned n;          /* the number of the current (or last) child */
@@ -569,7 +568,6 @@ static void remote_close(fnw_relay_child *c)
     ev_io_stop(c->loop, &c->wr_w);
     close(c->rfd);
     c->rfd = -1;
-    c->rfd_closed = 1;
     c->wlen = 0;
 }
 
