@@ -40,7 +40,8 @@ typedef struct fnw_relay_child fnw_relay_child;
 typedef struct fnw_relay_child_events {
     void *user;
     /* The child ended (reaped). how: "exit code 1", "signal 9 (Killed)",
-     * "could not be started: ...". Called once per started child, on the
+     * "could not be started: ...", in pool mode also "lost: ..." (the
+     * launcher stopped answering). Called once per started child, on the
      * loop, after its last output is in the ring; the object may be used
      * (started again, even freed) from inside the callback. */
     void (*on_exit)(void *user, int pid, const char *how);
