@@ -278,13 +278,15 @@ static void lose_input(fnw_data_conn *c, fnw_instr *e, size_t n)
 
 /* Appends d's bytes to ib. A small part of a big message is copied, so the
  * message can go; otherwise the chunk keeps the message and counts all of
- * it. -1 when the bytes were not kept (ib may be gone). */
+ * it. An inlined message (no refcount: gRPC keeps a small one's bytes in the
+ * slice struct, which is the caller's) is always copied. -1 when the bytes
+ * were not kept (ib may be gone). */
 static int inbox_append(recv_ctx *rc, fnw_inbox *ib, const fnw_elem_data *d)
 {
     fnw_data_mgr *m = rc->c->mgr;
     fnw_instr *e = ib->instr;
     size_t whole = GRPC_SLICE_LENGTH(rc->slice);
-    int copy = d->data_len < whole / 2;
+    int copy = d->data_len < whole / 2 || !rc->slice.refcount;
     size_t held = copy ? d->data_len : whole;
     if (fnw_instr_charge(&m->book, e, held, now_s(m)) < 0)
         return -1; /* over an early-data bound: e was dropped */
