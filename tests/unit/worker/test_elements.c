@@ -425,7 +425,10 @@ START_TEST(head_with_is_last_is_the_same_entry)
 {
     static uint8_t payload[20000];
     static uint8_t a[21000], b[21000];
-    const size_t lens[] = {1, 112, 113, 114, 125, 126, 127, 128, 16379, 16380, 16381, 16384};
+    /* data lengths where the data's length or the entry's body (18 bytes of
+     * ids and keys, the data's length varint, the data, is_last's 2 bytes)
+     * crosses a varint size */
+    const size_t lens[] = {1, 105, 106, 107, 108, 125, 126, 127, 128, 16360, 16361, 16362, 16363, 16384};
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
         size_t dl = lens[i];
         payload[0] = (uint8_t)(i + 1);

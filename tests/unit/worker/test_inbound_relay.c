@@ -613,6 +613,16 @@ START_TEST(hold_pauses_receives_on_top_of_the_limit)
     fnw_data_hold(&mgr, 0);
     ck_assert_int_eq(s1->paused, 0);
     ck_assert_int_eq(s2->paused, 0);
+    /* under the limit (if over half of it): the hold's release resumes */
+    ck_assert_int_eq(fnw_inbound_expect(&mgr, "l2"), 0);
+    static uint8_t mid[700];
+    fnw_data_hold(&mgr, 1);
+    fake_deliver(s1, "l2", "in", mid, sizeof mid, 0);
+    ck_assert_uint_gt(conn->inbound_bytes, 500);
+    fnw_data_hold(&mgr, 0);
+    ck_assert_int_eq(s1->paused, 0);
+    fnw_inbound_finish(&mgr, "l2");
+    ck_assert_uint_eq(conn->inbound_bytes, 0);
     /* over the limit on conn: the hold's release leaves it paused */
     reader r = {0};
     fnw_inbox *ib = claim("n4", &r);
