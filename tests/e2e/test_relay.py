@@ -302,3 +302,74 @@ def test_mixed_pipeline(tmp_path, prices, http_server):
     assert printed(out) == relay_jobs.mixed_expected(range(1, n + 1)), out[-4000:]
     assert fnw_e2e.launches(runner) >= 1
     assert len(child_starts(fnw_e2e.worker_log(runner))) >= 1
+
+
+# ---- the same on a standalone cluster, a TaskManager killed ---------------------------------------
+
+@pytest.fixture(scope="module")
+def relay_cluster():
+    """A standalone cluster from the wheel (cluster.py), 2 TaskManagers x 2
+    slots, fnworker from a counting runner dir; Flink's `python` is this
+    venv's (PATH, set by conftest)."""
+    import cluster
+    runner = fnw_e2e.make_runner_dir(os.path.join(fnw_e2e.BUILD, "e2e", "relay-cluster-runner"))
+    for name in ("launches.log", "worker.log"):
+        if os.path.exists(os.path.join(runner, name)):
+            os.remove(os.path.join(runner, name))
+    c = cluster.Cluster(runner, name="relay-cluster")
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()
+
+
+@pytest.mark.cluster
+def test_mixed_pipeline_taskmanager_killed_exactly_once(relay_cluster, prices, http_server):
+    """The mixed pipeline at parallelism 4 with checkpointing and an
+    exactly-once FileSink on a standalone cluster; a TaskManager's JVM is
+    killed (kill -9) after a checkpoint committed rows: a new one joins,
+    Flink restores the keyed state and timers from the checkpoint, and every
+    line is in the committed files exactly once; the killed TaskManager's
+    workers and their Python children do not outlive it."""
+    relay_env.skip_unless_relayed(pytest)
+    from test_cluster import committed_lines
+    flink = relay_cluster
+    n = 30000
+    out = os.path.join(flink.base, "out-mixed")
+    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs", "relay_pipeline_job.py")
+    jid = flink.submit(job, [json.dumps({"n": n, "parallelism": 4, "checkpoint_ms": 500, "sink": out,
+                                         "redis": prices.address, "http": http_server.address})])
+    flink.wait_job(jid, ("RUNNING",))
+    flink.wait(lambda: (flink.rest("/jobs/%s/checkpoints" % jid)["counts"]["completed"] >= 1
+                        and committed_lines(out)), 240, "a completed checkpoint with committed rows")
+    done_before = len(committed_lines(out))
+    assert done_before < n, "the job finished before the kill: make it longer"
+    # the processes under the TaskManager about to die: fnworkers and their children
+    doomed = [pid for pid in _descendants(flink.tms[0].pid)]
+    assert any(relay_env.BEAM_BOOT in relay_env.cmdline(p) for p in doomed), \
+        [relay_env.cmdline(p) for p in doomed]
+    flink.kill_taskmanager(0)
+    flink.start_taskmanager()
+    flink.wait(lambda: not any(relay_env.alive(p) for p in doomed), 60,
+               "the killed TaskManager's workers and Python children to exit")
+    flink.wait_job(jid, ("FINISHED",), timeout=600)
+    got = sorted(committed_lines(out))
+    want = relay_jobs.mixed_expected(range(1, n + 1))
+    missing = sorted(set(want) - set(got))
+    dup = len(got) - len(set(got))
+    assert not missing and not dup and got == want, \
+        "%d lines missing (first %s), %d duplicated" % (len(missing), missing[:5], dup)
+    cps = flink.rest("/jobs/%s/checkpoints" % jid)
+    assert cps["latest"].get("restored"), "the job did not restore from a checkpoint: %s" % cps["latest"]
+
+
+def _descendants(root):
+    kids = relay_env._children()
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        for c in kids.get(p, ()):
+            out.append(c)
+            todo.append(c)
+    return out
