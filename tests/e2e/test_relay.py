@@ -255,8 +255,8 @@ def _job_vertices(env):
     j_graph = env._generate_stream_graph(clear_transformations=False)
     gen = get_gateway().jvm.org.apache.flink.streaming.api.graph.StreamingJobGraphGenerator
     j_job = gen.createJobGraph(j_graph)
-    return [v.getName() for v in j_job.getVertices()], \
-        [n.getOperatorName() for n in j_graph.getStreamNodes()]
+    return [v.getName() for v in j_job.getVertices().iterator()], \
+        [n.getOperatorName() for n in j_graph.getStreamNodes().iterator()]
 
 
 def test_marker_keeps_chains_apart(env, session):
