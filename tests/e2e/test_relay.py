@@ -281,22 +281,6 @@ def test_marker_keeps_chains_apart(env, session):
     assert len(relay_env.RELAYED_DESCRIPTOR.findall(log)) == 2, log[-4000:]
 
 
-def test_keyed_stream_helper(env, session):
-    """fnworker's helpers take a KeyedStream as PyFlink's AsyncDataStream
-    does (docs/design/relay.md section 8): the operation sees the value, not
-    PyFlink's Row(key, value); key_by's own Python operator is relayed."""
-    relay_env.skip_unless_relayed(pytest)
-    import fnworker
-    from fnworker import Operation
-    from pyflink.common import Time
-    row = Types.ROW_NAMED(["id", "name"], [Types.LONG(), Types.STRING()])
-    rows = [(i, "k%d" % (i % 3)) for i in range(20)]
-    keyed = env.from_collection(rows, type_info=row).key_by(lambda r: r[1], key_type=Types.STRING())
-    out = fnworker.unordered_wait(keyed, Operation("echo"), Time.seconds(5), 50, output_type=row)
-    assert sorted(tuple(r) for r in collect(out)) == sorted(rows)
-    assert child_starts(session.log()), session.log()[-4000:]
-
-
 @pytest.fixture(scope="module")
 def prices(redis_server):
     r = redis_client(redis_server)
