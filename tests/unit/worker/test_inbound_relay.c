@@ -529,6 +529,26 @@ START_TEST(data_after_finish_is_dropped)
 }
 END_TEST
 
+/* An instruction that ends before it is known to be relayed or native (its
+ * bundle failed first) frees the timers held for it; later ones are dropped. */
+START_TEST(finish_frees_held_timers)
+{
+    ck_assert_int_eq(fnw_inbound_expect(&mgr, "l3"), 0);
+    msg a = {0};
+    add_timers(&a, "l3", "transform-0", "timer", "\x01t", 2, 0);
+    deliver(&a);
+    ck_assert_uint_gt(conn->inbound_bytes, 0);
+    fnw_inbound_finish(&mgr, "l3");
+    ck_assert_uint_eq(conn->inbound_bytes, 0);
+    deliver(&a);
+    ck_assert_uint_eq(conn->inbound_bytes, 0);
+    ck_assert_uint_eq(mgr.book.early_bytes, 0);
+    fnw_error err;
+    ck_assert_int_eq(fnw_inbound_relay(&mgr, "l3", &err), -1);
+    ck_assert_int_eq(tl.n, 0);
+}
+END_TEST
+
 /* The tap may finish the instruction while its held input is handed over. */
 START_TEST(the_tap_may_finish_during_the_flush)
 {
@@ -715,6 +735,7 @@ int main(void)
     tcase_add_test(tc, early_timers_expire);
     tcase_add_test(tc, held_timers_of_a_native_bundle_are_dropped_with_a_warning);
     tcase_add_test(tc, data_after_finish_is_dropped);
+    tcase_add_test(tc, finish_frees_held_timers);
     tcase_add_test(tc, the_tap_may_finish_during_the_flush);
     tcase_add_test(tc, what_cannot_be_relayed_says_why);
     tcase_add_test(tc, a_malformed_timers_entry_is_refused);
