@@ -64,7 +64,8 @@ def _add(data_stream, operation, output_type, where):
     _checks.refuse_stream(where, data_stream)
     keyed = _checks.is_keyed(data_stream)
     if keyed:
-        operation = operation.with_settings(input_field=KEYED_VALUE_FIELD)
+        if "input_field" not in operation.settings:      # an explicit choice (e.g. "f0") stands
+            operation = operation.with_settings(input_field=KEYED_VALUE_FIELD)
         if output_type is None and operation.name in _checks.PASS_THROUGH:
             output_type = getattr(data_stream, "_original_data_type_info", None)
     _checks.refuse_output_type(where, operation, output_type)

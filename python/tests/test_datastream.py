@@ -150,6 +150,10 @@ class HelpersTest(unittest.TestCase):
         ((func, output_type),) = keyed.calls
         self.assertIs(output_type, out)
         self.assertIn('input_field: "f1"', flat(decode(func.operation_spec)))
+        # an input_field the user chose stands (here the key)
+        keyed = KeyedStream(value_type)
+        fnworker.process(keyed, Operation("echo").with_settings(input_field="f0"), BasicTypeInfo("LONG"))
+        self.assertIn('input_field: "f0"', flat(decode(keyed.calls[0][0].operation_spec)))
         # a plain DataStream's spec has no input_field
         text, _, _ = run(fnworker.unordered_wait, Operation("echo"), 5000)
         self.assertNotIn("input_field", text)
