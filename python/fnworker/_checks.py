@@ -89,15 +89,21 @@ def refuse_output_type(where, operation, output_type):
             "write (%s)" % (where, operation.name, README))
 
 
-def _input_type(data_stream, j_stream):
-    """The Java type of what the operation takes: the stream's, or on a KeyedStream the values'
-    (its rows are Row(key, value); KeyedStream keeps the value type as
-    _original_data_type_info, pyflink/datastream/data_stream.py, DataStream.key_by)."""
-    if is_keyed(data_stream):
-        original = getattr(data_stream, "_original_data_type_info", None)
-        if original is not None:
-            return original.get_java_type_info()
-    return j_stream.getTransformation().getOutputType()
+def _input_type(data_stream, j_stream, input_field):
+    """The Java type of what the operation takes: the stream's, or the input_field of it; on a
+    KeyedStream field f1 is the values' (its rows are Row(f0=key, f1=value); KeyedStream keeps
+    the value type as _original_data_type_info, pyflink/datastream/data_stream.py,
+    DataStream.key_by). A field the type lacks is left to the worker, which names it."""
+    j_type = j_stream.getTransformation().getOutputType()
+    if not input_field:
+        return j_type
+    original = getattr(data_stream, "_original_data_type_info", None)
+    if is_keyed(data_stream) and input_field == "f1" and original is not None:
+        return original.get_java_type_info()
+    try:
+        return j_type.getTypeAt(input_field)
+    except Exception:
+        return None
 
 
 def refuse_in_job(where, data_stream, operation, output_type, function):
@@ -110,7 +116,9 @@ def refuse_in_job(where, data_stream, operation, output_type, function):
     _refuse_by_value(where, function)
     j_env = j_stream.getExecutionEnvironment()
     _refuse_thread_mode(where, j_env)
-    j_input_type = _input_type(data_stream, j_stream)
+    j_input_type = _input_type(data_stream, j_stream, operation.settings.get("input_field"))
+    if j_input_type is None:
+        return
     if _is_pickled(j_input_type) and operation.name not in PASS_THROUGH:
         raise ValueError(
             "fnworker.%s: the input's values are Python pickles (its type is %s), which operation "

@@ -66,7 +66,8 @@ def _add(data_stream, operation, output_type, where):
     if keyed:
         if "input_field" not in operation.settings:      # an explicit choice (e.g. "f0") stands
             operation = operation.with_settings(input_field=KEYED_VALUE_FIELD)
-        if output_type is None and operation.name in _checks.PASS_THROUGH:
+        if (output_type is None and operation.name in _checks.PASS_THROUGH and
+                operation.settings["input_field"] == KEYED_VALUE_FIELD):
             output_type = getattr(data_stream, "_original_data_type_info", None)
     _checks.refuse_output_type(where, operation, output_type)
     func = function(operation, output_type)

@@ -48,7 +48,12 @@ def test_keyed_stream_is_taken_and_the_operation_sees_the_values(env):
     assert operation_spec_of(payload).endswith(b"\x62\x02f1")     # field 12, "f1"
     with pytest.raises(ValueError, match="operation 'project' builds new values"):
         fnworker.unordered_wait(keyed, PROJECT, Time.seconds(5))
-    assert fnworker.check(env) == 1
+    # an input_field of the user's own (the key) is kept and checked as that field's type
+    key = fnworker.process(keyed, Operation("identity").with_settings(input_field="f0"), Types.LONG())
+    assert key.get_type() == Types.LONG()
+    with pytest.raises(ValueError, match="passes its input through.*input Long, output String"):
+        fnworker.process(keyed, Operation("identity").with_settings(input_field="f0"), Types.STRING())
+    assert fnworker.check(env) == 2
 
 
 def test_connected_streams_are_refused(env):
