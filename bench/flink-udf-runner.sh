@@ -7,6 +7,11 @@
 # worker with it:
 #   python=<this dir>/workers/NAME  the worker there (fnworker, null_worker)
 #                                   through fnworker's pyflink-udf-runner.sh
+#   python=<this dir>/relay/python  fnworker (workers/fnworker) relaying the
+#                                   job's Python functions to PyFlink's own
+#                                   worker, which it starts as `$python -m
+#                                   ...beam_boot`: relay/python runs the
+#                                   venv's Python (W19)
 #   anything else                   PyFlink's own bin/pyflink-udf-runner.sh
 #                                   (its path in pyflink-bin next to this
 #                                   script), which runs $python -m beam_boot
@@ -15,6 +20,11 @@
 set -eu
 here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
 case "${python:-}" in
+  "$here"/relay/python)
+    echo "$$ relay" >>"$here/launches.log"
+    FNWORKER_BIN=$here/workers/fnworker
+    export FNWORKER_BIN
+    exec sh "$here/fnworker-udf-runner.sh" "$@" ;;
   "$here"/workers/*)
     echo "$$ $(basename "$python")" >>"$here/launches.log"
     FNWORKER_BIN=$python

@@ -185,6 +185,13 @@ class Cluster:
         except OSError as e:
             return str(e)
         root = d.get("root-exception") or ""
+        if not root:
+            # Flink 2.x: only the exception history
+            entries = d.get("exceptionHistory", {}).get("entries", [])
+            if entries:
+                trace = entries[0].get("stacktrace") or entries[0].get("exceptionName", "")
+                causes = [ln.strip() for ln in trace.splitlines() if ln.strip().startswith("Caused by:")]
+                root = "\n".join([trace.splitlines()[0] if trace else ""] + causes)
         return root[:3000]
 
 

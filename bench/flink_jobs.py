@@ -150,6 +150,49 @@ def identity(r):
     return r
 
 
+# ---- W19: PyFlink's own Python functions, in its worker or relayed by fnworker -----------------
+
+def parse_json(r):
+    """W19a: a Python map that parses JSON (json.loads of a small object per row)."""
+    return json.loads('{"k": "%s", "n": %d}' % (r[0], r[1]))["n"]
+
+
+def _key_counter():
+    """W19b's KeyedProcessFunction (made here: pyflink.datastream imports the JVM's classes)."""
+    from pyflink.datastream import KeyedProcessFunction
+    from pyflink.datastream.state import ValueStateDescriptor
+
+    class KeyCounter(KeyedProcessFunction):
+        """A ValueState counter per key: one state read and write per row."""
+
+        def open(self, ctx):
+            self.count = ctx.get_state(ValueStateDescriptor("count", Types.LONG()))
+
+        def process_element(self, value, ctx):
+            c = (self.count.value() or 0) + 1
+            self.count.update(c)
+            yield c
+    return KeyCounter()
+
+
+def side_pipeline(ds, rows, python):
+    """W19c's second pipeline in the same job (its own source and sink, so no
+    back-pressure reaches the measured one): NumberSequenceSource -> a Python
+    map (python=True: relayed to PyFlink's worker while fnworker runs the
+    native operator) -> DiscardingSink named side-sink."""
+    from pyflink.common import WatermarkStrategy
+    from pyflink.datastream import StreamExecutionEnvironment
+    from pyflink.datastream.connectors import Sink
+    from pyflink.datastream.connectors.number_seq import NumberSequenceSource
+    from pyflink.java_gateway import get_gateway
+    env = StreamExecutionEnvironment(ds._j_data_stream.getExecutionEnvironment())
+    side = env.from_source(NumberSequenceSource(1, rows), WatermarkStrategy.no_watermarks(), "side-source")
+    if python:
+        side = side.map(lambda v: v + 1, output_type=Types.LONG()).name("side-map")
+    j_sink = get_gateway().jvm.org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink()
+    side.sink_to(Sink(j_sink)).name("side-sink").disable_chaining()
+
+
 # ---- the operators of each side -------------------------------------------------------------
 
 def build(side, ds, p):
@@ -192,11 +235,23 @@ def build(side, ds, p):
         return fnworker.process(ds, Operation("identity"), output_type=NULL_OUT)
     if side == "w17-java":
         return ds
+    if side in ("w19a-pyflink", "w19a-relay"):
+        return ds.map(parse_json, output_type=Types.INT())
+    if side in ("w19b-pyflink", "w19b-relay"):
+        return ds.key_by(lambda r: r[0], key_type=Types.STRING()).process(_key_counter(), output_type=Types.LONG())
+    if side in ("w19c-mixed", "w19c-native"):
+        out = fnworker.process(ds, Operation("identity"), output_type=IN_ROW)
+        side_pipeline(ds, p["side_rows"], side == "w19c-mixed")
+        return out
     raise ValueError(side)
 
 
 # The worker each side runs in: None for PyFlink's own (python.executable is
-# the venv's Python), else the name under the runner's workers/.
+# the venv's Python), "relay" for fnworker relaying to PyFlink's worker
+# (python.executable is the runner's relay/python, which runs the venv's
+# Python), else the name under the runner's workers/.
 WORKER = {"w15-pyflink": None, "w15-pyflink-noio": None, "w16-pyflink-row": None, "w16-pyflink-batch": None,
           "w17-pyflink": None, "w15-fnworker": "fnworker", "w16-fnworker": "fnworker",
-          "w17-fnworker": "fnworker", "w17-null": "null_worker", "w17-java": "none"}
+          "w17-fnworker": "fnworker", "w17-null": "null_worker", "w17-java": "none",
+          "w19a-pyflink": None, "w19b-pyflink": None, "w19a-relay": "relay", "w19b-relay": "relay",
+          "w19c-mixed": "relay", "w19c-native": "fnworker"}

@@ -31,7 +31,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+ROOT = os.path.dirname(HERE)   # bench/ is at the top of the tree (it was scripts/bench/)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
@@ -50,6 +50,11 @@ def make_runner(build, workdir):
     shutil.copy(os.path.join(HERE, "flink-udf-runner.sh"), os.path.join(d, "pyflink-udf-runner.sh"))
     shutil.copy(os.path.join(ROOT, "scripts", "pyflink-udf-runner.sh"),
                 os.path.join(d, "fnworker-udf-runner.sh"))
+    # relay/python: the venv's Python under a name the dispatch knows (W19)
+    os.makedirs(os.path.join(d, "relay"))
+    with open(os.path.join(d, "relay", "python"), "w") as f:
+        f.write("#!/bin/sh\nexec '%s' \"$@\"\n" % sys.executable)
+    os.chmod(os.path.join(d, "relay", "python"), 0o755)
     with open(os.path.join(d, "pyflink-bin"), "w") as f:
         f.write(os.path.join(flink_cluster.pyflink_home(), "bin"))
     for name, path in (("fnworker", os.path.join(build, "fnworker")),
@@ -152,6 +157,8 @@ class Runner:
         worker = flink_jobs.WORKER[side]
         if worker is None or worker == "none":
             env.set_python_executable(sys.executable)
+        elif worker == "relay":
+            env.set_python_executable(os.path.join(self.runner_dir, "relay", "python"))
         else:
             env.set_python_executable(os.path.join(self.runner_dir, "workers", worker))
         t_env = StreamTableEnvironment.create(env)
@@ -171,7 +178,7 @@ class Runner:
             self.log.write("%s: job %s %s\n%s\n" % (side, job_id, d["state"], fig["error"]))
             return fig
         verts = d["vertices"]
-        src = verts[0]
+        src = [v for v in verts if not v["name"].startswith("side-")][0]
         sink = [v for v in verts if v["name"].startswith("discard") or "discard" in v["name"]][-1]
         ts_src = self.cluster.subtask_times(job_id, src["id"])
         ts_sink = self.cluster.subtask_times(job_id, sink["id"])
@@ -183,6 +190,10 @@ class Runner:
         # worker's teardown (~0.5 s). A Java-only job: the source's FINISHED.
         closing = self.cluster.tm_log_times("DefaultJobBundleFactory.*Closing environment", t0, t_fin)
         t1 = closing[0] if closing else ts_src["FINISHED"] / 1000.0
+        if self.p.get("window_end") == "sink":
+            # W19c: a second pipeline keeps the worker's environment open;
+            # the measured pipeline ends when its own sink has finished
+            t1 = t_fin
         got = sink["metrics"]["read-records"]
         cpu = self.sampler.cpu_between(t0, t1)
         tm_key = [k for k in cpu if k[0] == self.cluster.tm_pid()]
@@ -299,6 +310,19 @@ def side_line(name, a):
                a["worker_us"], "", busy))
 
 
+def w19_row(name, what, pyflink, relayed):
+    """A W19 row: the relayed side's rows/s against PyFlink's own (>= 90%);
+    a side that failed shows what it has (the PyFlink half runs alone)."""
+    if not pyflink["ok"]:
+        return (name, what, "PyFlink's side FAILED", ">= 90%", "FAIL")
+    if not relayed["ok"]:
+        return (name, what, "%s rows/s vs relayed: FAILED" % fmt_rate(pyflink["rows_per_s"]), ">= 90%", "FAIL")
+    ratio = relayed["rows_per_s"] / pyflink["rows_per_s"] if pyflink["rows_per_s"] else 0
+    return (name, what, "%s vs %s rows/s = %.0f%%" % (fmt_rate(relayed["rows_per_s"]),
+                                                       fmt_rate(pyflink["rows_per_s"]), ratio * 100),
+            ">= 90%", verdict(True, ratio >= 0.9))
+
+
 def verdict(ok, passed):
     if not ok:
         return "FAIL"
@@ -310,7 +334,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=None)
     ap.add_argument("--smoke", action="store_true", help="tiny jobs: counts and plumbing only")
-    ap.add_argument("--only", default="W15,W16,W17")
+    ap.add_argument("--only", default="W15,W16,W17,W19")
     ap.add_argument("--parts", type=int, default=None, help="jobs per side, alternating (default 2)")
     ap.add_argument("--scale", type=float, default=1.0, help="every row count x this")
     ap.add_argument("--bundle-size", type=int, default=0,
@@ -439,6 +463,40 @@ def main():
             results["rows"]["W17"] = {"pyflink": py, "fnworker": fw, "null": nl, "java": jv,
                                       "vs_null": vs_null, "vs_pyflink": vs_py}
             rc |= 0 if ok else 1
+
+        if "W19" in only:
+            # issue 21: PyFlink's own Python functions on a TaskManager whose
+            # worker is fnworker, relayed to PyFlink's worker (its child)
+            runner.service_pids = {}
+            out.write("W19a: Python map (json.loads), PyFlink's own worker vs relayed by fnworker\n")
+            r = alternate(runner, [("w19a-pyflink", n(300000)), ("w19a-relay", n(300000))], parts, out)
+            py, rl = r["w19a-pyflink"], r["w19a-relay"]
+            rows_out.append(w19_row("W19a", "Python map (json.loads): relayed vs PyFlink's own worker", py, rl))
+            out.write("W19b: KeyedProcessFunction, ValueState counter over 1000 keys\n")
+            r = alternate(runner, [("w19b-pyflink", n(50000)), ("w19b-relay", n(50000))], parts, out)
+            kp, kr = r["w19b-pyflink"], r["w19b-relay"]
+            rows_out.append(w19_row("W19b", "keyed ValueState counter: relayed vs PyFlink's own", kp, kr))
+            out.write("W19c: fnworker identity, with a Python map relayed in a second pipeline of the job "
+                      "vs with a Java-only second pipeline\n")
+            params["window_end"] = "sink"
+            params["side_rows"] = n(150000)
+            try:
+                r = alternate(runner, [("w19c-native", n(2000000)), ("w19c-mixed", n(2000000))], parts, out)
+            finally:
+                params.pop("window_end")
+            nat, mix = r["w19c-native"], r["w19c-mixed"]
+            ok = nat["ok"] and mix["ok"]
+            ratio = mix["rows_per_s"] / nat["rows_per_s"] if nat["rows_per_s"] else 0
+            rows_out.append(("W19c", "native identity in a mixed job vs without Python functions",
+                             "%s vs %s rows/s = %.0f%%" % (fmt_rate(mix["rows_per_s"]), fmt_rate(nat["rows_per_s"]),
+                                                           ratio * 100),
+                             ">= 90%", verdict(ok, ratio >= 0.9)))
+            for name, a in (("pyflink map", py), ("relayed map", rl), ("pyflink keyed", kp),
+                            ("relayed keyed", kr), ("identity, java side", nat), ("identity, py side", mix)):
+                out.write("  " + side_line(name, a) + "\n")
+            results["rows"]["W19"] = {"pyflink_map": py, "relay_map": rl, "pyflink_keyed": kp,
+                                      "relay_keyed": kr, "native": nat, "mixed": mix}
+            rc |= 0 if (py["ok"] and kp["ok"] and rl["ok"] and kr["ok"] and ok) else 1
 
         load = [m for row in results["rows"].values() for a in row.values() if isinstance(a, dict)
                 for m in a.get("machine", [])]

@@ -44,6 +44,17 @@ static int parse_threads(const char *v, size_t *out, fnw_error *err)
     return 0;
 }
 
+static int parse_fd(const char *v, int *out, fnw_error *err)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < 3 || n > 65535)
+        return fnw_error_set(err, "--relay-fd: '%s' is not a descriptor number from 3 to 65535", v);
+    *out = (int)n;
+    return 0;
+}
+
 static int parse_level(const char *v, fnw_level *out, fnw_error *err)
 {
     if (fnw_log_level_parse(v, out) < 0)
@@ -92,6 +103,7 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
     f->early_data_ttl_s = 30;
     f->blocking_threads = 4;
     f->lull_seconds = 300;
+    f->relay_fd = -1;
     f->semi_persist_dir = "/tmp";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -160,6 +172,11 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
                 return -1;
             continue;
         }
+        if ((r = take_value(a, "--relay-fd", &i, argc, argv, &v, err)) != 0) {
+            if (r < 0 || parse_fd(v, &f->relay_fd, err) < 0)
+                return -1;
+            continue;
+        }
         if (!strncmp(a, "--", 2)) {
             if (f->n_unknown < FNW_FLAGS_MAX_UNKNOWN)
                 f->unknown[f->n_unknown++] = a;
@@ -211,6 +228,8 @@ void fnw_flags_usage(const char *prog)
            "  --lull-seconds=SECONDS     WARN about a bundle that made no progress this long, naming what\n"
            "                             is in flight (default 300; 0 turns it off). SIGQUIT logs every\n"
            "                             bundle, queue and call at any time\n"
+           "  --relay-fd=N               set by the worker pool: the socket on which it asks the launcher\n"
+           "                             to start PyFlink's Python worker (docs/design/relay.md, section 10)\n"
            "  --help, --version\n",
            prog);
 }

@@ -9,6 +9,7 @@ import tempfile
 import pytest
 
 import fnw_e2e
+import relay_env
 
 _RUNNER = None
 
@@ -20,7 +21,9 @@ def pytest_configure(config):
     base = os.path.join(fnw_e2e.BUILD, "e2e")
     os.makedirs(base, exist_ok=True)
     _RUNNER = fnw_e2e.make_runner_dir(tempfile.mkdtemp(prefix="runner-", dir=base))
-    os.environ["PYFLINK_UDF_RUNNER_DIR"] = _RUNNER
+    if relay_env.RELAYED:   # FNW_E2E_WORKER=pyflink: PyFlink's own worker (relay_env.py)
+        os.environ["PYFLINK_UDF_RUNNER_DIR"] = _RUNNER
+    relay_env.use_venv_python()   # Flink's `python` must have PyFlink (the relay's child)
     # The local Flink's log (the gateway JVM's, with its MiniCluster's
     # TaskManagers) goes beside the runner dir, one per session, not into the
     # shared virtualenv (PyFlink's pyflink_gateway_server.get_log_dir reads

@@ -83,6 +83,7 @@ public final class IntegrationTests {
     s.addAll(DataPlaneScenarios.scenarios());
     s.addAll(PyFlinkScenarios.scenarios());
     s.addAll(KeyedScenarios.scenarios());
+    s.addAll(RelayScenarios.scenarios());
     s.addAll(RedisScenarios.scenarios());
     s.addAll(PluginScenarios.scenarios());
     s.addAll(HttpScenarios.scenarios());
