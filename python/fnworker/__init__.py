@@ -18,7 +18,8 @@ MAX_PARALLELISM so that Flink never fuses it with one (docs/pyflink.md).
 __version__ = "0.1.0"
 
 from ._checks import check
-from ._datastream import (MAX_PARALLELISM, function, ordered_wait, ordered_wait_batch, ordered_wait_with_retry,
+from ._datastream import (MAX_PARALLELISM, function, ordered_wait, ordered_wait_batch,
+                          ordered_wait_with_retry,
                           process, unordered_wait, unordered_wait_batch, unordered_wait_with_retry)
 from ._payload import FnworkerFunction, run_in_fnworker
 from ._sink import print  # noqa: A004 - fnworker.print, not in __all__ (a star import keeps the builtin)

@@ -272,6 +272,7 @@ def _walk(j_env, extra, only=None):
     util = jvm.org.apache.flink.python.util.PythonConfigUtil
     ops = jvm.org.apache.flink.streaming.api.operators.python
     process = ops.process
+    transformations = jvm.org.apache.flink.streaming.api.transformations
     inserted = dict(_INSERTED_BY)
     inserted[util.STREAM_KEY_BY_MAP_OPERATOR_NAME] = "the key extractor PyFlink's key_by inserts"
     inserted[util.STREAM_PARTITION_CUSTOM_MAP_OPERATOR_NAME] = "partition_custom's partitioner"
@@ -283,8 +284,8 @@ def _walk(j_env, extra, only=None):
         "python_op": get_java_class(ops.AbstractPythonFunctionOperator),
         "embedded_op": get_java_class(ops.embedded.AbstractEmbeddedPythonFunctionOperator),
         "datastream_op": get_java_class(ops.DataStreamPythonFunctionOperator),
-        "one_input": get_java_class(jvm.org.apache.flink.streaming.api.transformations.OneInputTransformation),
-        "partition": get_java_class(jvm.org.apache.flink.streaming.api.transformations.PartitionTransformation),
+        "one_input": get_java_class(transformations.OneInputTransformation),
+        "partition": get_java_class(transformations.PartitionTransformation),
         "forward": get_java_class(jvm.org.apache.flink.streaming.runtime.partitioner.ForwardPartitioner),
         "down_op": get_java_class(process.ExternalPythonProcessOperator),
         "up_ops": [get_java_class(c) for c in (
