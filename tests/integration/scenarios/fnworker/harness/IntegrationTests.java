@@ -82,6 +82,7 @@ public final class IntegrationTests {
     s.addAll(RealFlinkScenarios.scenarios());
     s.addAll(DataPlaneScenarios.scenarios());
     s.addAll(PyFlinkScenarios.scenarios());
+    s.addAll(KeyedScenarios.scenarios());
     s.addAll(RelayScenarios.scenarios());
     s.addAll(RedisScenarios.scenarios());
     s.addAll(PluginScenarios.scenarios());
