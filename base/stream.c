@@ -43,6 +43,8 @@ struct fnw_stream {
     int was_congested;
     int in_callback; /* inside an owner callback: do not free yet */
     int counted;     /* included in rpc->live_calls */
+    int server;      /* accepted by a server (fnw_stream_accept): the peer is a client */
+    int cancelled;   /* server side: RECV_CLOSE_ON_SERVER said the call was cancelled */
 };
 
 static void stream_maybe_free(fnw_stream *s)
@@ -109,6 +111,9 @@ static void stream_send_next(fnw_stream *s)
     if (n->bb) {
         op.op = GRPC_OP_SEND_MESSAGE;
         op.data.send_message.send_message = n->bb;
+    } else if (s->server) {
+        op.op = GRPC_OP_SEND_STATUS_FROM_SERVER; /* a server ends its side with the status */
+        op.data.send_status_from_server.status = GRPC_STATUS_OK;
     } else {
         op.op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
     }
@@ -133,6 +138,8 @@ static void stream_recv_done(fnw_handoff_item *tag, int ok)
         s->recv_ended = 1;
         if (bb)
             grpc_byte_buffer_destroy(bb);
+        if (s->server && ok)
+            fnw_stream_close_send(s); /* the client half-closed: end the call with OK */
         stream_maybe_free(s);
         return;
     }
@@ -204,6 +211,8 @@ static void stream_status_done(fnw_handoff_item *tag, int ok)
     fnw_stream *s = container_of(tag, fnw_stream, t_status);
     s->outstanding--;
     s->closed = 1;
+    if (s->server)
+        s->status = s->cancelled ? GRPC_STATUS_CANCELLED : GRPC_STATUS_OK;
     s->in_callback++;
     stream_fail_queue(s);
     if (!s->released) {
@@ -215,8 +224,7 @@ static void stream_status_done(fnw_handoff_item *tag, int ok)
     stream_maybe_free(s);
 }
 
-fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method, const fnw_stream_handler *h,
-                             int wait_for_ready)
+static fnw_stream *stream_new(fnw_rpc *rpc, const fnw_stream_handler *h)
 {
     fnw_stream *s = calloc(1, sizeof *s);
     if (!s)
@@ -228,8 +236,46 @@ fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method,
     s->t_send.done = stream_send_done;
     s->t_status.done = stream_status_done;
     s->details = grpc_empty_slice();
+    s->md.value = grpc_empty_slice();
     grpc_metadata_array_init(&s->recv_md);
     grpc_metadata_array_init(&s->trailing);
+    return s;
+}
+
+fnw_stream *fnw_stream_accept(fnw_rpc *rpc, grpc_call *call, const fnw_stream_handler *h)
+{
+    fnw_stream *s = stream_new(rpc, h);
+    if (!s) {
+        grpc_call_cancel(call, NULL);
+        grpc_call_unref(call);
+        return NULL;
+    }
+    s->server = 1;
+    s->call = call;
+    rpc->live_calls++;
+    s->counted = 1;
+
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_SEND_INITIAL_METADATA;
+    stream_start_batch(s, &op, 1, &s->t_start);
+
+    grpc_op st;
+    memset(&st, 0, sizeof st);
+    st.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    st.data.recv_close_on_server.cancelled = &s->cancelled;
+    stream_start_batch(s, &st, 1, &s->t_status);
+
+    stream_post_recv(s);
+    return s;
+}
+
+fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method, const fnw_stream_handler *h,
+                             int wait_for_ready)
+{
+    fnw_stream *s = stream_new(rpc, h);
+    if (!s)
+        return NULL;
     s->call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, rpc->cq,
                                        grpc_slice_from_static_string(method), NULL,
                                        gpr_inf_future(GPR_CLOCK_REALTIME), NULL);

@@ -1,5 +1,6 @@
 /* base/stream.h — bidi gRPC streams on the loop thread (the worker's
- * control, data and logging planes), on a fnw_rpc context (base/rpc.h).
+ * control, data and logging planes as a client, the relay's as a server),
+ * on a fnw_rpc context (base/rpc.h).
  *
  * One op of each kind in flight per call, so sends are chained (the next
  * starts when the previous one completes); RECV_STATUS is posted up front;
@@ -33,6 +34,12 @@ typedef struct fnw_stream_handler {
  * failing at once (pair it with fnw_rpc_wait_ready to bound the wait). */
 fnw_stream *fnw_stream_start(fnw_rpc *rpc, grpc_channel *ch, const char *method, const fnw_stream_handler *h,
                              int wait_for_ready);
+/* The server side of a bidi call a server accepted (base/server.h): call is
+ * taken (its completions must arrive on rpc's queue). close_send ends it with
+ * status OK; a client that half-closes gets that too; on_closed reports OK,
+ * or CANCELLED when the client went away or the call was cancelled. NULL
+ * when out of memory (the call is cancelled). */
+fnw_stream *fnw_stream_accept(fnw_rpc *rpc, grpc_call *call, const fnw_stream_handler *h);
 /* Queues msg (ownership taken). done, if given, runs when it was written
  * (ok = 1) or could not be (ok = 0). */
 void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg);

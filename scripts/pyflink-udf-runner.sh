@@ -59,6 +59,12 @@ fi
 # after the log is set up, so that Flink's exception shows these failures
 if [ -n "${_PYTHON_WORKING_DIR:-}" ]; then
   cd "$_PYTHON_WORKING_DIR"
+  # as Flink's own script: an interpreter shipped in an archive (inside the
+  # working directory) may have lost its execute bit; fnworker starts PyFlink's
+  # Python worker with it for the job's Python functions
+  case "${python:-}" in
+    "$_PYTHON_WORKING_DIR"/*|./*) [ -f "$python" ] && chmod +x "$python" 2>/dev/null || true ;;
+  esac
 fi
 
 # The pool client: request, then relay until EXIT <code>.

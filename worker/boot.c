@@ -128,6 +128,12 @@ int fnw_boot_read_provision(fnw_boot *b, const uint8_t *p, size_t n)
     pb_GetProvisionInfoResponse *r = PB(get_provision_info_response__unpack)(NULL, n, p);
     if (!r)
         return -1;
+    free(b->provision);
+    b->provision_len = 0;
+    if ((b->provision = malloc(n ? n : 1)) != NULL) {
+        memcpy(b->provision, p, n);
+        b->provision_len = n;
+    }
     pb_ProvisionInfo *info = r->info;
     fnw_log_request lr;
     fnw_log_options_read(info ? info->pipeline_options : NULL, &lr);
@@ -281,6 +287,15 @@ void fnw_boot_free(fnw_boot *b)
     free(b->control_url);
     free(b->logging_url);
     b->control_url = b->logging_url = NULL;
+    free(b->provision);
+    b->provision = NULL;
+    b->provision_len = 0;
+}
+
+const uint8_t *fnw_boot_provision(const fnw_boot *b, size_t *n)
+{
+    *n = b->provision_len;
+    return b->provision;
 }
 
 const char *fnw_boot_control_url(const fnw_boot *b)

@@ -73,6 +73,8 @@ typedef struct fnw_boot {
     grpc_channel *provision_ch, *control_ch, *logging_ch;
     fnw_ready_wait *control_wait;
     char *control_url, *logging_url;
+    uint8_t *provision; /* the GetProvisionInfoResponse as received (the relay serves it on) */
+    size_t provision_len;
     fnw_boot_backoff backoff;
     ev_timer retry_timer;
     int stopped;
@@ -104,5 +106,8 @@ int fnw_boot_failure_reason(grpc_status_code code, const char *details, char *bu
 /* The control endpoint, once known; NULL before. */
 const char *fnw_boot_control_url(const fnw_boot *b);
 const char *fnw_boot_logging_url(const fnw_boot *b);
+/* The GetProvisionInfoResponse the runner gave, as received; *n 0 (and
+ * NULL) when the worker was started with endpoints instead. */
+const uint8_t *fnw_boot_provision(const fnw_boot *b, size_t *n);
 
 #endif

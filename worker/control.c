@@ -157,6 +157,15 @@ void fnw_control_respond(fnw_control *c, const pb_InstructionResponse *resp)
     c->t->send(c->stream, s);
 }
 
+void fnw_control_send_response(fnw_control *c, grpc_slice resp)
+{
+    if (!c->stream) {
+        grpc_slice_unref(resp);
+        return;
+    }
+    c->t->send(c->stream, resp);
+}
+
 void fnw_control_respond_error(fnw_control *c, const char *instruction_id, const char *error)
 {
     pb_InstructionResponse r = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__INSTRUCTION_RESPONSE__INIT;

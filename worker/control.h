@@ -68,6 +68,9 @@ fnw_control *fnw_control_start(fnw_rpc *rpc, grpc_channel *ch, fnw_logger *log, 
 fnw_control *fnw_control_start_on(const fnw_control_transport *t, void *ctx, fnw_logger *log,
                                   const fnw_control_handler *h);
 void fnw_control_respond(fnw_control *c, const pb_InstructionResponse *resp);
+/* Sends an InstructionResponse already packed (the relay's: the Python
+ * worker's own bytes); resp is taken. */
+void fnw_control_send_response(fnw_control *c, grpc_slice resp);
 void fnw_control_respond_error(fnw_control *c, const char *instruction_id, const char *error);
 int fnw_control_fetch_descriptor(fnw_control *c, const char *id, fnw_descriptor_cb cb, void *user);
 void fnw_control_free_request(pb_InstructionRequest *req);

@@ -35,7 +35,11 @@ static void conn_on_message(void *user, grpc_slice msg)
 
 static void conn_on_writable(void *user)
 {
-    fnw_inbound_notify(user);
+    fnw_data_conn *c = user;
+    fnw_data_mgr *m = c->mgr;
+    fnw_inbound_notify(c);
+    if (m->tap.on_writable)
+        m->tap.on_writable(m->tap.user, c);
 }
 
 static void conn_on_closed(void *user, grpc_status_code code, const char *details)
@@ -51,6 +55,8 @@ static void conn_on_closed(void *user, grpc_status_code code, const char *detail
     if (!c->mgr->stopping)
         fnw_info(c->mgr->log, "%s; the next bundle reopens it", msg);
     fnw_inbound_closed(c, msg);
+    if (c->mgr->tap.on_failed)
+        c->mgr->tap.on_failed(c->mgr->tap.user, c, msg);
 }
 
 /* ---- outbound ------------------------------------------------------------------ */
@@ -188,6 +194,8 @@ static void conn_start_stream(fnw_data_conn *c)
     fnw_data_mgr *m = c->mgr;
     fnw_stream_handler h = { c, conn_on_message, conn_on_writable, conn_on_closed };
     c->stream = m->io->stream_start(m->rpc, c->ch, FNW_METHOD_DATA, &h, 1);
+    c->recv_paused = 0;
+    fnw_inbound_update_pause(c); /* the manager's hold, held bytes of the stream before */
     c->ready = m->io->wait_ready(m->rpc, c->ch, m->cfg.connect_timeout_s, conn_ready, c);
 }
 
@@ -209,7 +217,6 @@ static int conn_restart(fnw_data_conn *c)
     }
     fnw_info(m->log, "reopening the data stream to %s after it failed (%s)", c->url, c->error);
     c->failed = 0;
-    c->recv_paused = 0;
     conn_start_stream(c);
     return 1;
 }
@@ -297,6 +304,32 @@ uint8_t *fnw_data_outbox_reserve_slow(fnw_outbox *ob, size_t len)
     ob->buf.len += len;
     ob->records++;
     return w;
+}
+
+void fnw_data_set_tap(fnw_data_mgr *m, const fnw_data_tap *tap)
+{
+    if (tap)
+        m->tap = *tap;
+    else
+        memset(&m->tap, 0, sizeof m->tap);
+}
+
+void fnw_data_send_elements(fnw_data_conn *c, grpc_slice elements, fnw_sent_cb done, void *arg)
+{
+    if (!c->stream) {
+        grpc_slice_unref(elements);
+        if (done)
+            done(arg, 0);
+        return;
+    }
+    c->mgr->io->send(c->stream, &elements, 1, done, arg);
+}
+
+void fnw_data_hold(fnw_data_mgr *m, int held)
+{
+    m->held = held != 0;
+    for (fnw_data_conn *c = m->conns; c; c = c->next)
+        fnw_inbound_update_pause(c);
 }
 
 void fnw_data_outbox_finish(fnw_outbox **obs, size_t n, fnw_sent_cb done, void *arg)

@@ -19,6 +19,16 @@
  * a WARN and the bundle, if it ever starts, fails saying so. Data for a
  * finished or failed instruction (fnw_inbound_finish) is dropped as it arrives.
  *
+ * Relayed instructions (worker/relay.c: their bundle runs in PyFlink's own
+ * Python worker) take no inbox: once fnw_inbound_relay() names one, every
+ * Elements entry for it, Data and Timers alike, goes byte for byte and in
+ * arrival order to the manager's tap, and the relay sends the child's
+ * Elements back unchanged with fnw_data_send_elements(). Timers that arrive
+ * before the data plane knows whether an instruction is relayed (early, or
+ * while its descriptor is fetched) are held like data, in the same bounds;
+ * a native bundle that claims its input drops them with a WARN (fnworker
+ * operations have no timers), as it drops timers that come later.
+ *
  * Outbound, each (instruction, sink transform) has an fnw_outbox: framed
  * records accumulate in a buffer that is sent when it reaches flush_bytes,
  * when the connection's flush timer fires (flush_ms after the first
@@ -62,6 +72,25 @@ typedef struct fnw_outbox {
     size_t flush_bytes; /* the connection's flush size */
 } fnw_outbox;
 
+/* The relay's hold on the data plane (fnw_data_set_tap). Callbacks run on
+ * the loop thread and may call back into the data plane. */
+typedef struct fnw_data_tap {
+    void *user;
+    /* Entries of relayed instructions from one Flink message: `elements` is
+     * an Elements message made only of their entries (Data and Timers, each
+     * byte for byte as Flink sent it, in order). Ownership of the slice passes
+     * to the callee. When every entry of the Flink message is relayed, it is
+     * the received slice itself (a ref), no copy. These bytes are not counted
+     * against inbound_limit: the relay bounds what it queues (fnw_data_hold). */
+    void (*on_elements)(void *user, fnw_data_conn *from, grpc_slice elements);
+    /* A connection that was congested can take output again. */
+    void (*on_writable)(void *user, fnw_data_conn *c);
+    /* A connection failed: msg says why (its relayed instructions must fail).
+     * Also when memory ran out copying entries of relayed instructions out of
+     * a message received on c (those entries are lost). */
+    void (*on_failed)(void *user, fnw_data_conn *c, const char *msg);
+} fnw_data_tap;
+
 typedef struct fnw_data_config {
     size_t flush_bytes;       /* default 1,000,000 */
     double flush_ms;          /* default 5 */
@@ -85,6 +114,8 @@ typedef struct fnw_data_mgr {
     unsigned warns;
     size_t quiet_n, quiet_bytes; /* drops not warned about one by one */
     int stopping;                /* fnw_data_stop ran: streams end quietly */
+    fnw_data_tap tap;            /* on_elements == NULL: no relay */
+    int held;                    /* fnw_data_hold: receives paused on every connection */
 } fnw_data_mgr;
 
 /* -1 when out of memory. */
@@ -112,6 +143,31 @@ int fnw_inbound_expect(fnw_data_mgr *m, const char *instruction_id);
  * later data for it is dropped as it arrives. Inboxes a bundle still holds
  * are left to fnw_inbound_release(). */
 void fnw_inbound_finish(fnw_data_mgr *m, const char *instruction_id);
+
+/* One tap per manager (NULL removes it); set before any fnw_inbound_relay. */
+void fnw_data_set_tap(fnw_data_mgr *m, const fnw_data_tap *tap);
+/* From now on iid is relayed: every entry for it goes to the tap. What the
+ * data plane already holds for it (early data, data that arrived while its
+ * descriptor was fetched, held timers) goes to the tap now, as one Elements
+ * message per connection it came on: one Data entry per transform with the
+ * held bytes (and is_last when it came), then the Timers entries as they
+ * came. The instruction must be expected (fnw_inbound_expect) already. -1
+ * with err set when it cannot be relayed: its early data was dropped (err
+ * says why), it already ran, a native bundle reads it, there is no tap, or
+ * memory ran out (the bundle must then fail; fnw_inbound_finish frees what
+ * is left). */
+int fnw_inbound_relay(fnw_data_mgr *m, const char *instruction_id, fnw_error *err);
+/* fnw_inbound_finish() ends a relayed instruction too: later data and timers
+ * for it are dropped as they arrive. */
+
+/* Sends a whole Elements message (the child's output) on c, unchanged;
+ * ownership of the slice passes; done as fnw_stream_send's (ok = 0, at once,
+ * when c has no stream). */
+void fnw_data_send_elements(fnw_data_conn *c, grpc_slice elements, fnw_sent_cb done, void *arg);
+/* Pauses (1) or resumes (0) receiving on every connection, on top of the
+ * inbound limit's own pausing (the relay's flow control: the child's Data
+ * stream is congested). Resuming leaves a connection over its limit paused. */
+void fnw_data_hold(fnw_data_mgr *m, int held);
 
 /* Claims (or creates) the inbound stream of (instruction, transform). NULL
  * with err set when it cannot be read: its early data was dropped, the

@@ -45,9 +45,10 @@ struct fnw_data_conn {
     fnw_inbox *wake;    /* of those, the ones a message brought input for (inbound.c) */
     fnw_outbox *outboxes;
     size_t inbound_bytes; /* held for announced instructions (inbound.c counts) */
-    int recv_paused;
-    int failed;      /* the stream failed: error says why */
-    char error[512]; /* kept without allocating, so a failure cannot be lost */
+    int over_limit;       /* inbound_bytes reached the limit, not yet back below half */
+    int recv_paused;      /* what the stream was told: over_limit or the manager's hold */
+    int failed;           /* the stream failed: error says why */
+    char error[512];      /* kept without allocating, so a failure cannot be lost */
     ev_timer flush_timer;
     fnw_ready_wait *ready; /* until the channel connects */
 };
@@ -57,6 +58,9 @@ int fnw_inbound_init(fnw_data_mgr *m);
 /* inbound.c: one received Elements message (borrowed); the bundles whose
  * inboxes got data or is_last hear of it. */
 void fnw_inbound_on_message(fnw_data_conn *c, grpc_slice msg);
+/* inbound.c: pauses or resumes c's receives as its held bytes and the
+ * manager's hold say (a new stream starts unpaused). */
+void fnw_inbound_update_pause(fnw_data_conn *c);
 /* inbound.c: tells every bundle reading from c that it may go on. */
 void fnw_inbound_notify(fnw_data_conn *c);
 /* inbound.c: c is gone; every bundle reading from it fails with msg. */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/relay_route.h"
+
 /* A bundle waiting for its descriptor. */
 typedef struct waiting_bundle {
     struct waiting_bundle *next;
@@ -16,6 +18,7 @@ struct fnw_descriptor {
     char *id;
     fnw_plan *plan;
     int failed;                /* known without a plan: error says why */
+    int relayed;               /* PyFlink's Python worker runs it (worker/relay.h) */
     char error[FNW_ERROR_MAX]; /* kept without allocating, so it cannot be lost */
     char *data_url;            /* known even when the plan failed */
     int fetching;
@@ -114,8 +117,24 @@ static void descriptor_set(fnw_descriptors *c, fnw_descriptor *d, const pb_Proce
     fnw_plan_free(d->plan);
     d->plan = NULL;
     d->failed = 0;
+    d->relayed = 0;
     free(d->data_url);
-    if (fnw_plan_data_url(pb, &d->data_url, &err) < 0 || fnw_plan_build(pb, c->registry, &d->plan, &err) < 0) {
+    d->data_url = NULL;
+    fnw_route route = FNW_ROUTE_NATIVE;
+    if (fnw_plan_data_url(pb, &d->data_url, &err) < 0)
+        route = FNW_ROUTE_MIXED; /* out of memory: err says so */
+    else if (c->ev->on_relayed)
+        route = fnw_relay_route_classify(pb, &err);
+    if (route == FNW_ROUTE_RELAYED) {
+        if (c->ev->on_relayed(c->user, d, pb, &err) < 0) {
+            d->failed = 1;
+            snprintf(d->error, sizeof d->error, "%s", err.msg);
+        } else {
+            d->relayed = 1;
+            fnw_info(c->log, "relay: descriptor %s runs in PyFlink's Python worker (data endpoint %s)", d->id,
+                     d->data_url ? d->data_url : "none");
+        }
+    } else if (route == FNW_ROUTE_MIXED || fnw_plan_build(pb, c->registry, &d->plan, &err) < 0) {
         d->failed = 1;
         snprintf(d->error, sizeof d->error, "%s", err.msg);
     } else {
@@ -174,7 +193,12 @@ const char *fnw_descriptors_id(const fnw_descriptor *d)
 
 int fnw_descriptors_known(const fnw_descriptor *d)
 {
-    return d->plan || d->failed;
+    return d->plan || d->failed || d->relayed;
+}
+
+int fnw_descriptors_relayed(const fnw_descriptor *d)
+{
+    return d->relayed;
 }
 
 const fnw_plan *fnw_descriptors_plan(const fnw_descriptor *d)

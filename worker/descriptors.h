@@ -12,6 +12,10 @@
  * on_ready, first come first served, whether the descriptor planned or
  * failed; a failed descriptor answers each of them with its reason.
  *
+ * A descriptor whose functions are all Python functions (not fnworker
+ * operations) is not planned: it is handed to the relay (on_relayed), and
+ * its bundles run in PyFlink's own Python worker (worker/relay.h).
+ *
  * Each descriptor also keeps the pool of idle processors for its plan
  * (worker/processors.h).
  *
@@ -35,6 +39,12 @@ typedef struct fnw_descriptors_events {
     /* d is known now (plan or error): start the bundle instruction_id that
      * waited for it. Called once per waiting bundle, in arrival order. */
     void (*on_ready)(void *user, fnw_descriptor *d, const char *instruction_id);
+    /* When set, each descriptor is routed first (worker/relay_route.h): one
+     * with only Python functions is handed here instead of planned (0: it
+     * is relayed; -1: its bundles fail with err), one that mixes both kinds
+     * fails with the rule to use. NULL: every descriptor is planned (a
+     * Python function then fails planning). */
+    int (*on_relayed)(void *user, fnw_descriptor *d, const pb_ProcessBundleDescriptor *pb, fnw_error *err);
 } fnw_descriptors_events;
 
 /* Embedded by its owner; the fields are private to descriptors.c. */
@@ -73,6 +83,8 @@ int fnw_descriptors_wait(fnw_descriptors *c, fnw_descriptor *d, const char *inst
 const char *fnw_descriptors_id(const fnw_descriptor *d);
 /* 1 once registered or fetched (plan or error). */
 int fnw_descriptors_known(const fnw_descriptor *d);
+/* 1 when PyFlink's Python worker runs it (no plan then). */
+int fnw_descriptors_relayed(const fnw_descriptor *d);
 /* The plan; NULL while unknown or when planning failed. */
 const fnw_plan *fnw_descriptors_plan(const fnw_descriptor *d);
 /* Why there is no plan; NULL while unknown or when it planned. */

@@ -7,14 +7,15 @@
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 
-/* Reads one field header and, for length-delimited fields, its payload. */
+/* Reads one field header and, for length-delimited fields, its payload.
+ * Positions in messages are relative to p (the caller adds context). */
 static int read_field(const uint8_t *p, size_t n, size_t *pos, uint32_t *field, int *wt, uint64_t *ival,
                       const uint8_t **bytes, size_t *blen, fnw_error *err)
 {
     uint64_t key;
     int k = fnw_varint_read(p + *pos, n - *pos, &key);
     if (k <= 0)
-        return fnw_error_set(err, "Elements: bad field key at byte %zu", *pos);
+        return fnw_error_set(err, "bad field key at byte %zu", *pos);
     *pos += (size_t)k;
     *field = (uint32_t)(key >> 3);
     *wt = (int)(key & 7);
@@ -22,27 +23,27 @@ static int read_field(const uint8_t *p, size_t n, size_t *pos, uint32_t *field, 
     case WT_VARINT:
         k = fnw_varint_read(p + *pos, n - *pos, ival);
         if (k <= 0)
-            return fnw_error_set(err, "Elements: bad varint at byte %zu", *pos);
+            return fnw_error_set(err, "bad varint at byte %zu", *pos);
         *pos += (size_t)k;
         return 0;
     case WT_I64:
         if (n - *pos < 8)
-            return fnw_error_set(err, "Elements: truncated fixed64 at byte %zu", *pos);
+            return fnw_error_set(err, "truncated fixed64 at byte %zu", *pos);
         *pos += 8;
         return 0;
     case WT_I32:
         if (n - *pos < 4)
-            return fnw_error_set(err, "Elements: truncated fixed32 at byte %zu", *pos);
+            return fnw_error_set(err, "truncated fixed32 at byte %zu", *pos);
         *pos += 4;
         return 0;
     case WT_LEN: {
         uint64_t len;
         k = fnw_varint_read(p + *pos, n - *pos, &len);
         if (k <= 0)
-            return fnw_error_set(err, "Elements: bad length at byte %zu", *pos);
+            return fnw_error_set(err, "bad length at byte %zu", *pos);
         *pos += (size_t)k;
         if (len > n - *pos)
-            return fnw_error_set(err, "Elements: field %u claims %llu bytes, %zu remain", *field,
+            return fnw_error_set(err, "field %u claims %llu bytes, %zu remain", *field,
                                  (unsigned long long)len, n - *pos);
         *bytes = p + *pos;
         *blen = (size_t)len;
@@ -50,15 +51,19 @@ static int read_field(const uint8_t *p, size_t n, size_t *pos, uint32_t *field, 
         return 0;
     }
     default:
-        return fnw_error_set(err, "Elements: unsupported wire type %d at byte %zu", *wt, *pos);
+        return fnw_error_set(err, "unsupported wire type %d at byte %zu", *wt, *pos);
     }
 }
 
 static int parse_data(const uint8_t *p, size_t n, fnw_elem_data *d, fnw_error *err)
 {
-    memset(d, 0, sizeof *d);
     d->instruction_id = "";
+    d->instruction_len = 0;
     d->transform_id = "";
+    d->transform_len = 0;
+    d->data = NULL;
+    d->data_len = 0;
+    d->is_last = 0;
     size_t pos = 0;
     while (pos < n) {
         uint32_t field;
@@ -84,11 +89,13 @@ static int parse_data(const uint8_t *p, size_t n, fnw_elem_data *d, fnw_error *e
     return 0;
 }
 
-int fnw_elements_each(const uint8_t *p, size_t n, int (*fn)(void *arg, const fnw_elem_data *d), void *arg,
-                      size_t *timers, fnw_error *err)
+static int parse_timers(const uint8_t *p, size_t n, fnw_elem_timers *t, fnw_error *err)
 {
+    memset(t, 0, sizeof *t);
+    t->instruction_id = "";
+    t->transform_id = "";
+    t->family_id = "";
     size_t pos = 0;
-    *timers = 0;
     while (pos < n) {
         uint32_t field;
         int wt;
@@ -98,16 +105,85 @@ int fnw_elements_each(const uint8_t *p, size_t n, int (*fn)(void *arg, const fnw
         if (read_field(p, n, &pos, &field, &wt, &iv, &b, &bl, err) < 0)
             return -1;
         if (field == 1 && wt == WT_LEN) {
-            fnw_elem_data d;
-            if (parse_data(b, bl, &d, err) < 0)
-                return -1;
-            if (fn(arg, &d) < 0)
-                return -1;
+            t->instruction_id = (const char *)b;
+            t->instruction_len = bl;
         } else if (field == 2 && wt == WT_LEN) {
-            (*timers)++;
+            t->transform_id = (const char *)b;
+            t->transform_len = bl;
+        } else if (field == 3 && wt == WT_LEN) {
+            t->family_id = (const char *)b;
+            t->family_len = bl;
+        } else if (field == 4 && wt == WT_LEN) {
+            t->timers = b;
+            t->timers_len = bl;
+        } else if (field == 5 && wt == WT_VARINT) {
+            t->is_last = iv != 0;
         }
     }
     return 0;
+}
+
+int fnw_elements_walk(const uint8_t *p, size_t n, const fnw_elem_visitor *v, void *arg, fnw_error *err)
+{
+    size_t pos = 0;
+    while (pos < n) {
+        size_t at = pos;
+        uint32_t field;
+        int wt;
+        uint64_t iv = 0;
+        const uint8_t *b = NULL;
+        size_t bl = 0;
+        if (read_field(p, n, &pos, &field, &wt, &iv, &b, &bl, err) < 0)
+            return fnw_error_prefix(err, "Elements");
+        if (field == 1 && wt == WT_LEN) {
+            fnw_elem_data d;
+            if (parse_data(b, bl, &d, err) < 0)
+                return fnw_error_prefix(err, "Elements: the Data entry at byte %zu is malformed (%zu bytes)",
+                                        at, pos - at);
+            d.raw = p + at;
+            d.raw_len = pos - at;
+            if (v->data(arg, &d) < 0)
+                return -1;
+        } else if (field == 2 && wt == WT_LEN) {
+            fnw_elem_timers t;
+            if (parse_timers(b, bl, &t, err) < 0)
+                return fnw_error_prefix(err, "Elements: the Timers entry at byte %zu is malformed (%zu bytes)",
+                                        at, pos - at);
+            t.raw = p + at;
+            t.raw_len = pos - at;
+            if (v->timers(arg, &t) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+typedef struct each_ctx {
+    int (*fn)(void *arg, const fnw_elem_data *d);
+    void *arg;
+    size_t *timers;
+} each_ctx;
+
+static int each_data(void *arg, const fnw_elem_data *d)
+{
+    each_ctx *x = arg;
+    return x->fn(x->arg, d);
+}
+
+static int each_timers(void *arg, const fnw_elem_timers *t)
+{
+    (void)t;
+    (*((each_ctx *)arg)->timers)++;
+    return 0;
+}
+
+int fnw_elements_each(const uint8_t *p, size_t n, int (*fn)(void *arg, const fnw_elem_data *d), void *arg,
+                      size_t *timers, fnw_error *err)
+{
+    static const fnw_elem_visitor v = { each_data, each_timers };
+    each_ctx x = { fn, arg, timers };
+    *timers = 0;
+    return fnw_elements_walk(p, n, &v, &x, err);
 }
 
 static size_t len_field_size(size_t len)
@@ -187,5 +263,27 @@ uint8_t *fnw_elements_put_data_head(uint8_t *out, const char *iid, size_t il, co
     out = put_entry_start(out, iid, il, tid, tl, data_head_body_size(il, tl, dl));
     *out++ = 0x1a;
     out += fnw_varint_write(out, dl);
+    return out;
+}
+
+/* With is_last the body has 2 more bytes after the data. */
+size_t fnw_elements_data_head_size_last(size_t il, size_t tl, size_t dl)
+{
+    return len_field_size(data_head_body_size(il, tl, dl) + 2) - dl - 2;
+}
+
+uint8_t *fnw_elements_put_data_head_last(uint8_t *out, const char *iid, size_t il, const char *tid, size_t tl,
+                                         size_t dl)
+{
+    out = put_entry_start(out, iid, il, tid, tl, data_head_body_size(il, tl, dl) + 2);
+    *out++ = 0x1a;
+    out += fnw_varint_write(out, dl);
+    return out;
+}
+
+uint8_t *fnw_elements_put_is_last(uint8_t *out)
+{
+    *out++ = 0x20;
+    *out++ = 0x01;
     return out;
 }

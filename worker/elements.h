@@ -3,10 +3,16 @@
  * The data plane carries most of the bytes, so it skips protobuf-c: reading
  * walks the wire format and hands out pointers into the received buffer (no
  * allocation, no copy); writing computes the exact size and fills one
- * buffer. Only Elements.Data (field 1) matters to us; Elements.Timers
- * (field 2) are reported so the caller can reject them. Field numbers are
- * those of beam_fn_api.proto: Data{instruction_id 1, transform_id 2, data 3,
- * is_last 4}.
+ * buffer. Native bundles read Elements.Data (field 1); Elements.Timers
+ * (field 2) matter to instructions relayed to PyFlink's own worker, which get
+ * every entry byte for byte: so each entry is also handed out as its raw span
+ * (field key through its last byte), ready to be copied into another
+ * Elements message as it is. Field numbers are those of beam_fn_api.proto:
+ * Data{instruction_id 1, transform_id 2, data 3, is_last 4}, Timers{
+ * instruction_id 1, transform_id 2, timer_family_id 3, timers 4, is_last 5}.
+ * An entry's body must be well-formed protobuf (keys, varints, lengths); a
+ * known field with another wire type is skipped as an unknown one, as
+ * protobuf's own parsers do.
  */
 #ifndef FNW_ELEMENTS_H
 #define FNW_ELEMENTS_H
@@ -24,10 +30,38 @@ typedef struct fnw_elem_data {
     const uint8_t *data;
     size_t data_len;
     int is_last;
+    const uint8_t *raw; /* the whole entry: its field key, length and body */
+    size_t raw_len;
 } fnw_elem_data;
 
-/* Calls fn for each Data entry of the Elements message in p[0..n). *timers
- * counts Timers entries. Returns -1 on malformed input (err says where). */
+typedef struct fnw_elem_timers {
+    const char *instruction_id;
+    size_t instruction_len;
+    const char *transform_id;
+    size_t transform_len;
+    const char *family_id; /* timer_family_id */
+    size_t family_len;
+    const uint8_t *timers;
+    size_t timers_len;
+    int is_last;
+    const uint8_t *raw; /* the whole entry, as for Data */
+    size_t raw_len;
+} fnw_elem_timers;
+
+/* What to call per entry; a callback returning < 0 stops the walk. */
+typedef struct fnw_elem_visitor {
+    int (*data)(void *arg, const fnw_elem_data *d);
+    int (*timers)(void *arg, const fnw_elem_timers *t);
+} fnw_elem_visitor;
+
+/* Calls v's callbacks for each Data and Timers entry of the Elements message
+ * in p[0..n), in message order (pointers into p, nothing copied). Returns -1
+ * when a callback refuses an entry, or on malformed input (err says which
+ * entry and what: entries before it were handed out). */
+int fnw_elements_walk(const uint8_t *p, size_t n, const fnw_elem_visitor *v, void *arg, fnw_error *err);
+
+/* fnw_elements_walk with fn for Data entries; *timers counts the (well-formed)
+ * Timers entries. */
 int fnw_elements_each(const uint8_t *p, size_t n, int (*fn)(void *arg, const fnw_elem_data *d), void *arg,
                       size_t *timers, fnw_error *err);
 
@@ -44,5 +78,14 @@ uint8_t *fnw_elements_put_data(uint8_t *out, const char *instruction_id, size_t 
 size_t fnw_elements_data_head_size(size_t instruction_len, size_t transform_len, size_t data_len);
 uint8_t *fnw_elements_put_data_head(uint8_t *out, const char *instruction_id, size_t instruction_len,
                                     const char *transform_id, size_t transform_len, size_t data_len);
+
+/* The same, for an entry that also ends its stream: the head, then the caller
+ * writes the data_len bytes, then fnw_elements_put_is_last() (2 bytes). The
+ * whole entry is fnw_elements_data_size(.., data_len, 1) bytes for
+ * data_len > 0. */
+size_t fnw_elements_data_head_size_last(size_t instruction_len, size_t transform_len, size_t data_len);
+uint8_t *fnw_elements_put_data_head_last(uint8_t *out, const char *instruction_id, size_t instruction_len,
+                                         const char *transform_id, size_t transform_len, size_t data_len);
+uint8_t *fnw_elements_put_is_last(uint8_t *out);
 
 #endif

@@ -44,6 +44,17 @@ static int parse_threads(const char *v, size_t *out, fnw_error *err)
     return 0;
 }
 
+static int parse_fd(const char *v, int *out, fnw_error *err)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < 3 || n > 65535)
+        return fnw_error_set(err, "--relay-fd: '%s' is not a descriptor number from 3 to 65535", v);
+    *out = (int)n;
+    return 0;
+}
+
 static int parse_level(const char *v, fnw_level *out, fnw_error *err)
 {
     if (fnw_log_level_parse(v, out) < 0)
@@ -82,6 +93,18 @@ static int missing(const fnw_flags *f, fnw_error *err, const char *what)
     return fnw_error_set(err, "%s", what);
 }
 
+/* --relay=on|off (and FNW_RELAY). */
+static int parse_relay(const char *v, int *out, fnw_error *err)
+{
+    if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true"))
+        *out = 1;
+    else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false"))
+        *out = 0;
+    else
+        return fnw_error_set(err, "--relay takes on or off, not '%s'", v);
+    return 0;
+}
+
 int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
 {
     memset(f, 0, sizeof *f);
@@ -92,7 +115,11 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
     f->early_data_ttl_s = 30;
     f->blocking_threads = 4;
     f->lull_seconds = 300;
+    f->relay_fd = -1;
     f->semi_persist_dir = "/tmp";
+    f->relay = 1;
+    if (getenv("FNW_RELAY") && parse_relay(getenv("FNW_RELAY"), &f->relay, err) < 0)
+        return fnw_error_prefix(err, "FNW_RELAY");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
@@ -160,6 +187,16 @@ int fnw_flags_parse(fnw_flags *f, int argc, char **argv, fnw_error *err)
                 return -1;
             continue;
         }
+        if ((r = take_value(a, "--relay-fd", &i, argc, argv, &v, err)) != 0) {
+            if (r < 0 || parse_fd(v, &f->relay_fd, err) < 0)
+                return -1;
+            continue;
+        }
+        if ((r = take_value(a, "--relay", &i, argc, argv, &v, err)) != 0) {
+            if (r < 0 || parse_relay(v, &f->relay, err) < 0)
+                return -1;
+            continue;
+        }
         if (!strncmp(a, "--", 2)) {
             if (f->n_unknown < FNW_FLAGS_MAX_UNKNOWN)
                 f->unknown[f->n_unknown++] = a;
@@ -211,6 +248,11 @@ void fnw_flags_usage(const char *prog)
            "  --lull-seconds=SECONDS     WARN about a bundle that made no progress this long, naming what\n"
            "                             is in flight (default 300; 0 turns it off). SIGQUIT logs every\n"
            "                             bundle, queue and call at any time\n"
+           "  --relay-fd=N               set by the worker pool: the socket on which it asks the launcher\n"
+           "                             to start PyFlink's Python worker (docs/design/relay.md, section 10)\n"
+           "  --relay=on|off             run Python functions that are not fnworker operations in\n"
+           "                             PyFlink's own Python worker, started as a child (default on;\n"
+           "                             also $FNW_RELAY). off: such bundles fail, naming the function\n"
            "  --help, --version\n",
            prog);
 }

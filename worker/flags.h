@@ -30,6 +30,8 @@ typedef struct fnw_flags {
     const char *plugins_dir;  /* --plugins-dir; NULL when not given */
     size_t blocking_threads;  /* --blocking-threads, default 4 */
     double lull_seconds;      /* default 300: WARN about a bundle idle this long; 0 = off */
+    int relay_fd;             /* --relay-fd: pool mode's socket for starting the Python worker; -1 */
+    int relay;                /* --relay / FNW_RELAY: Python functions run in PyFlink's worker (default 1) */
     int help, version;
     const char *unknown[FNW_FLAGS_MAX_UNKNOWN];
     char control_buf[512], logging_buf[512]; /* urls read from the environment */

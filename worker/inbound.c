@@ -6,6 +6,13 @@
  * the connection's limit or against the early-data bounds, or dropped, is the
  * book's (worker/instr.h). Drops of early data are logged at WARN, a few one
  * by one and the rest summed up per window.
+ *
+ * Entries of relayed instructions bypass the inboxes: one pass over a
+ * message gathers their raw spans (a run of adjacent ones costs nothing until
+ * an entry of another instruction breaks it), and the message, or a copy of
+ * just those spans, goes to the relay's tap at the end. Timers entries of
+ * instructions not known to be relayed yet are held verbatim in a timers
+ * inbox of their own (one per instruction and connection), counted as data.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,17 +48,23 @@ static double now_s(const fnw_data_mgr *m)
     return m->io->now(m->loop);
 }
 
-/* Stops or resumes receiving as c's held bytes cross the limit. */
+/* Stops or resumes receiving as c's held bytes cross the limit (resuming
+ * below half of it) and as the manager's hold says. */
 static void conn_update_pause(fnw_data_conn *c)
 {
     size_t limit = c->mgr->cfg.inbound_limit;
-    int want = c->inbound_bytes >= limit;
-    if (!want && c->recv_paused && c->inbound_bytes > limit / 2)
-        want = 1; /* hysteresis: resume below half the limit */
+    int over = c->inbound_bytes >= limit || (c->over_limit && c->inbound_bytes > limit / 2);
+    c->over_limit = over;
+    int want = over || c->mgr->held;
     if (want != c->recv_paused && c->stream) {
         c->recv_paused = want;
         c->mgr->io->pause_recv(c->stream, want);
     }
+}
+
+void fnw_inbound_update_pause(fnw_data_conn *c)
+{
+    conn_update_pause(c);
 }
 
 /* ---- inboxes and where their bytes are counted ----------------------------------
@@ -145,7 +158,16 @@ static int instr_free_unclaimed(fnw_instr *e, int counted)
 static fnw_inbox *instr_inbox(fnw_instr *e, const fnw_data_conn *c, const char *tid, size_t tl)
 {
     for (fnw_inbox *ib = e->data; ib; ib = ib->next)
-        if (ib->conn == c && span_eq(tid, tl, ib->transform_id))
+        if (ib->conn == c && !ib->timers && span_eq(tid, tl, ib->transform_id))
+            return ib;
+    return NULL;
+}
+
+/* The inbox holding e's timers from c; NULL when there is none. */
+static fnw_inbox *instr_timers(fnw_instr *e, const fnw_data_conn *c)
+{
+    for (fnw_inbox *ib = e->data; ib; ib = ib->next)
+        if (ib->timers && (!c || ib->conn == c))
             return ib;
     return NULL;
 }
@@ -263,6 +285,13 @@ static void expiry_arm(fnw_data_mgr *m)
 typedef struct recv_ctx {
     fnw_data_conn *c;
     grpc_slice slice;
+    /* entries for the relay: the run of adjacent ones not copied yet, and
+     * the copies of earlier runs */
+    const uint8_t *run, *run_end;
+    fnw_buf out;
+    int failed;            /* memory ran out copying them... */
+    size_t lost;           /* ...and this many bytes of them are lost */
+    size_t timers_ignored; /* Timers entries for native bundles */
 } recv_ctx;
 
 /* Memory ran out holding input of e: the bundle reading it fails now, one
@@ -276,23 +305,24 @@ static void lose_input(fnw_data_conn *c, fnw_instr *e, size_t n)
         fnw_instr_drop(&c->mgr->book, e, FNW_INSTR_NO_MEMORY, now_s(c->mgr));
 }
 
-/* Appends d's bytes to ib. A small part of a big message is copied, so the
- * message can go; otherwise the chunk keeps the message and counts all of
- * it. -1 when the bytes were not kept (ib may be gone). */
-static int inbox_append(recv_ctx *rc, fnw_inbox *ib, const fnw_elem_data *d)
+/* Appends p[0..n) of the message to ib. A small part of a big message is
+ * copied, so the message can go; otherwise the chunk keeps the message and
+ * counts all of it. An inlined message (no refcount: gRPC keeps a small
+ * one's bytes in the slice struct, which is the caller's) is always copied.
+ * -1 when the bytes were not kept (ib may be gone). */
+static int inbox_append(recv_ctx *rc, fnw_inbox *ib, const uint8_t *p, size_t n)
 {
     fnw_data_mgr *m = rc->c->mgr;
     fnw_instr *e = ib->instr;
     size_t whole = GRPC_SLICE_LENGTH(rc->slice);
-    int copy = d->data_len < whole / 2;
-    size_t held = copy ? d->data_len : whole;
+    int copy = n < whole / 2 || !rc->slice.refcount;
+    size_t held = copy ? n : whole;
     if (fnw_instr_charge(&m->book, e, held, now_s(m)) < 0)
         return -1; /* over an early-data bound: e was dropped */
-    int r = copy ? fnw_inbox_append_copy(ib, d->data, d->data_len)
-                 : fnw_inbox_append_ref(ib, rc->slice, d->data, d->data_len, held);
+    int r = copy ? fnw_inbox_append_copy(ib, p, n) : fnw_inbox_append_ref(ib, rc->slice, p, n, held);
     if (r < 0) {
         fnw_instr_uncharge(&m->book, e, held);
-        lose_input(rc->c, e, d->data_len);
+        lose_input(rc->c, e, n);
         return -1;
     }
     if (e->state == FNW_INSTR_LIVE)
@@ -320,6 +350,78 @@ static fnw_inbox *entry_inbox(fnw_data_conn *c, fnw_instr *e, const fnw_elem_dat
     return ib;
 }
 
+/* Copies the run of relayed entries out of the message. The first copy
+ * reserves what is left of the message, so a message is copied with one
+ * allocation at most. */
+static void relay_copy_run(recv_ctx *rc)
+{
+    size_t n = (size_t)(rc->run_end - rc->run);
+    if (!n)
+        return;
+    if (!rc->failed) {
+        const uint8_t *end = GRPC_SLICE_END_PTR(rc->slice);
+        if ((!rc->out.cap && fnw_buf_reserve(&rc->out, (size_t)(end - rc->run)) < 0) ||
+            fnw_buf_append(&rc->out, rc->run, n) < 0) {
+            rc->failed = 1;
+            rc->lost = rc->out.len;
+            fnw_buf_free(&rc->out);
+            fnw_buf_init(&rc->out, 0);
+        }
+    }
+    if (rc->failed)
+        rc->lost += n;
+    rc->run = rc->run_end = NULL;
+}
+
+/* An entry of a relayed instruction: raw[0..n) of the message. */
+static void relay_take(recv_ctx *rc, const uint8_t *raw, size_t n)
+{
+    if (raw == rc->run_end && rc->run_end) {
+        rc->run_end += n;
+        return;
+    }
+    relay_copy_run(rc);
+    rc->run = raw;
+    rc->run_end = raw + n;
+}
+
+/* Hands the relayed entries of the message to the tap: the message itself
+ * when they are all of it. */
+static void relay_deliver(recv_ctx *rc)
+{
+    fnw_data_conn *c = rc->c;
+    fnw_data_mgr *m = c->mgr;
+    if (!rc->run && !rc->out.len && !rc->failed)
+        return;
+    if (!m->tap.on_elements) {
+        fnw_err(m->log,
+                "data stream %s: no relay took the input of relayed instructions (the tap was removed)",
+                c->url);
+        return;
+    }
+    grpc_slice out;
+    if (!rc->out.len && !rc->failed && rc->run == GRPC_SLICE_START_PTR(rc->slice) &&
+        rc->run_end == GRPC_SLICE_END_PTR(rc->slice)) {
+        out = grpc_slice_ref(rc->slice);
+    } else {
+        relay_copy_run(rc);
+        if (rc->failed) {
+            char msg[512];
+            snprintf(msg, sizeof msg,
+                     "out of memory copying %zu bytes of relayed instructions' input from the data "
+                     "stream to %s",
+                     rc->lost, c->url);
+            fnw_err(m->log, "%s", msg);
+            m->tap.on_failed(m->tap.user, c, msg);
+            return;
+        }
+        size_t len;
+        uint8_t *p = fnw_buf_steal(&rc->out, &len);
+        out = grpc_slice_new(p, len, free);
+    }
+    m->tap.on_elements(m->tap.user, c, out);
+}
+
 static int on_data_entry(void *arg, const fnw_elem_data *d)
 {
     recv_ctx *rc = arg;
@@ -334,10 +436,14 @@ static int on_data_entry(void *arg, const fnw_elem_data *d)
     e->input_bytes += d->data_len;
     if (e->state == FNW_INSTR_DONE || e->state == FNW_INSTR_DROPPED)
         return 0; /* finished, failed or given up: dropped as it arrives */
+    if (e->relayed) {
+        relay_take(rc, d->raw, d->raw_len);
+        return 0;
+    }
     fnw_inbox *ib = entry_inbox(c, e, d);
     if (!ib)
         return 0;
-    if (d->data_len > 0 && inbox_append(rc, ib, d) < 0)
+    if (d->data_len > 0 && inbox_append(rc, ib, d->data, d->data_len) < 0)
         return 0;
     if (d->is_last)
         ib->got_last = 1;
@@ -346,6 +452,43 @@ static int on_data_entry(void *arg, const fnw_elem_data *d)
         ib->wnext = c->wake;
         c->wake = ib;
     }
+    return 0;
+}
+
+/* A Timers entry: relayed, held until the instruction is known to be
+ * relayed or native, or (a native bundle reads the instruction) ignored. */
+static int on_timers_entry(void *arg, const fnw_elem_timers *t)
+{
+    recv_ctx *rc = arg;
+    fnw_data_conn *c = rc->c;
+    fnw_data_mgr *m = c->mgr;
+    fnw_instr *e = fnw_instr_get(&m->book, t->instruction_id, t->instruction_len, now_s(m));
+    if (!e) {
+        fnw_err(m->log, "data stream %s: out of memory: dropped %zu bytes of timers for instruction %.*s",
+                c->url, t->raw_len, (int)t->instruction_len, t->instruction_id);
+        return 0;
+    }
+    e->input_bytes += t->raw_len;
+    if (e->state == FNW_INSTR_DONE || e->state == FNW_INSTR_DROPPED)
+        return 0;
+    if (e->relayed) {
+        relay_take(rc, t->raw, t->raw_len);
+        return 0;
+    }
+    if (instr_claimed(e)) {
+        rc->timers_ignored++;
+        return 0;
+    }
+    fnw_inbox *ib = instr_timers(e, c);
+    if (!ib) {
+        ib = inbox_new(c, e, "", 0);
+        if (!ib) {
+            lose_input(c, e, t->raw_len);
+            return 0;
+        }
+        ib->timers = 1;
+    }
+    inbox_append(rc, ib, t->raw, t->raw_len);
     return 0;
 }
 
@@ -363,15 +506,22 @@ static void wake_marked(fnw_data_conn *c)
 
 void fnw_inbound_on_message(fnw_data_conn *c, grpc_slice msg)
 {
-    recv_ctx rc = { c, msg };
-    size_t timers = 0;
+    static const fnw_elem_visitor visit = { on_data_entry, on_timers_entry };
+    recv_ctx rc = { .c = c, .slice = msg };
+    fnw_buf_init(&rc.out, 0);
     fnw_error err;
-    if (fnw_elements_each(GRPC_SLICE_START_PTR(msg), GRPC_SLICE_LENGTH(msg), on_data_entry, &rc, &timers,
-                          &err) < 0)
-        fnw_err(c->mgr->log, "data stream %s: dropped a malformed Elements message: %s", c->url, err.msg);
-    if (timers)
-        fnw_warn(c->mgr->log, "data stream %s: ignored %zu timer entries (timers are not supported)", c->url,
-                 timers);
+    /* pointers into rc.slice, not msg: an inlined slice's bytes live in the
+     * slice struct itself, and the run is compared with rc.slice's */
+    if (fnw_elements_walk(GRPC_SLICE_START_PTR(rc.slice), GRPC_SLICE_LENGTH(rc.slice), &visit, &rc, &err) < 0)
+        fnw_err(c->mgr->log, "data stream %s: dropped the rest of a malformed Elements message: %s", c->url,
+                err.msg);
+    relay_deliver(&rc);
+    fnw_buf_free(&rc.out);
+    if (rc.timers_ignored)
+        fnw_warn(c->mgr->log,
+                 "data stream %s: ignored %zu timer entries for bundles of fnworker operations (timers are "
+                 "not supported by fnworker operations)",
+                 c->url, rc.timers_ignored);
     conn_update_pause(c);
     expiry_arm(c->mgr);
     wake_marked(c);
@@ -453,6 +603,124 @@ void fnw_inbound_finish(fnw_data_mgr *m, const char *iid)
     expiry_arm(m);
 }
 
+/* A native bundle reads e: the timers held for it go, with a WARN. */
+static void drop_held_timers(fnw_data_mgr *m, fnw_instr *e)
+{
+    size_t n = 0, bytes = 0;
+    fnw_inbox *ib;
+    while ((ib = instr_timers(e, NULL))) {
+        for (fnw_chunk *ch = ib->head; ch; ch = ch->next) {
+            n++;
+            bytes += ch->n;
+        }
+        inbox_drop(ib, 1);
+    }
+    if (n)
+        fnw_log(m->log, FNW_LOG_WARN, e->id, NULL,
+                "instruction %s: ignored %zu timer entries (%zu bytes) that arrived for it (timers are not "
+                "supported by fnworker operations)",
+                e->id, n, bytes);
+}
+
+/* What e holds from c as one Elements message: a Data entry per transform
+ * (its chunks joined, is_last when it came), then the held Timers entries
+ * as they came; an empty slice when that is nothing. -1 when out of memory. */
+static int held_to_elements(fnw_instr *e, const fnw_data_conn *c, grpc_slice *out)
+{
+    size_t total = 0;
+    for (fnw_inbox *ib = e->data; ib; ib = ib->next) {
+        if (ib->conn != c)
+            continue;
+        size_t n = 0;
+        for (fnw_chunk *ch = ib->head; ch; ch = ch->next)
+            n += ch->n;
+        if (ib->timers)
+            total += n;
+        else if (n || ib->got_last)
+            total += fnw_elements_data_size(e->id_len, strlen(ib->transform_id), n, ib->got_last);
+    }
+    if (!total) {
+        *out = grpc_empty_slice();
+        return 0;
+    }
+    uint8_t *buf = malloc(total);
+    if (!buf)
+        return -1;
+    uint8_t *w = buf;
+    for (int timers = 0; timers < 2; timers++) {
+        for (fnw_inbox *ib = e->data; ib; ib = ib->next) {
+            if (ib->conn != c || ib->timers != timers)
+                continue;
+            size_t n = 0;
+            for (fnw_chunk *ch = ib->head; ch; ch = ch->next)
+                n += ch->n;
+            if (!timers && n == 0) {
+                if (ib->got_last)
+                    w = fnw_elements_put_data(w, e->id, e->id_len, ib->transform_id, strlen(ib->transform_id),
+                                              NULL, 0, 1);
+                continue;
+            }
+            if (!timers)
+                w = ib->got_last ? fnw_elements_put_data_head_last(w, e->id, e->id_len, ib->transform_id,
+                                                                   strlen(ib->transform_id), n)
+                                 : fnw_elements_put_data_head(w, e->id, e->id_len, ib->transform_id,
+                                                              strlen(ib->transform_id), n);
+            for (fnw_chunk *ch = ib->head; ch; ch = ch->next) {
+                memcpy(w, ch->p, ch->n);
+                w += ch->n;
+            }
+            if (!timers && ib->got_last)
+                w = fnw_elements_put_is_last(w);
+        }
+    }
+    *out = grpc_slice_new(buf, (size_t)(w - buf), free);
+    return 0;
+}
+
+int fnw_inbound_relay(fnw_data_mgr *m, const char *iid, fnw_error *err)
+{
+    size_t len = strlen(iid);
+    fnw_instr *e = instr_go_live(m, iid, len);
+    if (!e)
+        return fnw_error_set(err, "out of memory relaying the input of instruction %s", iid);
+    if (!m->tap.on_elements)
+        return fnw_error_set(err, "no relay takes the input of instruction %s", iid);
+    if (e->state == FNW_INSTR_DROPPED) {
+        char text[512];
+        return fnw_error_set(err, "%s", drop_text(m, e, text, sizeof text));
+    }
+    if (e->state == FNW_INSTR_DONE)
+        return fnw_error_set(err, "instruction %s already ran (instruction ids must not repeat)", iid);
+    if (e->relayed)
+        return 0;
+    if (instr_claimed(e))
+        return fnw_error_set(err, "a bundle of fnworker operations already reads the input of instruction %s",
+                             iid);
+    e->relayed = 1;
+    /* per connection, what is held goes out and is freed before the tap
+     * hears of it: the tap may finish the instruction meanwhile */
+    while (e && e->state == FNW_INSTR_LIVE && e->data) {
+        fnw_data_conn *c = ((fnw_inbox *)e->data)->conn;
+        grpc_slice held;
+        if (held_to_elements(e, c, &held) < 0) {
+            fnw_instr_drop(&m->book, e, FNW_INSTR_NO_MEMORY, now_s(m));
+            expiry_arm(m);
+            return fnw_error_set(err, "out of memory relaying the input held for instruction %s", iid);
+        }
+        fnw_inbox *ib = e->data;
+        while (ib) {
+            fnw_inbox *next = ib->next;
+            if (ib->conn == c)
+                inbox_drop(ib, 1);
+            ib = next;
+        }
+        if (GRPC_SLICE_LENGTH(held))
+            m->tap.on_elements(m->tap.user, c, held);
+        e = fnw_instr_find(&m->book, iid, len);
+    }
+    return 0;
+}
+
 static int claim_error(fnw_data_conn *c, fnw_instr *e, const char *tid, fnw_error *err)
 {
     char text[512];
@@ -463,7 +731,11 @@ static int claim_error(fnw_data_conn *c, fnw_instr *e, const char *tid, fnw_erro
                              "this instruction id already ran on the data stream to %s "
                              "(instruction ids must not repeat)",
                              c->url);
+    if (e->relayed)
+        return fnw_error_set(err, "its input goes to PyFlink's Python worker (the instruction is relayed)");
     for (fnw_inbox *ib = e->data; ib; ib = ib->next) {
+        if (ib->timers)
+            continue;
         if (ib->conn != c)
             return fnw_error_set(err,
                                  "its input arrived on the data stream to %s, but its "
@@ -503,6 +775,7 @@ fnw_inbox *fnw_inbound_claim(fnw_data_conn *c, const char *iid, const char *tid,
     if (c->claimed)
         c->claimed->cprev = ib;
     c->claimed = ib;
+    drop_held_timers(c->mgr, e);
     return ib;
 }
 

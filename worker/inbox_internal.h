@@ -53,6 +53,7 @@ struct fnw_inbox {
     fnw_instr *instr;
     char *transform_id;
     int lost;                   /* input was lost: later data is dropped */
+    int timers;                 /* holds raw Timers entries, not data (never claimed) */
     fnw_data_listener listener; /* user == NULL until a bundle claims it */
 };
 

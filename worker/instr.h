@@ -57,6 +57,7 @@ typedef struct fnw_instr {
     size_t early_bytes; /* EARLY: bytes charged to the early bounds */
     size_t input_bytes; /* the owner's count of input received (for messages) */
     void *data;         /* the owner's (its inboxes); NULL when none */
+    int relayed;        /* the owner's: its entries go to the relay */
     size_t id_len;
     char id[]; /* NUL-terminated */
 } fnw_instr;

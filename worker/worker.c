@@ -33,6 +33,7 @@
 #include "base/pb.h"
 #include "worker/pool_stats.h"
 #include "worker/processors.h"
+#include "worker/relay.h"
 #include "base/pump.h"
 #include "base/rpc.h"
 
@@ -57,6 +58,7 @@ typedef struct fnw_worker {
     fnw_boot boot;
     fnw_control *control;
     fnw_descriptors descriptors;
+    fnw_relay *relay; /* NULL with --relay=off */
     active_bundle *active;
     ev_timer stop_timer;
     ev_timer idle_timer; /* returns freed memory once bundles stop */
@@ -82,6 +84,8 @@ static void respond_error(fnw_worker *w, const char *iid, const char *msg)
  * the data plane drop what arrived or will arrive for it. */
 static void fail_instruction(fnw_worker *w, const char *iid, const char *msg)
 {
+    if (w->relay)
+        fnw_relay_drop(w->relay, iid);
     respond_error(w, iid, msg);
     fnw_inbound_finish(&w->data, iid);
 }
@@ -180,8 +184,19 @@ static void start_bundle(fnw_worker *w, fnw_descriptor *d, const char *iid)
 {
     /* Beam's runner waits for our Data stream before it looks at any
      * response, so open it even for a bundle that fails right away. */
+    fnw_data_conn *conn = NULL;
     if (fnw_descriptors_data_url(d))
-        fnw_data_connect(&w->data, fnw_descriptors_data_url(d));
+        conn = fnw_data_connect(&w->data, fnw_descriptors_data_url(d));
+    if (fnw_descriptors_relayed(d) && w->relay) {
+        if (conn)
+            fnw_relay_start(w->relay, iid, conn);
+        else
+            fail_instruction(w, iid,
+                             "a relayed descriptor names no data endpoint (or memory ran out opening it)");
+        return;
+    }
+    if (w->relay)
+        fnw_relay_drop(w->relay, iid);
     if (fnw_descriptors_error(d)) {
         char msg[FNW_ERROR_MAX + 128];
         snprintf(msg, sizeof msg, "instruction %s: %s", iid, fnw_descriptors_error(d));
@@ -220,7 +235,15 @@ static void descriptor_ready(void *user, fnw_descriptor *d, const char *iid)
     start_bundle(user, d, iid);
 }
 
-static const fnw_descriptors_events descriptor_events = { descriptor_ready };
+static int descriptor_relayed(void *user, fnw_descriptor *d, const pb_ProcessBundleDescriptor *pb,
+                              fnw_error *err)
+{
+    fnw_worker *w = user;
+    return fnw_relay_add_descriptor(w->relay, pb, err);
+}
+
+static const fnw_descriptors_events descriptor_events = { descriptor_ready, NULL };
+static const fnw_descriptors_events descriptor_events_relay = { descriptor_ready, descriptor_relayed };
 
 typedef struct fetch_ctx {
     fnw_worker *w;
@@ -252,10 +275,19 @@ static void fetch_descriptor(fnw_worker *w, fnw_descriptor *d)
 
 /* ---- instructions ---------------------------------------------------------------------- */
 
-static void handle_process_bundle(fnw_worker *w, const char *iid, const pb_ProcessBundleRequest *pb)
+static void handle_process_bundle(fnw_worker *w, const pb_InstructionRequest *req)
 {
+    const char *iid = req->instruction_id;
+    const pb_ProcessBundleRequest *pb = req->process_bundle;
     fnw_descriptor *d = fnw_descriptors_get(&w->descriptors, pb->process_bundle_descriptor_id);
     if (!d || fnw_inbound_expect(&w->data, iid) < 0) {
+        fail_instruction(w, iid, "out of memory accepting a process_bundle request");
+        return;
+    }
+    /* its descriptor may turn out relayed: keep the request (cache tokens
+     * and all) to hand on */
+    if (w->relay && (!fnw_descriptors_known(d) || fnw_descriptors_relayed(d)) &&
+        fnw_relay_hold(w->relay, req) < 0) {
         fail_instruction(w, iid, "out of memory accepting a process_bundle request");
         return;
     }
@@ -296,12 +328,14 @@ static void control_request(void *user, pb_InstructionRequest *req)
     }
     switch (req->request_case) {
     case REQ_CASE(PROCESS_BUNDLE):
-        handle_process_bundle(w, req->instruction_id, req->process_bundle);
+        handle_process_bundle(w, req);
         break;
     case REQ_CASE(REGISTER):
         handle_register(w, req);
         break;
     default:
+        if (w->relay && fnw_relay_forward(w->relay, req))
+            break; /* it names a relayed bundle: the Python worker answers */
         fnw_control_describe_unsupported(req, msg, sizeof msg);
         respond_error(w, req->instruction_id, msg);
         break;
@@ -391,6 +425,8 @@ static void worker_stop(fnw_worker *w, int code)
     fnw_boot_stop(&w->boot);
     ev_timer_stop(w->loop, &w->idle_timer);
     stop_bundles(w);
+    if (w->relay)
+        fnw_relay_stop(w->relay);
     if (w->control)
         fnw_control_stop(w->control);
     fnw_rpc_cancel_unary(&w->rpc);
@@ -425,6 +461,8 @@ static void dump_cb(struct ev_loop *loop, ev_signal *s, int revents)
              n, fnw_log_queued(&w->log));
     for (active_bundle *a = w->active; a; a = a->next)
         fnw_bundle_dump(a->b);
+    if (w->relay)
+        fnw_relay_dump(w->relay);
 }
 
 /* ---- run ------------------------------------------------------------------------------------- */
@@ -450,13 +488,52 @@ static void unblock_signals(void)
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
+/* ---- the relay ------------------------------------------------------------------------ */
+
+static void relay_respond(void *user, grpc_slice response)
+{
+    fnw_worker *w = user;
+    if (w->control)
+        fnw_control_send_response(w->control, response);
+    else
+        grpc_slice_unref(response);
+}
+
+static void relay_fail(void *user, const char *iid, const char *msg)
+{
+    fail_instruction(user, iid, msg);
+}
+
+static const uint8_t *relay_provision(void *user, size_t *n)
+{
+    fnw_worker *w = user;
+    return fnw_boot_provision(&w->boot, n);
+}
+
+static const fnw_relay_events relay_events = { NULL, relay_respond, relay_fail, relay_provision };
+
+static void relay_setup(fnw_worker *w)
+{
+    if (!w->flags->relay)
+        return;
+    fnw_relay_config rc = { w->flags->id, NULL, w->flags->semi_persist_dir, w->flags->connect_timeout_s,
+                            w->flags->relay_fd };
+    fnw_relay_events ev = relay_events;
+    ev.user = w;
+    w->relay = fnw_relay_new(w->loop, &w->log, &w->rpc, &w->data, &rc, &ev);
+    if (!w->relay)
+        fnw_err(&w->log, "out of memory setting up the relay: Python functions will fail");
+}
+
 /* Everything but the data plane, which is set up first (it can fail). */
 static void worker_setup(fnw_worker *w)
 {
     fnw_handoff_hold(w->handoff); /* the worker's loop ends by ev_break only */
     fnw_rpc_log_sink sink = fnw_log_rpc_sink(&w->log);
     fnw_rpc_init(&w->rpc, fnw_pump_cq(w->pump), "worker_id", w->flags->id, &sink);
-    fnw_descriptors_init(&w->descriptors, &w->registry, &w->log, &descriptor_events, w);
+    relay_setup(w);
+    fnw_descriptors_init(&w->descriptors, &w->registry, &w->log,
+                         w->relay ? &descriptor_events_relay : &descriptor_events, w);
     fnw_boot_init(&w->boot, w->loop, w->flags, &w->log, &w->rpc, &boot_events, w);
     ev_timer_init(&w->idle_timer, idle_cb, 0.2, 0);
     w->idle_timer.data = w;
@@ -474,6 +551,8 @@ static void worker_teardown(fnw_worker *w)
     fnw_pool_stats_free(&w->stats);
     fnw_control_free(w->control);
     w->control = NULL;
+    fnw_relay_free(w->relay); /* the child is killed if it still runs */
+    w->relay = NULL;
     fnw_data_free(&w->data);
     fnw_log_free(&w->log);
     fnw_descriptors_free(&w->descriptors);

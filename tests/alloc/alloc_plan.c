@@ -106,7 +106,7 @@ static void on_ready(void *user, fnw_descriptor *d, const char *instruction_id)
     ((fixture *)user)->ready++;
 }
 
-static const fnw_descriptors_events events = {on_ready};
+static const fnw_descriptors_events events = {on_ready, NULL};
 
 static int cache_run(void *p, fnw_error *err)
 {

@@ -15,7 +15,12 @@
  *  - the entries' data, appended to an inbox chunk by chunk as the data plane
  *    does (is_last ends the stream), yields the same records, in the same
  *    order and with the same final status, as a plain reference reader of
- *    the concatenated bytes.
+ *    the concatenated bytes;
+ *  - fnw_elements_walk (Data and Timers entries, what the relay copies) agrees
+ *    with fnw_elements_each: same status and message, the same Data entries
+ *    and as many Timers entries as it counted; every entry's raw span lies
+ *    inside the input, after the previous one, holds the entry's fields, and
+ *    read alone is exactly that one entry again.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -177,6 +182,111 @@ static void check_framing(const entries *e, size_t total)
     free(st.s);
 }
 
+/* ---- the walker: Timers entries and raw spans ------------------------------------ */
+
+typedef struct span {
+    int timers; /* 0: a Data entry */
+    fnw_elem_data d;
+    fnw_elem_timers t;
+} span;
+
+typedef struct spans {
+    span *v;
+    size_t n, cap;
+} spans;
+
+static span *spans_add(spans *s)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        span *v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        s->v = v;
+        s->cap = cap;
+    }
+    span *x = &s->v[s->n++];
+    memset(x, 0, sizeof *x);
+    return x;
+}
+
+static int walk_data(void *arg, const fnw_elem_data *d)
+{
+    span *x = spans_add(arg);
+    if (!x)
+        return -1;
+    x->d = *d;
+    return 0;
+}
+
+static int walk_timers(void *arg, const fnw_elem_timers *t)
+{
+    span *x = spans_add(arg);
+    if (!x)
+        return -1;
+    x->timers = 1;
+    x->t = *t;
+    return 0;
+}
+
+static const fnw_elem_visitor walker = {walk_data, walk_timers};
+
+static void check_in_span(const uint8_t *raw, size_t raw_len, const void *p, size_t n)
+{
+    check_inside(raw, raw_len, p, n);
+}
+
+static int same_timers(const fnw_elem_timers *a, const fnw_elem_timers *b)
+{
+    return a->instruction_len == b->instruction_len && a->transform_len == b->transform_len &&
+           a->family_len == b->family_len && a->timers_len == b->timers_len && a->is_last == b->is_last &&
+           a->instruction_id == b->instruction_id && a->transform_id == b->transform_id &&
+           a->family_id == b->family_id && a->timers == b->timers;
+}
+
+static void check_walk(const uint8_t *data, size_t size, int each_rc, const fnw_error *each_err,
+                       const entries *each, size_t each_timers)
+{
+    spans w = {0};
+    fnw_error err;
+    int rc = fnw_elements_walk(data, size, &walker, &w, &err);
+    CHECK(rc == each_rc);
+    if (rc != 0)
+        CHECK(strcmp(err.msg, each_err->msg) == 0);
+    size_t nd = 0, nt = 0;
+    const uint8_t *after = data;
+    for (size_t i = 0; i < w.n; i++) {
+        const span *x = &w.v[i];
+        const uint8_t *raw = x->timers ? x->t.raw : x->d.raw;
+        size_t raw_len = x->timers ? x->t.raw_len : x->d.raw_len;
+        CHECK(raw_len >= 2 && raw >= after);
+        check_inside(data, size, raw, raw_len);
+        after = raw + raw_len;
+        spans one = {0};
+        fnw_error e1;
+        CHECK(fnw_elements_walk(raw, raw_len, &walker, &one, &e1) == 0);
+        CHECK(one.n == 1 && one.v[0].timers == x->timers);
+        if (x->timers) {
+            nt++;
+            check_in_span(raw, raw_len, x->t.instruction_id, x->t.instruction_len);
+            check_in_span(raw, raw_len, x->t.transform_id, x->t.transform_len);
+            check_in_span(raw, raw_len, x->t.family_id, x->t.family_len);
+            check_in_span(raw, raw_len, x->t.timers, x->t.timers_len);
+            CHECK(same_timers(&one.v[0].t, &x->t));
+        } else {
+            CHECK(nd < each->n && same_entry(&x->d, &each->v[nd]) && x->d.data == each->v[nd].data);
+            nd++;
+            check_in_span(raw, raw_len, x->d.instruction_id, x->d.instruction_len);
+            check_in_span(raw, raw_len, x->d.transform_id, x->d.transform_len);
+            check_in_span(raw, raw_len, x->d.data, x->d.data_len);
+            CHECK(same_entry(&one.v[0].d, &x->d) && one.v[0].d.data == x->d.data);
+        }
+        free(one.v);
+    }
+    CHECK(nd == each->n && nt == each_timers);
+    free(w.v);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     entries a = {0}, b = {0};
@@ -203,6 +313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_writers(d);
     }
     check_framing(&a, total);
+    check_walk(data, size, ra, &ea, &a, ta);
     free(a.v);
     free(b.v);
     return 0;

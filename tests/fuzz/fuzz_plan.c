@@ -130,7 +130,7 @@ static char *data_url(const pb_ProcessBundleDescriptor *pb)
 static void check_cache(const pb_ProcessBundleDescriptor *pb, const fnw_registry *reg, int rc,
                         const char *msg)
 {
-    static const fnw_descriptors_events ev = {on_ready};
+    static const fnw_descriptors_events ev = {on_ready, NULL};
     fnw_logger quiet;   /* never started: drops what is below ERROR, prints the rest */
     fnw_log_init(&quiet, NULL, FNW_LOG_ERROR);
     fnw_descriptors c;
@@ -246,7 +246,7 @@ static void count_ready(void *user, fnw_descriptor *d, const char *instruction_i
 
 static void check_refused(const fetch *f, const fnw_registry *reg, fnw_logger *log)
 {
-    static const fnw_descriptors_events ev = {count_ready};
+    static const fnw_descriptors_events ev = {count_ready, NULL};
     fnw_descriptors c;
     fnw_descriptors_init(&c, reg, log, &ev, NULL);
     fnw_descriptor *d = fnw_descriptors_get(&c, "fuzz");

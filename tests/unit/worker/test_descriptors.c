@@ -33,7 +33,7 @@ static void on_ready(void *user, fnw_descriptor *d, const char *iid)
     r->d[r->n++] = d;
 }
 
-static const fnw_descriptors_events events = {on_ready};
+static const fnw_descriptors_events events = {on_ready, NULL};
 
 typedef struct fixture {
     fnw_registry reg;

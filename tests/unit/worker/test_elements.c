@@ -3,6 +3,7 @@
 #include <check.h>
 
 #include "tests/unit/check_run.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,6 +279,172 @@ START_TEST(callback_failure_stops_the_walk)
 }
 END_TEST
 
+/* ---- Timers entries and raw spans ------------------------------------------------- */
+
+typedef struct walked {
+    int n_data, n_timers;
+    fnw_elem_data d[8];
+    fnw_elem_timers t[8];
+    const uint8_t *raw[16]; /* every entry's span, in message order */
+    size_t raw_len[16];
+    int n_raw;
+} walked;
+
+static int walk_data(void *arg, const fnw_elem_data *d)
+{
+    walked *w = arg;
+    ck_assert_int_lt(w->n_raw, 16);
+    w->d[w->n_data++ & 7] = *d;
+    w->raw[w->n_raw] = d->raw;
+    w->raw_len[w->n_raw++] = d->raw_len;
+    return 0;
+}
+
+static int walk_timers(void *arg, const fnw_elem_timers *t)
+{
+    walked *w = arg;
+    ck_assert_int_lt(w->n_raw, 16);
+    w->t[w->n_timers++ & 7] = *t;
+    w->raw[w->n_raw] = t->raw;
+    w->raw_len[w->n_raw++] = t->raw_len;
+    return 0;
+}
+
+static const fnw_elem_visitor walker = {walk_data, walk_timers};
+
+/* Timers entries are read with every field; each entry's raw span is its
+ * exact bytes: the spans follow each other and cover the message, and each
+ * span alone reads back as the same entry. */
+START_TEST(timers_are_read_with_their_raw_spans)
+{
+    pb_Data a = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__ELEMENTS__DATA__INIT;
+    a.instruction_id = "bundle-7";
+    a.transform_id = "transform-0";
+    a.data.data = (uint8_t *)"\x02" "xy";
+    a.data.len = 3;
+    pb_Timers t = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__ELEMENTS__TIMERS__INIT;
+    t.instruction_id = "bundle-7";
+    t.transform_id = "transform-0";
+    t.timer_family_id = "timer";
+    t.timers.data = (uint8_t *)"\x04" "tick";
+    t.timers.len = 5;
+    pb_Timers last = ORG__APACHE__BEAM__MODEL__FN_EXECUTION__V1__ELEMENTS__TIMERS__INIT;
+    last.instruction_id = "bundle-7";
+    last.transform_id = "transform-0";
+    last.timer_family_id = "timer";
+    last.is_last = 1;
+    pb_Data *ds[1] = {&a};
+    pb_Timers *ts[2] = {&t, &last};
+    size_t len;
+    uint8_t *buf = pack_elements(ds, 1, ts, 2, &len);
+    walked w = {0};
+    fnw_error err;
+    ck_assert_int_eq(fnw_elements_walk(buf, len, &walker, &w, &err), 0);
+    ck_assert_int_eq(w.n_data, 1);
+    ck_assert_int_eq(w.n_timers, 2);
+    const fnw_elem_timers *x = &w.t[0];
+    ck_assert_uint_eq(x->instruction_len, 8);
+    ck_assert(memcmp(x->instruction_id, "bundle-7", 8) == 0);
+    ck_assert_uint_eq(x->transform_len, 11);
+    ck_assert(memcmp(x->transform_id, "transform-0", 11) == 0);
+    ck_assert_uint_eq(x->family_len, 5);
+    ck_assert(memcmp(x->family_id, "timer", 5) == 0);
+    ck_assert_uint_eq(x->timers_len, 5);
+    ck_assert(memcmp(x->timers, "\x04" "tick", 5) == 0);
+    ck_assert_int_eq(x->is_last, 0);
+    ck_assert_int_eq(w.t[1].is_last, 1);
+    ck_assert_uint_eq(w.t[1].timers_len, 0);
+    /* spans: adjacent, covering everything */
+    ck_assert_int_eq(w.n_raw, 3);
+    ck_assert_ptr_eq(w.raw[0], buf);
+    for (int i = 1; i < w.n_raw; i++)
+        ck_assert_ptr_eq(w.raw[i], w.raw[i - 1] + w.raw_len[i - 1]);
+    ck_assert_ptr_eq(w.raw[2] + w.raw_len[2], buf + len);
+    /* a span alone is an Elements of that one entry */
+    walked one = {0};
+    ck_assert_int_eq(fnw_elements_walk(w.t[0].raw, w.t[0].raw_len, &walker, &one, &err), 0);
+    ck_assert_int_eq(one.n_timers, 1);
+    ck_assert_int_eq(one.n_data, 0);
+    ck_assert_ptr_eq(one.t[0].timers, x->timers);
+    pb_Elements *e = PB(elements__unpack)(NULL, w.d[0].raw_len, w.d[0].raw);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_uint_eq(e->n_data, 1);
+    ck_assert_str_eq(e->data[0]->instruction_id, "bundle-7");
+    PB(elements__free_unpacked)(e, NULL);
+    /* fnw_elements_each counts them */
+    seen s = {0};
+    size_t timers = 0;
+    ck_assert_int_eq(fnw_elements_each(buf, len, collect, &s, &timers, &err), 0);
+    ck_assert_int_eq((int)timers, 2);
+    ck_assert_ptr_eq(s.d[0].raw, buf);
+    free(buf);
+}
+END_TEST
+
+/* A Timers entry that is not protobuf is refused with the entry's place and
+ * what is wrong in it; the entries before it were handed out. */
+START_TEST(malformed_timers_are_refused_saying_where)
+{
+    uint8_t msg[64];
+    uint8_t *w = fnw_elements_put_data(msg, "1", 1, "t", 1, (const uint8_t *)"\x01z", 2, 0);
+    size_t at = (size_t)(w - msg);
+    const uint8_t bad[] = {0x12, 0x05, 0x0a, 0x01, '1', 0x22, 0x07}; /* timers claims 7 bytes, none follow */
+    memcpy(w, bad, sizeof bad);
+    size_t n = at + sizeof bad;
+    walked got = {0};
+    fnw_error err;
+    ck_assert_int_eq(fnw_elements_walk(msg, n, &walker, &got, &err), -1);
+    ck_assert_int_eq(got.n_data, 1);
+    ck_assert_int_eq(got.n_timers, 0);
+    char want[96];
+    snprintf(want, sizeof want, "Elements: the Timers entry at byte %zu is malformed (7 bytes): ", at);
+    ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "got: %s", err.msg);
+    ck_assert_ptr_nonnull(strstr(err.msg, "field 4 claims 7 bytes, 0 remain"));
+    /* a bad varint inside, and a group inside */
+    const uint8_t bad_varint[] = {0x12, 0x03, 0x28, 0xff, 0xff};
+    ck_assert_int_eq(fnw_elements_walk(bad_varint, sizeof bad_varint, &walker, &got, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "Timers entry at byte 0"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "bad varint at byte 1"));
+    const uint8_t group[] = {0x12, 0x02, 0x0b, 0x0c};
+    ck_assert_int_eq(fnw_elements_walk(group, sizeof group, &walker, &got, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "Timers entry at byte 0"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "wire type 3"));
+    size_t timers;
+    seen s = {0};
+    ck_assert_int_eq(fnw_elements_each(group, sizeof group, collect, &s, &timers, &err), -1);
+    /* a malformed Data entry says so too */
+    const uint8_t bad_data[] = {0x0a, 0x02, 0x1a, 0x05};
+    ck_assert_int_eq(fnw_elements_walk(bad_data, sizeof bad_data, &walker, &got, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "the Data entry at byte 0 is malformed"));
+}
+END_TEST
+
+/* An entry written as head-with-is_last, data and is_last is byte for byte
+ * fnw_elements_put_data's entry with is_last, across varint boundaries. */
+START_TEST(head_with_is_last_is_the_same_entry)
+{
+    static uint8_t payload[20000];
+    static uint8_t a[21000], b[21000];
+    /* data lengths where the data's length or the entry's body (18 bytes of
+     * ids and keys, the data's length varint, the data, is_last's 2 bytes)
+     * crosses a varint size */
+    const size_t lens[] = {1, 105, 106, 107, 108, 125, 126, 127, 128, 16360, 16361, 16362, 16363, 16384};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        size_t dl = lens[i];
+        payload[0] = (uint8_t)(i + 1);
+        size_t full = fnw_elements_data_size(3, 11, dl, 1);
+        ck_assert_ptr_eq(fnw_elements_put_data(a, "b-1", 3, "transform-0", 11, payload, dl, 1), a + full);
+        size_t head = fnw_elements_data_head_size_last(3, 11, dl);
+        ck_assert_uint_eq(head + dl + 2, full);
+        uint8_t *w = fnw_elements_put_data_head_last(b, "b-1", 3, "transform-0", 11, dl);
+        ck_assert_ptr_eq(w, b + head);
+        memcpy(w, payload, dl);
+        ck_assert_ptr_eq(fnw_elements_put_is_last(w + dl), b + full);
+        ck_assert_msg(memcmp(a, b, full) == 0, "data length %zu", dl);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("elements");
@@ -292,6 +459,9 @@ int main(void)
     tcase_add_test(tc, empty_ids_and_bare_is_last);
     tcase_add_test(tc, unknown_fields_are_skipped_groups_refused);
     tcase_add_test(tc, callback_failure_stops_the_walk);
+    tcase_add_test(tc, timers_are_read_with_their_raw_spans);
+    tcase_add_test(tc, malformed_timers_are_refused_saying_where);
+    tcase_add_test(tc, head_with_is_last_is_the_same_entry);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }

@@ -152,6 +152,24 @@ START_TEST(log_level_given_parsed_or_refused)
 }
 END_TEST
 
+START_TEST(relay_fd_is_a_descriptor_number)
+{
+    fnw_flags f;
+    fnw_error err;
+    const char *none[] = {"fnworker", "--id=1", "--provision_endpoint=h:1"};
+    ck_assert_int_eq(parse(&f, &err, 3, none), 0);
+    ck_assert_int_eq(f.relay_fd, -1);
+    const char *four[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--relay-fd=4"};
+    ck_assert_int_eq(parse(&f, &err, 4, four), 0);
+    ck_assert_int_eq(f.relay_fd, 4);
+    const char *bad[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--relay-fd=1"};
+    ck_assert_int_eq(parse(&f, &err, 4, bad), -1);
+    ck_assert_str_eq(err.msg, "--relay-fd: '1' is not a descriptor number from 3 to 65535");
+    const char *junk[] = {"fnworker", "--id=1", "--provision_endpoint=h:1", "--relay-fd", "4x"};
+    ck_assert_int_eq(parse(&f, &err, 5, junk), -1);
+}
+END_TEST
+
 START_TEST(lull_seconds_zero_turns_it_off)
 {
     fnw_flags f;
@@ -215,6 +233,7 @@ int main(void)
     tcase_add_test(tc, environment_fallbacks);
     tcase_add_test(tc, log_level_given_parsed_or_refused);
     tcase_add_test(tc, lull_seconds_zero_turns_it_off);
+    tcase_add_test(tc, relay_fd_is_a_descriptor_number);
     tcase_add_test(tc, an_unknown_flag_is_named_before_the_missing_id);
     tcase_add_test(tc, help_and_version_need_nothing_else);
     suite_add_tcase(s, tc);

@@ -195,6 +195,36 @@ START_TEST(a_listener_may_free_an_inbox_being_woken)
 }
 END_TEST
 
+/* Writes over the stack below the caller's frame, where the frames of the
+ * calls it made before lived. */
+static void __attribute__((noinline)) scribble_stack(void)
+{
+    volatile uint8_t junk[8192];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = 0xA5;
+}
+
+/* A message small enough for gRPC to keep inline (its bytes inside the
+ * slice struct, which the caller owns and reuses) is copied into the inbox:
+ * the record read after the delivery returned is still the one sent. */
+START_TEST(an_inlined_message_is_copied)
+{
+    reader a = {0};
+    fnw_inbox *ia = claim("1", &a);
+    uint8_t rec[12];
+    rec[0] = 11;
+    memset(rec + 1, 'r', 11);
+    ck_assert_uint_le(fnw_elements_data_size(1, 2, sizeof rec, 0), GRPC_SLICE_INLINED_SIZE);
+    fake_deliver(fake_last, "1", "in", rec, sizeof rec, 0); /* most of its message: kept by reference */
+    scribble_stack();
+    fnw_frame f;
+    ck_assert_int_eq(fnw_inbox_next(ia, &f), FNW_INBOX_RECORD);
+    ck_assert_uint_eq(f.n, 11);
+    ck_assert(memcmp(f.p, rec + 1, 11) == 0);
+    fnw_inbound_release(ia);
+}
+END_TEST
+
 /* ---- flow control ------------------------------------------------------------------- */
 
 /* Receives pause once the bytes held for running bundles reach the limit
@@ -309,6 +339,7 @@ int main(void)
     tcase_add_test(tc, connection_events_reach_every_bundle);
     tcase_add_test(tc, a_failed_stream_is_reopened_for_the_next_bundle);
     tcase_add_test(tc, a_listener_may_free_an_inbox_being_woken);
+    tcase_add_test(tc, an_inlined_message_is_copied);
     tcase_add_test(tc, receives_pause_while_too_much_is_held);
     tcase_add_test(tc, early_data_is_kept_for_its_bundle);
     tcase_add_test(tc, early_data_over_its_bound_is_dropped);
