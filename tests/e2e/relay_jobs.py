@@ -176,6 +176,8 @@ def mixed_stream(ds, redis, http, to_json=None):
     """ds: JSON strings (or numbers, with to_json) -> Python map (json.loads)
     -> Python timestamps -> key_by(user) -> fnworker redis (ordered, on the
     KeyedStream) -> key_by(user) -> Python Tally -> fnworker http batch."""
+    if redis is None:   # PyFlink's own worker: the services' answers computed in Python
+        return _mixed_python(ds, to_json)
     import fnworker
     enrich, score = mixed_ops(redis, http)
     if to_json is None:
@@ -191,25 +193,43 @@ def mixed_stream(ds, redis, http, to_json=None):
                                        batch_timeout=Time.milliseconds(20), capacity=256, output_type=SCORED)
 
 
+def _mixed_python(ds, to_json):
+    """The mixed pipeline with Python maps where fnworker calls the services
+    (the price Redis holds; /batch doubles x): what the expected lines are
+    checked against on PyFlink's own worker."""
+    if to_json is None:
+        parsed = ds.map(parse, output_type=PARSED)
+    else:
+        parsed = ds.map(lambda v: parse(to_json(v)), output_type=PARSED)
+    parsed = parsed.assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(IdTime()))
+    enriched = parsed.key_by(lambda r: r[1], key_type=Types.STRING()) \
+        .map(lambda r: Row(r[0], r[1], price(int(r[1][1:]))), output_type=ENRICHED)
+    tallied = enriched.key_by(lambda r: r[1], key_type=Types.STRING()).process(Tally(), output_type=TALLIED)
+    return tallied.map(lambda r: Row(r[0], r[1], r[2], r[3], 2 * r[2]), output_type=SCORED)
+
+
 def mixed(env, n, redis, http):
     ds = env.from_collection([mixed_json(i) for i in range(1, n + 1)], type_info=Types.STRING())
     return mixed_stream(ds, redis, http)
 
 
-def _jfloat(x):
-    """Java's Double.toString for the small values here."""
-    return repr(float(x))
-
-
-def mixed_expected(ids):
-    """The lines Flink's print sink (Row.toString) writes for the ids."""
+def mixed_expected(ids, java=False):
+    """The lines the mixed job writes for the ids: PyFlink's print() (a Python
+    map to '+I[f0,f1,...]' with str() of each field, DataStream._align_output_type),
+    or with java=True Row.toString ('+I[f0, f1, ...]', the FileSink's encoder;
+    Double.toString and Python's str agree on these values)."""
+    sep = ", " if java else ","
     out, n, total = [], {}, {}
+
+    def line(*fields):
+        return "+I[%s]" % sep.join(str(f) for f in fields)
     for i in ids:
         u = i % USERS
         p = price(u)
         n[u] = n.get(u, 0) + 1
         total[u] = total.get(u, 0.0) + p
-        out.append("+I[%d, u%d, %s, 0, %s]" % (i, u, _jfloat(p), _jfloat(2 * p)))
+        out.append(line(i, "u%d" % u, p, 0, 2 * p))
     for u in n:
-        out.append("+I[-1, u%d, %s, %d, %s]" % (u, _jfloat(total[u]), n[u], _jfloat(2 * total[u])))
+        out.append(line(-1, "u%d" % u, total[u], n[u], 2 * total[u]))
     return sorted(out)

@@ -242,8 +242,8 @@ final class RelayScenarios {
     Thread.sleep(c.ms(2000));    // a few rows of the 8 s bundle
     new ProcessBuilder("kill", "-KILL", Long.toString(pid)).start().waitFor();
     String err = Ctx.expectBundleError(slow);
-    check(err.contains("PyFlink's Python worker (pid " + pid + ") died") && err.contains("signal 9"),
-        "the error should name the child's death by signal 9: " + err);
+    check(err.contains("PyFlink's Python worker (pid " + pid + ") ended (signal 9"),
+        "the error should name the child's end by signal 9: " + err);
     check(err.contains("SLEEPY"), "the error should quote the child's last output: " + err);
     FunctionRunner r = c.runner(w, ROW, ROW, FunctionType.PROCESS, p.get("double"), cfg -> { });
     List<In> in = rows(5);
