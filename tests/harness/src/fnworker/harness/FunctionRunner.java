@@ -391,6 +391,18 @@ public final class FunctionRunner implements AutoCloseable {
    * ProcessBundleResponse, then for is_last on every output. No-op without a bundle.
    */
   public void flush() {
+    flush(true);
+  }
+
+  /**
+   * Test hook: ends the active bundle whose input and is_last the test sent itself (with
+   * servers.data.inject): sends nothing, then waits as flush() does.
+   */
+  public void flushInjected() {
+    flush(false);
+  }
+
+  private void flush(boolean sendRest) {
     if (bundle == null) {
       return;
     }
@@ -399,7 +411,9 @@ public final class FunctionRunner implements AutoCloseable {
     String error = null;
     List<MetricsApi.MonitoringInfo> infos = List.of();
     try {
-      b.sendBuffered(true);
+      if (sendRest) {
+        b.sendBuffered(true);
+      }
       if (b.response == null) {
         b.response = worker.control().handle(b.request);
       }

@@ -44,6 +44,13 @@ final class RelayScenarios {
     List<Scenario> s = new ArrayList<>();
     s.add(new Scenario("relay_pyflink_own_worker_map", RelayScenarios::ownWorkerMap));
     s.add(new Scenario("relay_pyflink_own_worker_keyed", RelayScenarios::ownWorkerKeyed));
+    s.add(new Scenario("relay_never_needs_child", RelayScenarios::neverNeedsChild));
+    s.add(new Scenario("relay_python_map", RelayScenarios::pythonMap));
+    s.add(new Scenario("relay_state_interleaved_with_data", RelayScenarios::stateInterleaved));
+    s.add(new Scenario("relay_child_data_stream_closes", RelayScenarios::childDataStreamCloses));
+    s.add(new Scenario("relay_mixed_message", RelayScenarios::mixedMessage));
+    s.add(new Scenario("relay_refuses_without_worker_id", RelayScenarios::refusesWithoutWorkerId));
+    s.add(new Scenario("relay_child_never_connects", RelayScenarios::childNeverConnects));
     return s;
   }
 
@@ -78,7 +85,10 @@ final class RelayScenarios {
     return py;
   }
 
-  /** name -> UserDefinedDataStreamFunction.payload from fixtures/python-fns.txt, checked against the venv. */
+  /**
+   * name -> UserDefinedDataStreamFunction.payload from fixtures/python-fns.txt, checked against the
+   * venv's Python version unless py is null.
+   */
   static Map<String, byte[]> fns(Ctx c, String py) throws Exception {
     Path f = root(c).toPath().resolve("tests/integration/fixtures/python-fns.txt");
     Map<String, byte[]> m = new HashMap<>();
@@ -93,6 +103,9 @@ final class RelayScenarios {
       } else {
         m.put(kv[0], Hex.parse(kv[1]));
       }
+    }
+    if (py == null) {
+      return m;
     }
     Process p = new ProcessBuilder(py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])")
         .redirectErrorStream(true).start();
@@ -263,5 +276,292 @@ final class RelayScenarios {
     expectState(w.servers.state, counts);
     check(w.servers.state.clientCount() == 1, "PyFlink's worker should open one State stream, not "
         + w.servers.state.clientCount());
+  }
+
+  // ------------------------------------------------------------ through fnworker's relay
+
+  static final Pattern STARTING = Pattern.compile(
+      "relay: starting PyFlink's Python worker: (.*) \\(pid (\\d+)\\)");
+  static final Pattern SERVING = Pattern.compile("relay: serving PyFlink's Python worker on 127\\.0\\.0\\.1:(\\d+)");
+
+  /** fnworker, its `python` the given interpreter (as Flink's python.executable). */
+  static Worker relayWorker(Ctx c, String python) throws Exception {
+    return c.worker(o -> {
+      o.env.put("python", python);
+      o.startupTimeoutMs = c.ms(30_000);
+    });
+  }
+
+  /** The pids of the children fnworker said it started, in order. */
+  static List<Long> childPids(Worker w) {
+    List<Long> pids = new ArrayList<>();
+    Matcher m = STARTING.matcher(w.process().output());
+    while (m.find()) {
+      pids.add(Long.parseLong(m.group(2)));
+    }
+    return pids;
+  }
+
+  /** The relay port fnworker logged, or -1. */
+  static int relayPort(Worker w) {
+    Matcher m = SERVING.matcher(w.process().output());
+    int port = -1;
+    while (m.find()) {
+      port = Integer.parseInt(m.group(1));
+    }
+    return port;
+  }
+
+  /** Live child processes of pid (every thread's /proc children list). */
+  static List<Long> children(long pid) {
+    List<Long> out = new ArrayList<>();
+    File[] tasks = new File("/proc/" + pid + "/task").listFiles();
+    if (tasks == null) {
+      return out;
+    }
+    for (File t : tasks) {
+      try {
+        for (String x : Files.readString(new File(t, "children").toPath()).trim().split("\\s+")) {
+          if (!x.isEmpty()) {
+            out.add(Long.parseLong(x));
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        // thread gone
+      }
+    }
+    return out;
+  }
+
+  static void waitFor(Ctx c, java.util.function.BooleanSupplier cond, long ms, String what) throws InterruptedException {
+    long end = System.currentTimeMillis() + c.ms(ms);
+    while (!cond.getAsBoolean()) {
+      if (System.currentTimeMillis() > end) {
+        throw new Scenario.Failure("timed out after " + c.ms(ms) + " ms waiting for " + what);
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  /** A native descriptor only: fnworker starts no Python process and says nothing of the relay's child. */
+  static void neverNeedsChild(Ctx c) throws Exception {
+    String py = System.getenv().getOrDefault("FNW_PYFLINK_PYTHON", "");
+    File venv = new File(new File(c.settings.worker).getAbsoluteFile().getParentFile(), "flink/2.3/venv/bin/python");
+    Worker w = relayWorker(c, !py.isBlank() ? py : venv.canExecute() ? venv.getPath() : "python3");
+    FunctionRunner r = c.runner(w, LONG, LONG, Ctx.spec("identity"));
+    for (int b = 0; b < 3; b++) {
+      List<In> in = longs(b * 10L, 10);
+      Ctx.expectSame(LONG, in, Ctx.bundle(r, LONG, in));
+    }
+    String out = w.process().output();
+    check(!out.contains("relay: starting") && childPids(w).isEmpty(), "a native job should start no Python "
+        + "worker, but fnworker said: " + IntegrationTests.tail(out));
+    check(!out.contains("python["), "no Python worker output expected: " + IntegrationTests.tail(out));
+    List<Long> kids = children(w.process().pid());
+    check(kids.isEmpty(), "fnworker (pid " + w.process().pid() + ") has child processes " + kids
+        + " in a job with no Python function");
+  }
+
+  /** map_double through the relay: exact results over bundles, one child, reused. */
+  static void pythonMap(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner r = mapRunner(c, w, fns);
+    for (int b = 0; b < 4; b++) {
+      List<In> in = longs(b * 1000L, 200);
+      expectMapped(in, Ctx.bundle(r, LONG, in), LONG, x -> (Long) x.value * 2);
+    }
+    List<Long> pids = childPids(w);
+    check(pids.size() == 1, "one child for every bundle expected; fnworker started " + pids);
+    check(children(w.process().pid()).contains(pids.get(0)), "the child (pid " + pids.get(0)
+        + ") should still run between bundles (reused), children now: " + children(w.process().pid()));
+    check(w.servers.state.recorded().isEmpty(), "a stateless map made state requests: "
+        + w.servers.state.recorded().size());
+  }
+
+  /**
+   * keyed_count through the relay, its input sent in many small Data messages per bundle
+   * across several bundles: the child's state requests reach the harness's State service
+   * directly (on its own State stream, with the relay's worker id, Flink's instruction
+   * ids), every one answered without error; exact results and state contents.
+   */
+  static void stateInterleaved(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner r = c.runner(w, KEYED_IN, STRING, FunctionType.KEYED_PROCESS, fns.get("keyed_count"), cfg -> {
+      cfg.keyType = KEY;
+      cfg.flushTimeoutMs = c.ms(60_000);
+      cfg.bufferLimitBytes = 60; // a Data message every few records, while the child asks for state
+    });
+    Map<String, Long> counts = keyedBundles(r, 4, 40, 7);
+    expectState(w.servers.state, counts);
+    StateService st = w.servers.state;
+    List<String> ids = st.clientWorkerIds();
+    check(!ids.isEmpty(), "no State client connected");
+    for (String id : ids) {
+      check(id.startsWith(w.workerId + "-py-"), "State clients should be the child (worker id " + w.workerId
+          + "-py-...), connected directly; saw " + ids);
+    }
+    java.util.Set<String> withState = new java.util.HashSet<>();
+    for (StateService.Recorded x : st.recorded()) {
+      check(x.response.getError().isEmpty(), "state request " + x.request.getRequestCase() + " of instruction "
+          + x.request.getInstructionId() + " failed: " + x.response.getError());
+      withState.add(x.request.getInstructionId());
+    }
+    for (FunctionRunner.BundleRecord b : r.bundles()) {
+      check(withState.contains(b.instructionId), "bundle " + b.instructionId + " made no state request "
+          + "(bundles with state: " + withState + ")");
+    }
+    check(childPids(w).size() == 1, "one child expected: " + childPids(w));
+    c.note(st.recorded().size() + " state requests over " + r.bundles().size() + " bundles");
+  }
+
+  /**
+   * The child killed mid-bundle (its Control and Data streams end): the bundle fails naming the
+   * child, how it ended and its last output; the next bundle starts a new child and succeeds.
+   */
+  static void childDataStreamCloses(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner r = mapRunner(c, w, fns);
+    List<In> first = longs(0, 20);
+    expectMapped(first, Ctx.bundle(r, LONG, first), LONG, x -> (Long) x.value * 2);
+    List<Long> pids = childPids(w);
+    check(pids.size() == 1, "one child expected after the first bundle: " + pids);
+    long pid = pids.get(0);
+    r.startBundle();
+    Ctx.send(r, LONG, longs(100, 30));
+    r.sendBuffered();
+    Thread.sleep(c.ms(300)); // the bundle is in the child: request and data, no is_last
+    new ProcessBuilder("sh", "-c", "kill -KILL " + pid).inheritIO().start().waitFor();
+    String err = r.awaitBundleFailure();
+    for (String part : List.of("PyFlink's Python worker", "pid " + pid, "last output")) {
+      check(err.contains(part), "the failed bundle's error should contain \"" + part + "\": " + err);
+    }
+    check(err.contains("signal 9") || err.contains("SIGKILL") || err.contains("killed"),
+        "the error should say how the child ended (signal 9): " + err);
+    List<In> again = longs(200, 20);
+    expectMapped(again, Ctx.bundle(r, LONG, again), LONG, x -> (Long) x.value * 2);
+    List<Long> now = childPids(w);
+    check(now.size() == 2 && now.get(1) != pid, "the next bundle should start a new child: " + now);
+  }
+
+  /** Framed runner-input records: varint(len) + Row(ts, wm, value) per record. */
+  static byte[] framed(TypeInfo t, List<In> in) {
+    fnworker.harness.types.ByteWriter bw = new fnworker.harness.types.ByteWriter();
+    for (In x : in) {
+      byte[] rec = RunnerRows.input(t, x.ts, x.watermark, x.value);
+      bw.varint(rec.length);
+      bw.bytes(rec);
+    }
+    return bw.toByteArray();
+  }
+
+  /** One Flink Elements message with data and is_last of a native and a relayed instruction. */
+  static void mixedMessage(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner nat = c.runner(w, LONG, LONG, Ctx.spec("identity"));
+    FunctionRunner rel = mapRunner(c, w, fns);
+    for (int round = 0; round < 3; round++) {
+      List<In> a = longs(round * 100L, 15);
+      List<In> b = longs(round * 100L + 50, 25);
+      String ia = nat.startBundle();
+      String ib = rel.startBundle();
+      BeamFnApi.Elements.Builder e = BeamFnApi.Elements.newBuilder();
+      // interleaved: native, relayed, native is_last, relayed is_last; the order flips each round
+      String first = round % 2 == 0 ? ia : ib;
+      String second = round % 2 == 0 ? ib : ia;
+      e.addData(data(first, first.equals(ia) ? framed(LONG, a) : framed(LONG, b), false));
+      e.addData(data(second, second.equals(ia) ? framed(LONG, a) : framed(LONG, b), false));
+      e.addData(data(first, new byte[0], true));
+      e.addData(data(second, new byte[0], true));
+      w.servers.data.inject(e.build());
+      rel.flushInjected();
+      nat.flushInjected();
+      Ctx.expectSame(LONG, a, Ctx.drain(nat));
+      expectMapped(b, Ctx.drain(rel), LONG, x -> (Long) x.value * 2);
+    }
+    check(childPids(w).size() == 1, "one child expected: " + childPids(w));
+  }
+
+  static BeamFnApi.Elements.Data data(String instruction, byte[] bytes, boolean last) {
+    return BeamFnApi.Elements.Data.newBuilder().setInstructionId(instruction)
+        .setTransformId(DescriptorBuilder.READ_ID).setData(ByteString.copyFrom(bytes)).setIsLast(last).build();
+  }
+
+  /**
+   * The relay's port refuses calls without the child's worker_id (none, or fnworker's own id):
+   * PERMISSION_DENIED for Provision and for a descriptor; the relay keeps working.
+   */
+  static void refusesWithoutWorkerId(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner r = mapRunner(c, w, fns);
+    List<In> in = longs(0, 10);
+    expectMapped(in, Ctx.bundle(r, LONG, in), LONG, x -> (Long) x.value * 2);
+    int port = relayPort(w);
+    check(port > 0, "fnworker should log \"relay: serving PyFlink's Python worker on 127.0.0.1:<port>\": "
+        + IntegrationTests.tail(w.process().output()));
+    io.grpc.ManagedChannel ch = io.grpc.netty.NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
+        .build();
+    try {
+      for (String id : new String[] {null, w.workerId, ""}) {
+        io.grpc.Metadata md = new io.grpc.Metadata();
+        if (id != null) {
+          md.put(Headers.WORKER_ID, id);
+        }
+        io.grpc.ClientInterceptor hdr = io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(md);
+        String who = id == null ? "no worker_id" : "worker_id '" + id + "'";
+        expectDenied(() -> org.apache.beam.model.fnexecution.v1.ProvisionServiceGrpc.newBlockingStub(ch)
+            .withInterceptors(hdr).withDeadlineAfter(c.ms(10_000), TimeUnit.MILLISECONDS)
+            .getProvisionInfo(org.apache.beam.model.fnexecution.v1.ProvisionApi.GetProvisionInfoRequest
+                .getDefaultInstance()), "GetProvisionInfo with " + who);
+        expectDenied(() -> org.apache.beam.model.fnexecution.v1.BeamFnControlGrpc.newBlockingStub(ch)
+            .withInterceptors(hdr).withDeadlineAfter(c.ms(10_000), TimeUnit.MILLISECONDS)
+            .getProcessBundleDescriptor(BeamFnApi.GetProcessBundleDescriptorRequest.newBuilder()
+                .setProcessBundleDescriptorId(r.descriptor().getId()).build()),
+            "GetProcessBundleDescriptor with " + who);
+      }
+    } finally {
+      ch.shutdownNow();
+      ch.awaitTermination(5, TimeUnit.SECONDS);
+    }
+    List<In> more = longs(100, 10);
+    expectMapped(more, Ctx.bundle(r, LONG, more), LONG, x -> (Long) x.value * 2);
+    check(childPids(w).size() == 1, "one child expected: " + childPids(w));
+  }
+
+  static void expectDenied(Runnable call, String what) {
+    try {
+      call.run();
+    } catch (io.grpc.StatusRuntimeException e) {
+      check(e.getStatus().getCode() == io.grpc.Status.Code.PERMISSION_DENIED, what + " should be refused with "
+          + "PERMISSION_DENIED, not " + e.getStatus());
+      return;
+    }
+    throw new Scenario.Failure(what + " was answered; the relay must refuse it (PERMISSION_DENIED)");
+  }
+
+  /** python=/bin/true: the child exits at once; the bundle fails saying so, naming the interpreter. */
+  static void childNeverConnects(Ctx c) throws Exception {
+    Map<String, byte[]> fns = fns(c, null);
+    Worker w = relayWorker(c, "/bin/true");
+    FunctionRunner r = mapRunner(c, w, fns);
+    r.cfg.flushTimeoutMs = c.ms(30_000);
+    Ctx.send(r, LONG, longs(0, 5));
+    long t0 = System.currentTimeMillis();
+    String err = Ctx.expectBundleError(r);
+    long ms = System.currentTimeMillis() - t0;
+    for (String part : List.of("PyFlink's Python worker did not start", "/bin/true")) {
+      check(err.contains(part), "the error should contain \"" + part + "\": " + err);
+    }
+    check(ms < c.ms(15_000), "the bundle should fail as soon as the child exits, not after " + ms + " ms");
+    c.note("failed after " + ms + " ms");
   }
 }
