@@ -44,6 +44,7 @@ final class RelayScenarios {
     List<Scenario> s = new ArrayList<>();
     s.add(new Scenario("relay_pyflink_own_worker_map", RelayScenarios::ownWorkerMap));
     s.add(new Scenario("relay_pyflink_own_worker_keyed", RelayScenarios::ownWorkerKeyed));
+    s.add(new Scenario("relay_pyflink_own_worker_exception", RelayScenarios::ownWorkerException));
     s.add(new Scenario("relay_never_needs_child", RelayScenarios::neverNeedsChild));
     s.add(new Scenario("relay_python_map", RelayScenarios::pythonMap));
     s.add(new Scenario("relay_state_interleaved_with_data", RelayScenarios::stateInterleaved));
@@ -51,6 +52,7 @@ final class RelayScenarios {
     s.add(new Scenario("relay_mixed_message", RelayScenarios::mixedMessage));
     s.add(new Scenario("relay_refuses_without_worker_id", RelayScenarios::refusesWithoutWorkerId));
     s.add(new Scenario("relay_child_never_connects", RelayScenarios::childNeverConnects));
+    s.add(new Scenario("relay_python_exception", RelayScenarios::pythonException));
     return s;
   }
 
@@ -276,6 +278,29 @@ final class RelayScenarios {
     expectState(w.servers.state, counts);
     check(w.servers.state.clientCount() == 1, "PyFlink's worker should open one State stream, not "
         + w.servers.state.clientCount());
+  }
+
+  /**
+   * map_fail raising on 13: the bundle's error is the Python traceback; the worker lives on and the
+   * next bundle succeeds. Returns the error.
+   */
+  static String exceptionThenOk(Ctx c, Worker w, Map<String, byte[]> fns) {
+    FunctionRunner r = c.runner(w, LONG, LONG, FunctionType.PROCESS, fns.get("map_fail"), cfg -> {
+      cfg.flushTimeoutMs = c.ms(60_000);
+    });
+    Ctx.send(r, LONG, longs(10, 5));
+    String err = Ctx.expectBundleError(r);
+    for (String part : List.of("Traceback", "ValueError: relay test: 13 is unlucky", "fail_on_13")) {
+      check(err.contains(part), "the error should carry the Python traceback (\"" + part + "\"): " + err);
+    }
+    List<In> in = longs(20, 10);
+    expectMapped(in, Ctx.bundle(r, LONG, in), LONG, x -> (Long) x.value + 1);
+    return err;
+  }
+
+  static void ownWorkerException(Ctx c) throws Exception {
+    String py = venvPython(c);
+    exceptionThenOk(c, ownWorker(c, py), fns(c, py));
   }
 
   // ------------------------------------------------------------ through fnworker's relay
@@ -563,5 +588,13 @@ final class RelayScenarios {
     }
     check(ms < c.ms(15_000), "the bundle should fail as soon as the child exits, not after " + ms + " ms");
     c.note("failed after " + ms + " ms");
+  }
+
+  /** A Python exception in the child: relayed as the child's error (the traceback); the same child goes on. */
+  static void pythonException(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Worker w = relayWorker(c, py);
+    exceptionThenOk(c, w, fns(c, py));
+    check(childPids(w).size() == 1, "the child should survive its function's exception: " + childPids(w));
   }
 }
