@@ -8,8 +8,8 @@
 //                        proves the harness speaks Flink's dialect to PyFlink.
 //   relay_*              through the real fnworker binary and its child.
 // They need PyFlink's virtualenv: FNW_PYFLINK_PYTHON, else
-// <build>/flink/2.3/venv/bin/python next to the worker binary; without it
-// each prints a SKIP line. Names start with "relay_" (a run.sh filter).
+// flink/2.3/venv/bin/python next to the worker binary or under the
+// checkout's build/; without it each prints a SKIP line. Names start with "relay_" (a run.sh filter).
 package fnworker.harness;
 
 import static fnworker.harness.IntegrationTests.t;
@@ -78,8 +78,13 @@ final class RelayScenarios {
   static String venvPython(Ctx c) {
     String py = System.getenv("FNW_PYFLINK_PYTHON");
     if (py == null || py.isBlank()) {
+      // next to the worker binary (build/), else the checkout's build/ (for build/asan and the like)
       File build = new File(c.settings.worker).getAbsoluteFile().getParentFile();
       py = new File(build, "flink/2.3/venv/bin/python").getPath();
+      File fallback = new File(root(c), "build/flink/2.3/venv/bin/python");
+      if (!new File(py).canExecute() && fallback.canExecute()) {
+        py = fallback.getPath();
+      }
     }
     if (!new File(py).canExecute()) {
       throw new Scenario.Skip("no PyFlink virtualenv at " + py + " (make deps-flink, or set FNW_PYFLINK_PYTHON)");
@@ -370,9 +375,13 @@ final class RelayScenarios {
 
   /** A native descriptor only: fnworker starts no Python process and says nothing of the relay's child. */
   static void neverNeedsChild(Ctx c) throws Exception {
-    String py = System.getenv().getOrDefault("FNW_PYFLINK_PYTHON", "");
-    File venv = new File(new File(c.settings.worker).getAbsoluteFile().getParentFile(), "flink/2.3/venv/bin/python");
-    Worker w = relayWorker(c, !py.isBlank() ? py : venv.canExecute() ? venv.getPath() : "python3");
+    String py;
+    try {
+      py = venvPython(c);
+    } catch (Scenario.Skip e) {
+      py = "python3"; // needs no PyFlink: nothing may start it
+    }
+    Worker w = relayWorker(c, py);
     FunctionRunner r = c.runner(w, LONG, LONG, Ctx.spec("identity"));
     for (int b = 0; b < 3; b++) {
       List<In> in = longs(b * 10L, 10);
