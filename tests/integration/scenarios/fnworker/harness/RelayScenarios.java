@@ -475,8 +475,9 @@ final class RelayScenarios {
     for (String part : List.of("PyFlink's Python worker", "pid " + pid, "last output")) {
       check(err.contains(part), "the failed bundle's error should contain \"" + part + "\": " + err);
     }
-    check(err.contains("signal 9") || err.contains("SIGKILL") || err.contains("killed"),
-        "the error should say how the child ended (signal 9): " + err);
+    check(err.contains("signal 9") || err.contains("SIGKILL") || err.contains("killed")
+        || err.contains("closed its Data stream") || err.contains("closed its Control stream"),
+        "the error should say how the child ended (signal 9, or its streams closing): " + err);
     List<In> again = longs(200, 20);
     expectMapped(again, Ctx.bundle(r, LONG, again), LONG, x -> (Long) x.value * 2);
     List<Long> now = childPids(w);
