@@ -53,6 +53,7 @@ final class RelayScenarios {
     s.add(new Scenario("relay_refuses_without_worker_id", RelayScenarios::refusesWithoutWorkerId));
     s.add(new Scenario("relay_child_never_connects", RelayScenarios::childNeverConnects));
     s.add(new Scenario("relay_python_exception", RelayScenarios::pythonException));
+    s.add(new Scenario("relay_data_before_process_bundle", RelayScenarios::dataBeforeRequest));
     return s;
   }
 
@@ -157,6 +158,28 @@ final class RelayScenarios {
     return in;
   }
 
+  /** One bundle (send, flush, collect) whose check names the bundle's instruction when it fails. */
+  static void checkedBundle(FunctionRunner r, TypeInfo t, List<In> in, java.util.function.Consumer<List<FunctionRunner.Result>> check) {
+    List<FunctionRunner.Result> res = Ctx.bundle(r, t, in);
+    try {
+      check.accept(res);
+    } catch (Scenario.Failure e) {
+      throw new Scenario.Failure("bundle " + r.bundles().size() + " (instruction " + r.lastBundle().instructionId
+          + "): " + e.getMessage() + "; the worker's element counts: " + elementCounts(r));
+    }
+  }
+
+  /** The last bundle's element_count monitoring infos: PCollection=varint payload (hex). */
+  static List<String> elementCounts(FunctionRunner r) {
+    List<String> counts = new ArrayList<>();
+    for (org.apache.beam.model.pipeline.v1.MetricsApi.MonitoringInfo m : r.lastBundle().monitoringInfos) {
+      if (m.getUrn().equals("beam:metric:element_count:v1")) {
+        counts.add(m.getLabelsMap().getOrDefault("PCOLLECTION", "?") + "=" + Hex.of(m.getPayload().toByteArray()));
+      }
+    }
+    return counts;
+  }
+
   /** Every record comes back as f(value), with its timestamp, in order. */
   static void expectMapped(List<In> inputs, List<FunctionRunner.Result> res, TypeInfo outType,
       java.util.function.Function<In, Object> f) {
@@ -220,7 +243,7 @@ final class RelayScenarios {
     Map<String, Long> counts = new LinkedHashMap<>();
     for (int b = 0; b < bundles; b++) {
       List<In> in = keyed((long) b * perBundle, perBundle, keys);
-      expectKeyed(in, Ctx.bundle(r, KEYED_IN, in), counts);
+      checkedBundle(r, KEYED_IN, in, res -> expectKeyed(in, res, counts));
     }
     return counts;
   }
@@ -269,7 +292,7 @@ final class RelayScenarios {
     FunctionRunner r = mapRunner(c, w, fns);
     for (int b = 0; b < 3; b++) {
       List<In> in = longs(b * 100L, 50);
-      expectMapped(in, Ctx.bundle(r, LONG, in), LONG, x -> (Long) x.value * 2);
+      checkedBundle(r, LONG, in, res -> expectMapped(in, res, LONG, x -> (Long) x.value * 2));
     }
   }
 
@@ -299,7 +322,7 @@ final class RelayScenarios {
       check(err.contains(part), "the error should carry the Python traceback (\"" + part + "\"): " + err);
     }
     List<In> in = longs(20, 10);
-    expectMapped(in, Ctx.bundle(r, LONG, in), LONG, x -> (Long) x.value + 1);
+    checkedBundle(r, LONG, in, res -> expectMapped(in, res, LONG, x -> (Long) x.value + 1));
     return err;
   }
 
@@ -404,7 +427,7 @@ final class RelayScenarios {
     FunctionRunner r = mapRunner(c, w, fns);
     for (int b = 0; b < 4; b++) {
       List<In> in = longs(b * 1000L, 200);
-      expectMapped(in, Ctx.bundle(r, LONG, in), LONG, x -> (Long) x.value * 2);
+      checkedBundle(r, LONG, in, res -> expectMapped(in, res, LONG, x -> (Long) x.value * 2));
     }
     List<Long> pids = childPids(w);
     check(pids.size() == 1, "one child for every bundle expected; fnworker started " + pids);
@@ -462,7 +485,7 @@ final class RelayScenarios {
     Worker w = relayWorker(c, py);
     FunctionRunner r = mapRunner(c, w, fns);
     List<In> first = longs(0, 20);
-    expectMapped(first, Ctx.bundle(r, LONG, first), LONG, x -> (Long) x.value * 2);
+    checkedBundle(r, LONG, first, res -> expectMapped(first, res, LONG, x -> (Long) x.value * 2));
     List<Long> pids = childPids(w);
     check(pids.size() == 1, "one child expected after the first bundle: " + pids);
     long pid = pids.get(0);
@@ -479,7 +502,7 @@ final class RelayScenarios {
         || err.contains("closed its Data stream") || err.contains("closed its Control stream"),
         "the error should say how the child ended (signal 9, or its streams closing): " + err);
     List<In> again = longs(200, 20);
-    expectMapped(again, Ctx.bundle(r, LONG, again), LONG, x -> (Long) x.value * 2);
+    checkedBundle(r, LONG, again, res -> expectMapped(again, res, LONG, x -> (Long) x.value * 2));
     List<Long> now = childPids(w);
     check(now.size() == 2 && now.get(1) != pid, "the next bundle should start a new child: " + now);
   }
@@ -518,8 +541,14 @@ final class RelayScenarios {
       w.servers.data.inject(e.build());
       rel.flushInjected();
       nat.flushInjected();
-      Ctx.expectSame(LONG, a, Ctx.drain(nat));
-      expectMapped(b, Ctx.drain(rel), LONG, x -> (Long) x.value * 2);
+      String where = "round " + round + " (native instruction " + ia + ", relayed " + ib + "): ";
+      try {
+        Ctx.expectSame(LONG, a, Ctx.drain(nat));
+        expectMapped(b, Ctx.drain(rel), LONG, x -> (Long) x.value * 2);
+      } catch (Scenario.Failure f) {
+        throw new Scenario.Failure(where + f.getMessage() + "; the relayed bundle's element counts: "
+            + elementCounts(rel));
+      }
     }
     check(childPids(w).size() == 1, "one child expected: " + childPids(w));
   }
@@ -539,7 +568,7 @@ final class RelayScenarios {
     Worker w = relayWorker(c, py);
     FunctionRunner r = mapRunner(c, w, fns);
     List<In> in = longs(0, 10);
-    expectMapped(in, Ctx.bundle(r, LONG, in), LONG, x -> (Long) x.value * 2);
+    checkedBundle(r, LONG, in, res -> expectMapped(in, res, LONG, x -> (Long) x.value * 2));
     int port = relayPort(w);
     check(port > 0, "fnworker should log \"relay: serving PyFlink's Python worker on 127.0.0.1:<port>\": "
         + IntegrationTests.tail(w.process().output()));
@@ -568,7 +597,7 @@ final class RelayScenarios {
       ch.awaitTermination(5, TimeUnit.SECONDS);
     }
     List<In> more = longs(100, 10);
-    expectMapped(more, Ctx.bundle(r, LONG, more), LONG, x -> (Long) x.value * 2);
+    checkedBundle(r, LONG, more, res -> expectMapped(more, res, LONG, x -> (Long) x.value * 2));
     check(childPids(w).size() == 1, "one child expected: " + childPids(w));
   }
 
@@ -606,5 +635,29 @@ final class RelayScenarios {
     Worker w = relayWorker(c, py);
     exceptionThenOk(c, w, fns(c, py));
     check(childPids(w).size() == 1, "the child should survive its function's exception: " + childPids(w));
+  }
+
+  /**
+   * Flink's data and is_last reach fnworker before the process_bundle request (early data,
+   * Config.requestAfterData): when the request turns out relayed, the data goes to the child
+   * after the request; every bundle comes back exact, the child's first one included (it
+   * starts the child). A native bundle first opens fnworker's Data stream, as Flink's runner
+   * waits for it before it sends anything.
+   */
+  static void dataBeforeRequest(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner warm = c.runner(w, LONG, LONG, Ctx.spec("identity"));
+    List<In> first = longs(0, 3);
+    Ctx.expectSame(LONG, first, Ctx.bundle(warm, LONG, first)); // fnworker's Data stream is open
+    FunctionRunner r = c.runner(w, LONG, LONG, FunctionType.PROCESS, fns.get("map_double"), cfg -> {
+      cfg.flushTimeoutMs = c.ms(60_000);
+      cfg.requestAfterData = true;
+    });
+    for (int b = 0; b < 3; b++) {
+      List<In> in = longs(b * 100L, 30);
+      checkedBundle(r, LONG, in, res -> expectMapped(in, res, LONG, x -> (Long) x.value * 2));
+    }
   }
 }
