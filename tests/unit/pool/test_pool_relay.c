@@ -18,7 +18,15 @@
  * --relay=off and says so (an E line); a version 2 request gives it
  * --relay-fd=4, and its SPAWN arrives on the connection, the launcher's
  * answers on its fd 4; a worker that ends with a child still running makes
- * the pool send KILL before EXIT. */
+ * the pool send KILL before EXIT.
+ *
+ * And the whole chain with the real parts on both ends: this binary, run
+ * by the pool as its worker (a --relay-fd argument makes main() a worker),
+ * asks through worker/relay_child.c's pool back-end, the in-process
+ * launcher endpoint passes it on, and the real launcher script
+ * (scripts/pyflink-udf-runner.sh, run from the repository's root as
+ * `make unit` does) starts a fake python: the worker sees its pid, its
+ * output and its exit code, and stops a second one (signal 15). */
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
@@ -29,7 +37,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +48,7 @@
 #include "pool/listen.h"
 #include "pool/relay_link.h"
 #include "pool/wire.h"
+#include "worker/relay_child.h"
 #include "tests/unit/check_run.h"
 
 static struct ev_loop *loop;
@@ -245,7 +256,7 @@ END_TEST
 
 /* ---- the launcher endpoint ------------------------------------------------------------ */
 
-static char dir[64], exe[128];
+static char dir[64], exe[160];
 
 static void write_worker(const char *body)
 {
@@ -342,8 +353,150 @@ START_TEST(version2_spawn_over_the_connection)
 }
 END_TEST
 
-int main(void)
+/* ---- the whole chain: relay_child -> pool -> launcher script -> python ---------------- */
+
+static int w_exits, w_pid;
+static char w_how[200];
+
+static void w_on_exit(void *user, int pid, const char *how)
 {
+    w_exits++;
+    w_pid = pid;
+    snprintf(w_how, sizeof w_how, "%s", how);
+}
+
+/* The worker's side, as fnworker runs it in pool mode; its stdout reaches
+ * the launcher's boot log. */
+static int worker_main(int fd)
+{
+    struct ev_loop *lp = ev_default_loop(0);
+    fnw_relay_child_events ev = {NULL, w_on_exit};
+    fnw_relay_child *c = fnw_relay_child_new_remote(lp, NULL, &ev, fd);
+    fnw_relay_child_config cfg = {0};
+    fnw_error err = {{0}};
+    cfg.relay_id = "relay-exit3";
+    cfg.provision_url = "127.0.0.1:40123";
+    if (!c || fnw_relay_child_start(c, &cfg, &err) < 0) {
+        printf("worker: start failed: %s\n", err.msg);
+        return 1;
+    }
+    while (w_exits < 1)
+        ev_run(lp, EVRUN_ONCE);
+    char last[4096];
+    fnw_relay_child_last_output(c, last, sizeof last);
+    for (char *p = last; *p; p++)
+        if (*p == '\n')
+            *p = '|';
+    printf("worker: child 1 (pid %d) ended: %s\nworker: its last output: %s\n", w_pid, w_how, last);
+    fflush(stdout);
+    cfg.relay_id = "relay-sleep";
+    if (fnw_relay_child_start(c, &cfg, &err) < 0) {
+        printf("worker: second start failed: %s\n", err.msg);
+        return 1;
+    }
+    while (!fnw_relay_child_pid(c) && w_exits < 2)
+        ev_run(lp, EVRUN_ONCE);
+    printf("worker: child 2 runs as pid %d\n", fnw_relay_child_pid(c));
+    fflush(stdout);
+    fnw_relay_child_stop(c);
+    while (w_exits < 2)
+        ev_run(lp, EVRUN_ONCE);
+    printf("worker: child 2 (pid %d) ended: %s\n", w_pid, w_how);
+    fnw_relay_child_free(c);
+    return 0;
+}
+
+static int launcher_done;
+static void on_launcher_exit(struct ev_loop *lp, ev_child *w, int revents)
+{
+    launcher_done = 1;
+    ev_child_stop(lp, w);
+}
+
+START_TEST(real_worker_side_and_launcher)
+{
+    if (access("scripts/pyflink-udf-runner.sh", R_OK) != 0 || access("/bin/bash", X_OK) != 0) {
+        ck_abort_msg("run from the repository's root (scripts/pyflink-udf-runner.sh), with bash");
+    }
+    char self[512];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    ck_assert_int_gt(n, 0);
+    self[n] = '\0';
+    write_worker("#!/bin/sh\n"
+                 "for a; do case $a in --id=*) id=${a#--id=} ;; esac; done\n"
+                 "echo \"fake python argv: $*\"\n"
+                 "echo \"fake python pid $$\" >&2\n"
+                 "case $id in relay-exit3) exit 3 ;; *) exec sleep 60 ;; esac\n");
+    char python[160], bootdir[128], log[200];
+    snprintf(python, sizeof python, "%s/python", dir);
+    rename(exe, python);
+    snprintf(bootdir, sizeof bootdir, "%s", dir);
+    snprintf(log, sizeof log, "%s/flink-python-udf-boot.log", dir);
+    snprintf(exe, sizeof exe, "%s", python); /* removed at the end */
+
+    fnw_error err = {{0}};
+    char bound[128];
+    fnw_pool_token token = {0};
+    fnw_worker_args_allow allow = {{0}, 0};
+    fnw_children *cs = fnw_children_new(loop, self, 2, 0);
+    int lfd = fnw_listen_tcp("127.0.0.1:0", bound, sizeof bound, &err);
+    ck_assert_int_ge(lfd, 0);
+    fnw_launcher_policy policy = {&token, &allow};
+    fnw_launcher *l = fnw_launcher_new(loop, cs, lfd, &policy);
+    setenv("FNW_POOL_ADDRESS", bound, 1);
+    setenv("python", python, 1);
+    setenv("BOOT_LOG_DIR", bootdir, 1);
+    char *argv[] = {"bash", "scripts/pyflink-udf-runner.sh", "--id=chain", "--provision_endpoint=localhost:1", NULL};
+    pid_t pid;
+    extern char **environ;
+    posix_spawn_file_actions_t fa; /* the boot log has it all; keep `make unit` quiet */
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    ck_assert_int_eq(posix_spawn(&pid, "/bin/bash", &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    ev_child cw;
+    ev_child_init(&cw, on_launcher_exit, pid, 0);
+    ev_child_start(loop, &cw);
+    double until = now_s() + 40;
+    while (!launcher_done && now_s() < until)
+        ev_run(loop, EVRUN_ONCE);
+    int code = cw.rstatus;
+    fnw_launcher_free(l);
+    fnw_children_free(cs);
+    char text[16384] = "";
+    FILE *f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = '\0';
+    fclose(f);
+    unlink(log);
+    ck_assert_msg(launcher_done && WIFEXITED(code) && WEXITSTATUS(code) == 0, "launcher: %d; boot log:\n%s", code, text);
+    int py1 = 0, w1 = 0, py2 = 0, w2 = 0;
+    const char *p = strstr(text, "fake python pid ");
+    ck_assert_msg(p && sscanf(p, "fake python pid %d", &py1) == 1, "%s", text);
+    p = strstr(text, "worker: child 1 (pid ");
+    ck_assert_msg(p && sscanf(p, "worker: child 1 (pid %d) ended: exit code 3", &w1) == 1, "%s", text);
+    ck_assert_int_eq(py1, w1);
+    ck_assert_msg(strstr(text, "worker: its last output: fake python argv: -m pyflink.fn_execution.beam.beam_boot "
+                               "--id=relay-exit3 --provision_endpoint=127.0.0.1:40123|fake python pid "),
+                  "%s", text);
+    p = strstr(text, "worker: child 2 runs as pid ");
+    ck_assert_msg(p && sscanf(p, "worker: child 2 runs as pid %d", &py2) == 1 && py2 > 0, "%s", text);
+    p = strstr(text, "worker: child 2 (pid ");
+    ck_assert_msg(p && sscanf(p, "worker: child 2 (pid %d) ended", &w2) == 1, "%s", text);
+    ck_assert_int_eq(py2, w2);
+    ck_assert_msg(strstr(text, "ended: signal 15 (Terminated)"), "%s", text);
+    ck_assert_int_ne(kill(py2, 0), 0);
+    unlink(exe);
+    rmdir(dir);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) /* started by the pool as its worker */
+        if (strncmp(argv[i], "--relay-fd=", 11) == 0)
+            return worker_main(atoi(argv[i] + 11));
     Suite *s = suite_create("pool_relay");
     TCase *tc = tcase_create("relay");
     tcase_add_checked_fixture(tc, setup, NULL);
@@ -354,6 +507,7 @@ int main(void)
     tcase_add_test(tc, output_bounded_childexit_kept);
     tcase_add_test(tc, version1_worker_runs_relay_off);
     tcase_add_test(tc, version2_spawn_over_the_connection);
+    tcase_add_test(tc, real_worker_side_and_launcher);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }
