@@ -17,7 +17,7 @@
 # launcher for ids the pool would pass, when it is asked directly; a
 # version-1 request starts the worker with --relay=off and says so in the
 # boot log; killing the launcher (SIGTERM) stops its Python worker and the
-# worker. Prints PASS/FAIL lines.
+# worker, and so does SIGKILL for the worker. Prints PASS/FAIL lines.
 #   sh tests/shell/test_pool_relay.sh [build dir]   (or FNW_BUILD=dir; default build)
 set -u
 ROOT=$(CDPATH= cd -- "$(dirname -- "$0")/../.." && pwd)
@@ -261,6 +261,31 @@ if wait_until 200 test -s "$T/py.sleep-k.pid"; then
   fi
 else
   fail launcher_killed_stops_python "the fake python did not start"; show_log
+fi
+wait "$lpid" 2>/dev/null
+
+# SIGKILL (no trap runs): the connection still closes (only the launcher and
+# its one writer, cat, hold it), so the pool stops the worker; the Python
+# worker ends once fnworker's relay is gone (here: the test stops it).
+cat >"$T/plan6" <<'EOF'
+send SPAWN 1 sleep-9 127.0.0.1:40123
+expect SPAWNED 1
+sleep 60
+EOF
+env FNW_POOL_ADDRESS="$ADDR" python="$T/bin/fake-python" \
+  bash "$SCRIPT" --id=w-9 --provision_endpoint=localhost:1 --fake_plan=plan6 >/dev/null 2>&1 &
+lpid=$!
+if wait_until 200 test -s "$T/py.sleep-9.pid" && wait_until 100 test -s "$T/worker.plan6.pid"; then
+  sleep 0.3
+  kill -KILL "$lpid"
+  if wait_until 60 dead "$(cat "$T/worker.plan6.pid")"; then
+    pass launcher_sigkilled_stops_worker
+  else
+    fail launcher_sigkilled_stops_worker "the worker still runs 3 s after its launcher was SIGKILLed"
+  fi
+  kill -TERM "$(cat "$T/py.sleep-9.pid")" 2>/dev/null
+else
+  fail launcher_sigkilled_stops_worker "the fake python did not start"
 fi
 wait "$lpid" 2>/dev/null
 
