@@ -17,10 +17,15 @@
 #
 # With FNW_POOL_ADDRESS=host:port the worker runs in the fnworker sidecar
 # instead: the script asks the `fnworker pool` listening there to start it
-# (launcher protocol version 1, see docs/sidecar.md, "The launcher protocol, version 1", over bash's /dev/tcp),
-# prints the worker's stdout and stderr as they come (so they reach the boot
-# log) and exits with the worker's exit code. When Flink kills this script,
-# the connection closes and the pool stops the worker. In pool mode the
+# (launcher protocol version 2, see docs/sidecar.md, "The launcher protocol,
+# version 2", over bash's /dev/tcp), prints the worker's stdout and stderr as
+# they come (so they reach the boot log) and exits with the worker's exit
+# code. When Flink kills this script, the connection closes and the pool
+# stops the worker. When the worker asks for PyFlink's Python worker (a job's
+# Python functions that are not fnworker operations), this script starts it
+# here, where Flink's environment has PyFlink, and stops it with the worker
+# or when Flink kills this script (docs/sidecar.md, "Python functions in
+# pool mode"). In pool mode the
 # worker uses the sidecar's plugins (it inherits the pool's environment).
 # When the pool asks for a token, the script sends the one in the file
 # named by FNW_POOL_TOKEN_FILE, else FNW_POOL_TOKEN. Beam's older endpoint

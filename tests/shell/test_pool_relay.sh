@@ -16,7 +16,8 @@
 # refuses a SPAWN for an endpoint off loopback (SPAWNFAIL) and so does the
 # launcher for ids the pool would pass, when it is asked directly; a
 # version-1 request starts the worker with --relay=off and says so in the
-# boot log; killing the launcher (SIGTERM) stops its Python worker and the
+# boot log; against a pool that speaks only version 1 the launcher asks
+# again in version 1; killing the launcher (SIGTERM) stops its Python worker and the
 # worker, and so does SIGKILL for the worker. Prints PASS/FAIL lines.
 #   sh tests/shell/test_pool_relay.sh [build dir]   (or FNW_BUILD=dir; default build)
 set -u
@@ -227,6 +228,50 @@ if command -v python3 >/dev/null 2>&1; then
   fi
 else
   echo "SKIP launcher_refuses_bad_spawn: no python3"
+fi
+
+# ---- a pool of an earlier release: the launcher asks again in version 1 --------------
+cat >"$T/old-pool.py" <<'FAKE'
+import socket, sys
+d = sys.argv[1]
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(2)
+open(d + "/old-pool.port", "w").write(str(s.getsockname()[1]))
+firsts = []
+for reply in (b"ERROR unsupported protocol version 2 (this pool speaks version 1; use the launcher "
+              b"script of the same fnworker release)\n", b"OK 1\nO old pool worker\nEXIT 0\n"):
+    c, _ = s.accept()
+    c.settimeout(10)
+    f = c.makefile("rwb", buffering=0)
+    lines = []
+    while True:
+        l = f.readline()
+        if l in (b"\n", b""):
+            break
+        lines.append(l)
+    firsts.append(lines[0].decode().strip() if lines else "")
+    f.write(reply)
+    c.close()
+open(d + "/old-pool.got", "w").write("\n".join(firsts) + "\n")
+FAKE
+if command -v python3 >/dev/null 2>&1; then
+  python3 "$T/old-pool.py" "$T" &
+  spid=$!
+  wait_until 100 test -s "$T/old-pool.port"
+  env FNW_POOL_ADDRESS="127.0.0.1:$(cat "$T/old-pool.port")" bash "$SCRIPT" --id=old \
+    --provision_endpoint=localhost:1 >"$T/out.old" 2>"$T/err.old"
+  code=$?
+  wait "$spid" 2>/dev/null
+  if [ $code -eq 0 ] && [ "$(cat "$T/old-pool.got")" = "FNWPOOL 2 START
+FNWPOOL 1 START" ] && grep -q "old pool worker" "$T/out.old" &&
+     grep -q "speaks launcher protocol version 1 only: a job's Python functions that are not fnworker operations cannot run" "$T/err.old"; then
+    pass older_pool_gets_version1
+  else
+    fail older_pool_gets_version1 "exit $code, requests: $(cat "$T/old-pool.got" 2>/dev/null), stderr: $(cat "$T/err.old")"
+  fi
+else
+  echo "SKIP older_pool_gets_version1: no python3"
 fi
 
 # ---- version 1: relay off, said in the boot log ------------------------------------
