@@ -166,10 +166,10 @@ py_running() {  # (main) the children that have not ended, in py_kids_n
   py_kids_n=$live
 }
 py_spawn() {  # the rest of a SPAWN line: <n> <relay id> <host:port>
-  local n id ep extra host port
-  IFS=' ' read -r n id ep extra <<EOF_SPAWN
-$1
-EOF_SPAWN
+  local rest=$1 n id ep extra host port
+  n=${rest%% *}; rest=${rest#"$n"}; rest=${rest# }
+  id=${rest%% *}; rest=${rest#"$id"}; rest=${rest# }
+  ep=${rest%% *}; extra=${rest#"$ep"}
   case $n in
     ''|0*|*[!0-9]*) echo "pyflink-udf-runner.sh: ignored a malformed SPAWN from the fnworker pool" >&2; return 0 ;;
   esac
