@@ -129,9 +129,9 @@ py_supervise() {  # N ID ENDPOINT, in a background subshell without fds 3 and 4
   [ -z "$py_semi" ] || set -- "$@" --semi_persist_dir="$py_semi"
   ( unset FNW_POOL_TOKEN; exec "$python" "$@" ) </dev/null >"$out" 2>&1 &
   child=$!
+  py_event "SPAWNED $n $child"  # before its output: it cannot write until the reader opens $out
   py_output "$n" "$child" <"$out" &
   reader=$!
-  py_event "SPAWNED $n $child"
   echo "pyflink-udf-runner.sh: started PyFlink's Python worker for fnworker: $python $* (pid $child)" >&2
   [ -z "$stopping" ] || py_stop
   while :; do  # a TERM (KILL from the pool) interrupts wait: wait again

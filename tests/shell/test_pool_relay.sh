@@ -128,10 +128,11 @@ if grep -qx "got: C 1 fake python argv: -m pyflink.fn_execution.beam.beam_boot -
 else
   fail python_argv_env_cwd "the fake python's argv, cwd or environment is not as Flink's runner would give it"; show_log
 fi
-if [ -n "$pypid" ] && grep -qx "got: SPAWNED 1 $pypid" "$LOG" && grep -qx "got: CHILDEXIT 1 3" "$LOG"; then
+if [ -n "$pypid" ] && grep -qx "got: SPAWNED 1 $pypid" "$LOG" && grep -qx "got: CHILDEXIT 1 3" "$LOG" &&
+   [ "$(grep '^got: ' "$LOG" | head -1)" = "got: SPAWNED 1 $pypid" ]; then
   pass spawned_and_childexit_reach_worker
 else
-  fail spawned_and_childexit_reach_worker "expected SPAWNED 1 $pypid and CHILDEXIT 1 3"; show_log
+  fail spawned_and_childexit_reach_worker "expected SPAWNED 1 $pypid first, and CHILDEXIT 1 3"; show_log
 fi
 # the child's lines in the boot log (stdout and stderr), and to the worker,
 # all of them before CHILDEXIT
