@@ -279,7 +279,9 @@ static char **worker_env(void)
     return env;
 }
 
-static int spawn_worker(fnw_children *cs, char **argv, const int fds[3], pid_t *pid, fnw_error *err)
+/* relay_fd >= 0: it becomes the worker's FNW_CHILDREN_RELAY_FD. */
+static int spawn_worker(fnw_children *cs, char **argv, const int fds[3], int relay_fd, pid_t *pid,
+                        fnw_error *err)
 {
     char **env = worker_env();
     if (!env)
@@ -293,6 +295,8 @@ static int spawn_worker(fnw_children *cs, char **argv, const int fds[3], pid_t *
     posix_spawn_file_actions_adddup2(&fa, fds[0], 1);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
     posix_spawn_file_actions_adddup2(&fa, fds[2], 3);
+    if (relay_fd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, relay_fd, FNW_CHILDREN_RELAY_FD);
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setsigmask(&attr, &none);
@@ -307,11 +311,12 @@ static int spawn_worker(fnw_children *cs, char **argv, const int fds[3], pid_t *
     return 0;
 }
 
-/* argv: exe, --id=, --provision_endpoint=, args..., NULL; in one allocation. */
+/* argv: exe, --id=, --provision_endpoint=, args..., [--relay-fd=N,] NULL;
+ * in one allocation. */
 static char **build_argv(const char *exe, const char *id, const char *ep, const char *const *args,
-                         size_t n_args)
+                         size_t n_args, int relay)
 {
-    size_t n = 3 + n_args, bytes = (n + 1) * sizeof(char *);
+    size_t n = 3 + n_args + (relay ? 1 : 0), bytes = (n + 1) * sizeof(char *);
     size_t text = strlen(exe) + strlen(id) + strlen(ep) + 64;
     for (size_t i = 0; i < n_args; i++)
         text += strlen(args[i]) + 1;
@@ -328,6 +333,10 @@ static char **build_argv(const char *exe, const char *id, const char *ep, const 
     for (size_t i = 0; i < n_args; i++) {
         argv[3 + i] = p;
         p += sprintf(p, "%s", args[i]) + 1;
+    }
+    if (relay) {
+        argv[3 + n_args] = p;
+        p += sprintf(p, "--relay-fd=%d", FNW_CHILDREN_RELAY_FD) + 1;
     }
     argv[n] = NULL;
     return argv;
@@ -372,23 +381,29 @@ static int check_start(fnw_children *cs, const char *id, unsigned flags, fnw_err
     return 0;
 }
 
-fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *provision_endpoint,
-                              const char *const *args, size_t n_args, const fnw_child_events *ev,
-                              unsigned flags, fnw_error *err)
+fnw_child *fnw_children_start_relayed(fnw_children *cs, const char *id, const char *provision_endpoint,
+                                      const char *const *args, size_t n_args, int relay_fd,
+                                      const fnw_child_events *ev, unsigned flags, fnw_error *err)
 {
     if (check_start(cs, id, flags, err) < 0)
         return NULL;
     int p[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } }; /* stdout, stderr, stats */
-    char **argv = build_argv(cs->exe, id, provision_endpoint, args, n_args);
+    char **argv = build_argv(cs->exe, id, provision_endpoint, args, n_args, relay_fd >= 0);
     pid_t pid = 0;
-    int rc = -1;
-    if (!argv)
+    int rc = -1, relay = -1;
+    /* above the numbers the worker's descriptors take, so no dup2 of the
+     * spawn overwrites it before it is itself moved */
+    if (relay_fd >= 0 && (relay = fcntl(relay_fd, F_DUPFD_CLOEXEC, 10)) < 0)
+        fnw_error_set(err, "cannot pass the relay socket: %s", strerror(errno));
+    else if (!argv)
         fnw_error_set(err, "out of memory");
     else if (pipe2(p[0], O_CLOEXEC) < 0 || pipe2(p[1], O_CLOEXEC) < 0 || pipe2(p[2], O_CLOEXEC) < 0)
         fnw_error_set(err, "cannot create a pipe: %s", strerror(errno));
     else
-        rc = spawn_worker(cs, argv, (int[3]){ p[0][1], p[1][1], p[2][1] }, &pid, err);
+        rc = spawn_worker(cs, argv, (int[3]){ p[0][1], p[1][1], p[2][1] }, relay, &pid, err);
     free(argv);
+    if (relay >= 0)
+        close(relay);
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < 2; i++)
             if (p[k][i] >= 0 && (rc < 0 || i == 1))
@@ -410,6 +425,13 @@ fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *prov
     cs->stats.running++;
     cs->stats.started++;
     return c;
+}
+
+fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *provision_endpoint,
+                              const char *const *args, size_t n_args, const fnw_child_events *ev,
+                              unsigned flags, fnw_error *err)
+{
+    return fnw_children_start_relayed(cs, id, provision_endpoint, args, n_args, -1, ev, flags, err);
 }
 
 void fnw_children_stop(fnw_children *cs, fnw_child *c)

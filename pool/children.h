@@ -30,6 +30,9 @@
 
 #define FNW_CHILDREN_KILL_AFTER_S 1.5
 #define FNW_CHILDREN_ID_MAX 256
+/* The worker's end of its relay socket (pool/relay_link.h), passed as
+ * --relay-fd=4; fd 3 is the stats pipe. */
+#define FNW_CHILDREN_RELAY_FD 4
 
 typedef struct fnw_child fnw_child;
 
@@ -71,6 +74,12 @@ void fnw_children_free(fnw_children *cs);
 fnw_child *fnw_children_start(fnw_children *cs, const char *id, const char *provision_endpoint,
                               const char *const *args, size_t n_args, const fnw_child_events *ev,
                               unsigned flags, fnw_error *err);
+/* The same, and relay_fd (when >= 0) becomes the worker's fd
+ * FNW_CHILDREN_RELAY_FD, named by a last argument --relay-fd=4. The caller
+ * keeps relay_fd (and closes it once started). */
+fnw_child *fnw_children_start_relayed(fnw_children *cs, const char *id, const char *provision_endpoint,
+                                      const char *const *args, size_t n_args, int relay_fd,
+                                      const fnw_child_events *ev, unsigned flags, fnw_error *err);
 /* SIGTERM now, SIGKILL if it still runs FNW_CHILDREN_KILL_AFTER_S later. */
 void fnw_children_stop(fnw_children *cs, fnw_child *c);
 /* The owner goes away: no further events for this child (it is still

@@ -11,7 +11,14 @@
  * FNW_LAUNCHER_PENDING_MAX connections may be reading their request; when
  * accept runs out of descriptors the listener rests for
  * FNW_LAUNCHER_ACCEPT_PAUSE_S, and both are logged at most once per
- * FNW_LAUNCHER_LOG_INTERVAL_S. */
+ * FNW_LAUNCHER_LOG_INTERVAL_S.
+ *
+ * Version 2 (pool/wire.h): the worker gets a relay socket (pool/relay_link.h,
+ * --relay-fd=4) for asking the launcher for PyFlink's Python worker; the
+ * lines the launcher sends after its request go to that link, the link's
+ * SPAWN and KILL lines join the worker's output on the connection. A
+ * version 1 launcher cannot start it: its worker runs with --relay=off, and
+ * the launcher's boot log says so. */
 #include "pool/launcher.h"
 
 #include <errno.h>
@@ -21,6 +28,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "pool/relay_link.h"
 #include "pool/wire.h"
 
 typedef struct conn {
@@ -30,6 +38,7 @@ typedef struct conn {
     ev_timer request_timer;
     fnw_wire_request req;
     fnw_child *child;
+    fnw_relay_link *link; /* version 2: the worker's relay socket */
     fnw_wire_framer framer[2];
     char *out;
     size_t out_len, out_off, out_cap;
@@ -94,6 +103,7 @@ static void conn_free(conn *c)
     ev_io_stop(l->loop, &c->wr);
     ev_timer_stop(l->loop, &c->request_timer);
     set_pending(c, 0);
+    fnw_relay_link_free(c->link);
     close(c->rd.fd);
     if (c->prev)
         c->prev->next = c->next;
@@ -194,6 +204,7 @@ static void on_child_exit(void *ctx, fnw_child *child, int code)
 {
     conn *c = ctx;
     char line[32];
+    fnw_relay_link_close(c->link); /* KILL for its Python workers, before EXIT */
     fnw_wire_framer_flush(&c->framer[0], emit_line, c);
     fnw_wire_framer_flush(&c->framer[1], emit_line, c);
     snprintf(line, sizeof line, "EXIT %d\n", code);
@@ -215,7 +226,25 @@ static void fail_request(conn *c, const char *msg)
         linger(c);
 }
 
-static void start_worker(conn *c)
+/* A SPAWN or KILL line from the worker's relay link; written out with the
+ * connection's next write (the link must not be freed from here). */
+static void link_to_launcher(void *ctx, const char *line, size_t len)
+{
+    conn *c = ctx;
+    queue(c, line, len);
+    ev_io_start(c->l->loop, &c->wr);
+}
+
+/* Version 2: the worker's relay socket; -1 with err when it cannot be made. */
+static int open_link(conn *c, int *worker_fd, fnw_error *err)
+{
+    fnw_relay_link_events lev = { link_to_launcher, c };
+    c->link = fnw_relay_link_new(c->l->loop, c->req.id, &lev, worker_fd, err);
+    return c->link ? 0 : -1;
+}
+
+/* 0: the worker runs and c lives on; -1: refused, or c was freed. */
+static int start_worker(conn *c)
 {
     fnw_error err = { { 0 } };
     fnw_child_events ev = { on_child_output, on_child_exit, c };
@@ -226,18 +255,34 @@ static void start_worker(conn *c)
                                        "FNW_POOL_TOKEN_FILE or FNW_POOL_TOKEN must hold the pool's)"
                                      : "the pool asks for a token and the request has none (set "
                                        "FNW_POOL_TOKEN_FILE or FNW_POOL_TOKEN for the launcher)");
-        return;
+        return -1;
     }
     if (fnw_worker_args_check(p->allow, c->req.args, c->req.n_args, &err) < 0) {
         fail_request(c, err.msg);
-        return;
+        return -1;
     }
     set_pending(c, 0);
-    fnw_child *child = fnw_children_start(c->l->children, c->req.id, c->req.provision_endpoint, c->req.args,
-                                          c->req.n_args, &ev, 0, &err);
-    if (!child) {
+    /* the request's args, and --relay=off for a launcher that cannot start
+     * PyFlink's Python worker */
+    const char *args[FNW_WIRE_MAX_ARGS + 1];
+    size_t n_args = c->req.n_args;
+    memcpy(args, c->req.args, n_args * sizeof *args);
+    int worker_fd = -1;
+    if (c->req.version < 2)
+        args[n_args++] = "--relay=off";
+    else if (open_link(c, &worker_fd, &err) < 0) {
         fail_request(c, err.msg);
-        return;
+        return -1;
+    }
+    fnw_child *child = fnw_children_start_relayed(c->l->children, c->req.id, c->req.provision_endpoint, args,
+                                                  n_args, worker_fd, &ev, 0, &err);
+    if (worker_fd >= 0)
+        close(worker_fd);
+    if (!child) {
+        fnw_relay_link_free(c->link);
+        c->link = NULL;
+        fail_request(c, err.msg);
+        return -1;
     }
     c->child = child;
     fnw_wire_framer_init(&c->framer[0], 'O');
@@ -245,7 +290,15 @@ static void start_worker(conn *c)
     char line[32];
     snprintf(line, sizeof line, "OK %d\n", (int)fnw_children_pid(child));
     queue(c, line, strlen(line));
-    flush_out(c);
+    if (c->req.version < 2) {
+        static const char v1[] =
+            "this launcher speaks launcher protocol version 1, so the worker runs with --relay=off: a job's "
+            "Python functions that are not fnworker operations fail (install the launcher script of this "
+            "fnworker release, the sidecar image's install-launcher, for version 2)";
+        fprintf(stderr, "fnworker pool: worker %.64s: %s\n", c->req.id, v1);
+        queue_line(c, "E fnworker pool: %s\n", v1);
+    }
+    return flush_out(c);
 }
 
 static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
@@ -259,15 +312,21 @@ static void on_conn_readable(struct ev_loop *loop, ev_io *w, int revents)
         conn_free(c);
         return;
     }
+    if (c->link && c->child) { /* version 2: the launcher's answers about PyFlink's Python worker */
+        fnw_relay_link_from_launcher(c->link, buf, (size_t)n);
+        return;
+    }
     if (c->child || c->closing)
         return; /* nothing more is expected from the launcher */
     fnw_error err = { { 0 } };
     size_t used = 0;
     int rc = fnw_wire_request_feed(&c->req, buf, (size_t)n, &used, &err);
-    if (rc < 0)
+    if (rc < 0) {
         fail_request(c, err.msg);
-    else if (rc == 1)
-        start_worker(c);
+    } else if (rc == 1) {
+        if (start_worker(c) == 0 && c->link && used < (size_t)n) /* lines right behind the request */
+            fnw_relay_link_from_launcher(c->link, buf + used, (size_t)n - used);
+    }
 }
 
 static void on_conn_writable(struct ev_loop *loop, ev_io *w, int revents)

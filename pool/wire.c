@@ -37,7 +37,7 @@ static int check_text(const char *s, size_t lineno, fnw_error *err)
     return 0;
 }
 
-static int parse_header(char *line, fnw_error *err)
+static int parse_header(fnw_wire_request *r, char *line, fnw_error *err)
 {
     if (strncmp(line, "FNWPOOL ", 8) != 0)
         return fnw_error_set(err,
@@ -48,14 +48,14 @@ static int parse_header(char *line, fnw_error *err)
     long v = strtol(line + 8, &end, 10);
     if (end == line + 8 || *end != ' ')
         return fnw_error_set(err, "malformed first line (expected 'FNWPOOL %d START')", FNW_WIRE_VERSION);
-    if (v != FNW_WIRE_VERSION)
+    if (v < FNW_WIRE_VERSION_MIN || v > FNW_WIRE_VERSION)
         return fnw_error_set(err,
-                             "unsupported protocol version %ld (this pool speaks version %d; "
+                             "unsupported protocol version %ld (this pool speaks versions %d to %d; "
                              "use the launcher script of the same fnworker release)",
-                             v, FNW_WIRE_VERSION);
+                             v, FNW_WIRE_VERSION_MIN, FNW_WIRE_VERSION);
     if (strcmp(end + 1, "START") != 0)
-        return fnw_error_set(err, "unknown command '%.40s' (version %d knows START)", end + 1,
-                             FNW_WIRE_VERSION);
+        return fnw_error_set(err, "unknown command '%.40s' (version %ld knows START)", end + 1, v);
+    r->version = (int)v;
     return 0;
 }
 
@@ -90,7 +90,7 @@ static int parse_field(fnw_wire_request *r, char *line, size_t lineno, fnw_error
         r->args[r->n_args++] = value;
         return 0;
     }
-    return fnw_error_set(err, "unknown field '%.40s' in a version %d request", line, FNW_WIRE_VERSION);
+    return fnw_error_set(err, "unknown field '%.40s' in a version %d request", line, r->version);
 }
 
 /* Splits buf[0, end) into lines in place and reads them. */
@@ -108,7 +108,7 @@ static int parse_request(fnw_wire_request *r, size_t end, fnw_error *err)
             break; /* the empty line */
         if (check_text(p, lineno, err) < 0)
             return -1;
-        if ((lineno == 1 ? parse_header(p, err) : parse_field(r, p, lineno, err)) < 0)
+        if ((lineno == 1 ? parse_header(r, p, err) : parse_field(r, p, lineno, err)) < 0)
             return -1;
         p = nl + 1;
     }
@@ -181,6 +181,161 @@ void fnw_wire_framer_flush(fnw_wire_framer *f, fnw_wire_emit_fn emit, void *ctx)
 {
     if (f->len)
         emit_line(f, emit, ctx);
+}
+
+/* ---- version 2: the relay's lines ---------------------------------------------------- */
+
+/* A decimal 1 .. max at *p, followed by a space or the end; moves *p past
+ * the space. No sign, no leading zero. */
+static int relay_uint(const char **p, unsigned long long max, unsigned long long *out)
+{
+    const char *s = *p;
+    unsigned long long v = 0;
+    if (*s < '1' || *s > '9')
+        return -1;
+    while (*s >= '0' && *s <= '9') {
+        v = v * 10 + (unsigned)(*s - '0');
+        if (v > max)
+            return -1;
+        s++;
+    }
+    if (*s == ' ')
+        s++;
+    else if (*s)
+        return -1;
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+/* The verb at the start of line, followed by a space; moves *p past it. */
+static int verb_is(const char *line, const char *verb, const char **p)
+{
+    size_t n = strlen(verb);
+    if (strncmp(line, verb, n) != 0 || line[n] != ' ')
+        return 0;
+    *p = line + n + 1;
+    return 1;
+}
+
+/* The next space-separated word: its length (the word at *p). */
+static size_t word_len(const char *p)
+{
+    const char *sp = strchr(p, ' ');
+    return sp ? (size_t)(sp - p) : strlen(p);
+}
+
+static int is_id_char(unsigned char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+           ch == '_' || ch == '-';
+}
+
+/* host:port with a loopback host and a port 1 .. 65535. */
+static int loopback_endpoint(const char *ep, size_t n)
+{
+    const char *colon = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (ep[i] == ':')
+            colon = ep + i;
+    if (!colon)
+        return 0;
+    size_t hl = (size_t)(colon - ep), pl = n - hl - 1;
+    static const char *const hosts[] = { "127.0.0.1", "localhost", "::1", "[::1]" };
+    int host_ok = 0;
+    for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++)
+        if (strlen(hosts[i]) == hl && memcmp(ep, hosts[i], hl) == 0)
+            host_ok = 1;
+    if (!host_ok || pl == 0 || pl > 5 || colon[1] == '0')
+        return 0;
+    unsigned port = 0;
+    for (size_t i = 1; i <= pl; i++) {
+        if (colon[i] < '0' || colon[i] > '9')
+            return 0;
+        port = port * 10 + (unsigned)(colon[i] - '0');
+    }
+    return port >= 1 && port <= 65535;
+}
+
+int fnw_wire_worker_line(const char *line, fnw_wire_relay_line *out, fnw_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *p;
+    unsigned long long n;
+    int spawn = verb_is(line, "SPAWN", &p);
+    if (!spawn && !verb_is(line, "KILL", &p))
+        return fnw_error_set(err, "not a SPAWN or KILL line: '%.40s'", line);
+    if (relay_uint(&p, UINT32_MAX, &n) != 0)
+        return fnw_error_set(err, "%s: the child's number is not a decimal from 1 to %u",
+                             spawn ? "SPAWN" : "KILL", UINT32_MAX);
+    out->n = (uint32_t)n;
+    if (!spawn) {
+        out->verb = FNW_WIRE_KILL;
+        if (*p || p[-1] == ' ')
+            return fnw_error_set(err, "KILL %u: unexpected text after the number", out->n);
+        return 0;
+    }
+    out->verb = FNW_WIRE_SPAWN;
+    size_t il = word_len(p);
+    if (il == 0 || il > FNW_WIRE_RELAY_ARG_MAX)
+        return fnw_error_set(err, "SPAWN %u: the relay id is not 1 to %d bytes", out->n,
+                             FNW_WIRE_RELAY_ARG_MAX);
+    for (size_t i = 0; i < il; i++)
+        if (!is_id_char((unsigned char)p[i]))
+            return fnw_error_set(err, "SPAWN %u: the relay id holds a byte other than [A-Za-z0-9._-]", out->n);
+    if (p[il] != ' ')
+        return fnw_error_set(err, "SPAWN %u: no endpoint after the relay id", out->n);
+    const char *ep = p + il + 1;
+    size_t el = strlen(ep);
+    if (el == 0 || el > FNW_WIRE_RELAY_ARG_MAX || memchr(ep, ' ', el) || !loopback_endpoint(ep, el))
+        return fnw_error_set(err,
+                             "SPAWN %u: the endpoint '%.80s' is not <host>:<port> on loopback (127.0.0.1, "
+                             "localhost or ::1)",
+                             out->n, ep);
+    out->id = p;
+    out->endpoint = ep;
+    out->text_len = il; /* the id's length */
+    return 0;
+}
+
+int fnw_wire_launcher_line(const char *line, size_t len, fnw_wire_relay_line *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *p;
+    unsigned long long n, v;
+    if (verb_is(line, "C", &p))
+        out->verb = FNW_WIRE_C;
+    else if (verb_is(line, "SPAWNED", &p))
+        out->verb = FNW_WIRE_SPAWNED;
+    else if (verb_is(line, "SPAWNFAIL", &p))
+        out->verb = FNW_WIRE_SPAWNFAIL;
+    else if (verb_is(line, "CHILDEXIT", &p))
+        out->verb = FNW_WIRE_CHILDEXIT;
+    else
+        return -1;
+    if (relay_uint(&p, UINT32_MAX, &n) != 0)
+        return -1;
+    out->n = (uint32_t)n;
+    switch (out->verb) {
+    case FNW_WIRE_SPAWNED:
+        if (relay_uint(&p, INT32_MAX, &v) != 0 || *p || p[-1] == ' ')
+            return -1;
+        out->value = (long long)v;
+        return 0;
+    case FNW_WIRE_CHILDEXIT: /* 0 is a code too */
+        if (p[0] == '0' && p[1] == '\0') {
+            out->value = 0;
+            return 0;
+        }
+        if (relay_uint(&p, 255, &v) != 0 || *p || p[-1] == ' ')
+            return -1;
+        out->value = (long long)v;
+        return 0;
+    default: /* SPAWNFAIL, C: the rest of the line */
+        out->text = p;
+        out->text_len = len - (size_t)(p - line);
+        return 0;
+    }
 }
 
 /* ---- worker figures ------------------------------------------------------------------ */

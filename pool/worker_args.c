@@ -17,6 +17,8 @@ static const struct {
     { "--worker_id", "the pool passes the request's id field itself" },
     { "--provision_endpoint", "the pool passes the request's provision_endpoint field itself" },
     { "--connect-timeout", "the pool bounds a worker's start with its own --start-timeout" },
+    { "--relay-fd", "the pool passes the worker's relay socket itself" },
+    { "--relay", "the pool sets it from the launcher's protocol version" },
 };
 
 /* The flag's name: "--name" of "--name=value"; n is its length. */

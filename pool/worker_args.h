@@ -9,7 +9,8 @@
  * --allow-worker-flag`), but never a flag that would let a client choose
  * what the worker loads or where it connects: --plugins-dir, --id,
  * --worker_id, --provision_endpoint, any --*_endpoint and --connect-timeout
- * (a client could hold a slot for as long as it likes). Allowed flags take
+ * (a client could hold a slot for as long as it likes), nor --relay-fd and
+ * --relay, which the pool sets from the launcher's protocol version. Allowed flags take
  * the form --name=value, so a value can never be read as another flag. */
 #ifndef FNW_POOL_WORKER_ARGS_H
 #define FNW_POOL_WORKER_ARGS_H

@@ -5,6 +5,7 @@ pointing at the pool (docs/sidecar.md).
 A module of its own, so that its cluster starts after test_cluster's has
 stopped."""
 
+import json
 import os
 import re
 import subprocess
@@ -119,3 +120,26 @@ def test_pool_runs_the_taskmanagers_workers(pool, pool_flink):
     for i in range(2):
         found = START_LINE.findall(flink.tm_log(i))
         assert len(found) == 2, "TaskManager %d logged %d fnworker start-up lines" % (i, len(found))
+
+
+def test_pool_python_map_runs_in_the_taskmanager(pool, pool_flink):
+    """A job whose only Python function is a plain map (no fnworker
+    operation), on TaskManagers whose workers run in the pool: the worker
+    asks its launcher (protocol version 2) for PyFlink's Python worker, which
+    runs in the launcher's environment (it sees FNW_POOL_ADDRESS, which the
+    pool's workers never have) and is served by the worker's relay over the
+    shared loopback; every row arrives exactly, and no worker was started
+    with --relay=off."""
+    flink = pool_flink
+    n = 3000
+    out = os.path.join(flink.base, "out-pool-python")
+    job = os.path.join(cluster.JOBS, "pool_python_job.py")
+    jid = flink.submit(job, [json.dumps({"name": "pool-python", "count": n, "parallelism": 2, "out": out})])
+    flink.wait_job(jid, timeout=300)
+    assert flink.failures(jid) == [], flink.exceptions(jid)
+    lines = committed_lines(out)
+    assert sorted(lines, key=lambda l: int(l.split(":")[0])) == \
+        ["%d:taskmanager" % (3 * i) for i in range(1, n + 1)], lines[:5]
+    with open(pool["log"]) as f:
+        log = f.read()
+    assert "--relay=off" not in log and "refused" not in log, log[-3000:]

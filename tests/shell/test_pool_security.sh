@@ -171,7 +171,7 @@ if FNW_POOL_TOKEN_FILE="$T/token" start_pool token --worker-bin "$T/bin/env-work
   env FNW_POOL_ADDRESS="$ADDR" FNW_POOL_TOKEN_FILE="$T/token" sh "$SCRIPT" --id=t4 \
     --provision_endpoint=127.0.0.1:1 >"$T/t4.out" 2>"$T/t4.err"
   code=$?
-  if [ $code -ne 0 ] || ! grep -q "^args: --id=t4 --provision_endpoint=127.0.0.1:1$" "$T/t4.out"; then
+  if [ $code -ne 0 ] || ! grep -q "^args: --id=t4 --provision_endpoint=127.0.0.1:1 --relay-fd=4$" "$T/t4.out"; then
     fail launcher_sends_token "exit $code, out: $(cat "$T/t4.out") err: $(cat "$T/t4.err")"
   elif grep -q "^env: FNW_POOL_TOKEN" "$T/t4.out" || ! grep -q "^env: end" "$T/t4.out"; then
     fail worker_does_not_inherit_token "the worker's environment: $(cat "$T/t4.out")"

@@ -41,7 +41,8 @@ START_TEST(worker_flags_allowlist)
     static const char *const never[] = {
         "--plugins-dir=/x", "--id=y", "--worker_id=y", "--provision_endpoint=h:1",
         "--control_endpoint=h:1", "--logging_endpoint=h:1", "--artifact_endpoint=h:1",
-        "--anything_endpoint=h:1", "--connect-timeout=99999", "--plugins-dir"};
+        "--anything_endpoint=h:1", "--connect-timeout=99999", "--plugins-dir",
+        "--relay-fd=5", "--relay=on", "--relay=off"};
     for (size_t i = 0; i < sizeof never / sizeof never[0]; i++) {
         ck_assert_int_eq(check_args(&a, never[i]), -1);
         ck_assert_msg(strstr(err.msg, "a launcher may not set it"), "%s: %s", never[i], err.msg);

@@ -6,8 +6,12 @@
  * or command are refused with a message naming the problem; worker output
  * is framed into one protocol line per line, long lines split, the
  * unfinished last line flushed; a worker's stats line parses, a malformed
- * one is refused. */
+ * one is refused; version 1 and 2 requests; the relay's lines (version 2):
+ * SPAWN and KILL from the worker checked (a loopback endpoint, an id of
+ * [A-Za-z0-9._-] of at most 256 bytes, a number 1 .. 2^32-1), the launcher's
+ * SPAWNED, SPAWNFAIL, C and CHILDEXIT parsed, anything else refused. */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "pool/wire.h"
@@ -84,11 +88,126 @@ static void refused(const char *text, const char *needle)
 
 START_TEST(unknown_version_and_command)
 {
-    refused("FNWPOOL 2 START\nid=a\nprovision_endpoint=h:1\n\n", "unsupported protocol version 2");
+    refused("FNWPOOL 3 START\nid=a\nprovision_endpoint=h:1\n\n", "unsupported protocol version 3");
+    refused("FNWPOOL 0 START\nid=a\nprovision_endpoint=h:1\n\n", "this pool speaks versions 1 to 2");
+    refused("FNWPOOL 2 STOP\n\n", "unknown command 'STOP' (version 2 knows START)");
     refused("FNWPOOL 1 STOP\n\n", "unknown command 'STOP'");
     refused("FNWPOOL x START\n\n", "malformed first line");
     refused("GET / HTTP/1.1\r\nHost: x\r\n\r\n", "not a fnworker pool request");
     refused("\n\n", "empty request");
+}
+END_TEST
+
+/* Version 1 and 2 requests carry the same fields; the version is kept. */
+START_TEST(versions_one_and_two)
+{
+    ck_assert_int_eq(parse("FNWPOOL 1 START\nid=a\nprovision_endpoint=h:1\n\n"), 1);
+    ck_assert_int_eq(req.version, 1);
+    ck_assert_int_eq(parse("FNWPOOL 2 START\nid=a\nprovision_endpoint=h:1\ntoken=t\narg=--log-level=x\n\n"), 1);
+    ck_assert_int_eq(req.version, 2);
+    ck_assert_str_eq(req.token, "t");
+    ck_assert_uint_eq(req.n_args, 1);
+}
+END_TEST
+
+static fnw_wire_relay_line rl;
+
+static int worker_line(const char *line)
+{
+    memset(&err, 0, sizeof err);
+    return fnw_wire_worker_line(line, &rl, &err);
+}
+
+static void worker_refused(const char *line, uint32_t n, const char *needle)
+{
+    ck_assert_msg(worker_line(line) == -1, "accepted: %s", line);
+    ck_assert_uint_eq(rl.n, n);
+    ck_assert_msg(strstr(err.msg, needle), "%s: '%s' not in '%s'", line, needle, err.msg);
+}
+
+/* What the worker may ask for: a loopback endpoint and a plain id only. */
+START_TEST(worker_lines)
+{
+    ck_assert_int_eq(worker_line("SPAWN 1 w-1-py-0a9f.x_y 127.0.0.1:40123"), 0);
+    ck_assert_int_eq(rl.verb, FNW_WIRE_SPAWN);
+    ck_assert_uint_eq(rl.n, 1);
+    ck_assert_int_eq((int)rl.text_len, 15);
+    ck_assert_int_eq(strncmp(rl.id, "w-1-py-0a9f.x_y", rl.text_len), 0);
+    ck_assert_str_eq(rl.endpoint, "127.0.0.1:40123");
+    ck_assert_int_eq(worker_line("SPAWN 4294967295 a localhost:1"), 0);
+    ck_assert_int_eq(worker_line("SPAWN 2 a [::1]:65535"), 0);
+    ck_assert_int_eq(worker_line("SPAWN 2 a ::1:8080"), 0);
+    ck_assert_int_eq(worker_line("KILL 7"), 0);
+    ck_assert_int_eq(rl.verb, FNW_WIRE_KILL);
+    ck_assert_uint_eq(rl.n, 7);
+    char id[400], line[450];
+    memset(id, 'a', 257);
+    id[256] = '\0';
+    snprintf(line, sizeof line, "SPAWN 3 %s 127.0.0.1:1", id);
+    ck_assert_int_eq(worker_line(line), 0); /* 256 bytes */
+    id[256] = 'a';
+    id[257] = '\0';
+    snprintf(line, sizeof line, "SPAWN 3 %s 127.0.0.1:1", id);
+    worker_refused(line, 3, "the relay id is not 1 to 256 bytes");
+
+    worker_refused("SPAWN 1 a 10.0.0.1:80", 1, "not <host>:<port> on loopback");
+    worker_refused("SPAWN 1 a example.com:80", 1, "on loopback");
+    worker_refused("SPAWN 1 a 127.0.0.1.evil:80", 1, "on loopback");
+    worker_refused("SPAWN 1 a 127.0.0.1:0", 1, "on loopback");
+    worker_refused("SPAWN 1 a 127.0.0.1:65536", 1, "on loopback");
+    worker_refused("SPAWN 1 a 127.0.0.1:080", 1, "on loopback");
+    worker_refused("SPAWN 1 a 127.0.0.1:", 1, "on loopback");
+    worker_refused("SPAWN 1 a 127.0.0.1", 1, "on loopback");
+    worker_refused("SPAWN 1 a 127.0.0.1:80 --x", 1, "on loopback");
+    worker_refused("SPAWN 1 a;rm -rf / 127.0.0.1:80", 1, "other than [A-Za-z0-9._-]");
+    worker_refused("SPAWN 1 $(id) 127.0.0.1:80", 1, "other than [A-Za-z0-9._-]");
+    worker_refused("SPAWN 1 a\t 127.0.0.1:80", 1, "other than");
+    worker_refused("SPAWN 1  127.0.0.1:80", 1, "not 1 to 256 bytes");
+    worker_refused("SPAWN 1 a", 1, "no endpoint");
+    worker_refused("SPAWN 0 a 127.0.0.1:1", 0, "number is not a decimal");
+    worker_refused("SPAWN 01 a 127.0.0.1:1", 0, "number");
+    worker_refused("SPAWN 4294967296 a 127.0.0.1:1", 0, "number");
+    worker_refused("SPAWN -1 a 127.0.0.1:1", 0, "number");
+    worker_refused("KILL 1 2", 1, "unexpected text");
+    worker_refused("KILL 1 ", 1, "unexpected text");
+    worker_refused("KILL x", 0, "number");
+    worker_refused("SPAWNED 1 2", 0, "not a SPAWN or KILL line");
+    worker_refused("", 0, "not a SPAWN or KILL line");
+}
+END_TEST
+
+static int launcher_line(const char *line)
+{
+    return fnw_wire_launcher_line(line, strlen(line), &rl);
+}
+
+START_TEST(launcher_lines)
+{
+    ck_assert_int_eq(launcher_line("SPAWNED 1 4242"), 0);
+    ck_assert_int_eq(rl.verb, FNW_WIRE_SPAWNED);
+    ck_assert_int_eq(rl.value, 4242);
+    ck_assert_int_eq(launcher_line("CHILDEXIT 2 0"), 0);
+    ck_assert_int_eq(rl.verb, FNW_WIRE_CHILDEXIT);
+    ck_assert_uint_eq(rl.n, 2);
+    ck_assert_int_eq(rl.value, 0);
+    ck_assert_int_eq(launcher_line("CHILDEXIT 2 137"), 0);
+    ck_assert_int_eq(rl.value, 137);
+    ck_assert_int_eq(launcher_line("C 3 Traceback (most recent call last):"), 0);
+    ck_assert_int_eq(rl.verb, FNW_WIRE_C);
+    ck_assert_str_eq(rl.text, "Traceback (most recent call last):");
+    ck_assert_int_eq(launcher_line("C 3 "), 0);
+    ck_assert_uint_eq(rl.text_len, 0);
+    ck_assert_int_eq(launcher_line("C 3"), 0);
+    ck_assert_uint_eq(rl.text_len, 0);
+    ck_assert_int_eq(launcher_line("SPAWNFAIL 1 python not found"), 0);
+    ck_assert_int_eq(rl.verb, FNW_WIRE_SPAWNFAIL);
+    ck_assert_str_eq(rl.text, "python not found");
+    static const char *const bad[] = { "SPAWNED 1", "SPAWNED 1 0", "SPAWNED 1 2147483648", "SPAWNED 1 2 3",
+                                       "SPAWNED 1 -5", "CHILDEXIT 1 256", "CHILDEXIT 1", "CHILDEXIT 1 00",
+                                       "CHILDEXIT 1 1 ", "C x hello", "C 0 hello", "O 1 x", "EXIT 0",
+                                       "SPAWN 1 a 127.0.0.1:1", "KILL 1", "", "c 1 x" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(launcher_line(bad[i]) == -1, "accepted: %s", bad[i]);
 }
 END_TEST
 
@@ -246,6 +365,9 @@ int main(void)
     tcase_add_test(tc, crlf_lines_and_trailing_bytes);
     tcase_add_test(tc, needs_more_until_empty_line);
     tcase_add_test(tc, unknown_version_and_command);
+    tcase_add_test(tc, versions_one_and_two);
+    tcase_add_test(tc, worker_lines);
+    tcase_add_test(tc, launcher_lines);
     tcase_add_test(tc, hostile_lines);
     tcase_add_test(tc, nul_only_refused_inside_the_request);
     tcase_add_test(tc, too_many_args);
