@@ -45,6 +45,7 @@ final class RelayScenarios {
     List<Scenario> s = new ArrayList<>();
     s.add(new Scenario("relay_native_descriptor_starts_no_child", RelayScenarios::nativeStartsNoChild));
     s.add(new Scenario("relay_runs_a_pyflink_function", RelayScenarios::runsPyFlinkFunction));
+    s.add(new Scenario("relay_input_before_its_request", RelayScenarios::inputBeforeItsRequest));
     s.add(new Scenario("relay_child_never_connects", RelayScenarios::childNeverConnects));
     s.add(new Scenario("relay_refuses_calls_without_worker_id", RelayScenarios::refusesWithoutWorkerId));
     s.add(new Scenario("relay_child_killed_mid_bundle", RelayScenarios::childKilledMidBundle));
@@ -177,6 +178,30 @@ final class RelayScenarios {
     }
     Matcher m = childStart(w, c.ms(5000));
     check(!m.find(), "one child should serve both bundles: " + IntegrationTests.tail(w.process().output()));
+  }
+
+  /**
+   * The whole input and its is_last arrive before the bundle's request (held, then handed to the
+   * relay): every row comes back. Handed over with is_last in the data entry, Beam's SDK skipped
+   * the data (apache_beam data_plane.py, _GrpcDataChannel.input_elements) and the bundle lost it.
+   */
+  static void inputBeforeItsRequest(Ctx c) throws Exception {
+    String py = pyflinkPython(c);
+    if (py == null) {
+      return;
+    }
+    Map<String, byte[]> p = payloads(c, py);
+    Worker w = c.worker(o -> o.env.put("python", py));
+    // a first bundle opens the worker's Data stream (and starts the child)
+    FunctionRunner first = c.runner(w, ROW, ROW, FunctionType.PROCESS, p.get("double"), cfg -> { });
+    List<In> in = rows(5);
+    expectDoubled(in, Ctx.bundle(first, ROW, in));
+    FunctionRunner r = c.runner(w, ROW, ROW, FunctionType.PROCESS, p.get("double"),
+        cfg -> cfg.requestAfterData = true);
+    for (int b = 0; b < 2; b++) {
+      in = rows(25);
+      expectDoubled(in, Ctx.bundle(r, ROW, in));
+    }
   }
 
   /** `python` exits at once (/bin/true): the bundle fails saying the worker did not start. */
