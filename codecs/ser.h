@@ -4,7 +4,8 @@
  * int32 lengths and counts, a null mask before a ROW's fields).
  *
  * The unit's files: ser_skip.c (the generic skip), skip_program.c (the compiled
- * skip program and fnw_skip_program_run), ser_decode.c, ser_encode.c, and what they share,
+ * skip program and fnw_skip_program_run), ser_field.c (one field of a ROW
+ * value, located without decoding), ser_decode.c, ser_encode.c, and what they share,
  * ser_internal.h and ser.c.
  *
  * All three are bounded by the input: a length field larger than what
@@ -39,6 +40,24 @@ void fnw_skip_program_free(fnw_skip_program *sp);
 /* Validates one encoded value of sp's type at p[0..n) and sets *used to its
  * length, without building it (the fast path for pass-through operations). */
 int fnw_skip_program_run(const fnw_skip_program *sp, const uint8_t *p, size_t n, size_t *used, fnw_error *err);
+
+/* One field of a ROW type, compiled once like a skip program (from a
+ * finished type tree, never on the data path; it borrows row): finds that
+ * field's bytes inside an encoded value of the row without decoding it and
+ * without allocating. fnw_ser_field_new fails (NULL, with a message) if row
+ * is not a ROW with a field at index, or memory runs out. */
+typedef struct fnw_ser_field fnw_ser_field;
+fnw_ser_field *fnw_ser_field_new(const fnw_type *row, uint32_t index, fnw_error *err);
+void fnw_ser_field_free(fnw_ser_field *f);
+/* The field's type (borrowed from the row). */
+const fnw_type *fnw_ser_field_type(const fnw_ser_field *f);
+/* p[0..n) is exactly one value of the row, as fnw_skip_program_run accepted
+ * it (only the fields before this one are walked again; the last field's
+ * bytes are the rest): *fp and *flen are the field's bytes inside p, *fp
+ * NULL when the field is null. Fails with a message on bytes that are not
+ * such a value. */
+int fnw_ser_field_get(const fnw_ser_field *f, const uint8_t *p, size_t n, const uint8_t **fp, size_t *flen,
+                      fnw_error *err);
 
 /* The same answer, messages and *used from the recursive walk alone, without
  * the compiled program. For tests that check the two agree; use fnw_skip_program_run. */

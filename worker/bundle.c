@@ -1,5 +1,6 @@
 /* worker/bundle.c — a running process_bundle instruction (see bundle.h):
- * decode -> the chain's first step, the chain's last step -> encode. */
+ * decode (and, with the plan's input_field, take that field of the row)
+ * -> the chain's first step, the chain's last step -> encode. */
 #include "worker/bundle.h"
 
 #include <inttypes.h>
@@ -204,6 +205,12 @@ static void feed_chain(fnw_bundle *b)
                 fnw_type_format(b->plan->input_type, t, sizeof t);
                 bundle_fail(b, "transform '%s': cannot decode element %" PRId64 " as %s: %s",
                             b->plan->steps[0].transform_id, b->index, t, err.msg);
+                return;
+            }
+            if (b->plan->input_field && row.data &&
+                fnw_ser_field_get(b->plan->input_field, row.data, row.len, &row.data, &row.len, &err) < 0) {
+                bundle_fail(b, "transform '%s': cannot take input_field '%s' of element %" PRId64 ": %s",
+                            b->plan->steps[0].transform_id, b->plan->steps[0].input_field, b->index, err.msg);
                 return;
             }
             fnw_record rec = { row.timestamp, row.watermark, row.data, (uint32_t)row.len };

@@ -154,8 +154,8 @@ void fnw_data_set_tap(fnw_data_mgr *m, const fnw_data_tap *tap);
  * came. The instruction must be expected (fnw_inbound_expect) already. -1
  * with err set when it cannot be relayed: its early data was dropped (err
  * says why), it already ran, a native bundle reads it, there is no tap, or
- * memory ran out (the bundle must then fail; fnw_inbound_finish frees what
- * is left). */
+ * memory ran out (what was held is dropped; the bundle must fail). A second
+ * call for a relayed instruction does nothing. */
 int fnw_inbound_relay(fnw_data_mgr *m, const char *instruction_id, fnw_error *err);
 /* fnw_inbound_finish() ends a relayed instruction too: later data and timers
  * for it are dropped as they arrive. */

@@ -265,25 +265,3 @@ uint8_t *fnw_elements_put_data_head(uint8_t *out, const char *iid, size_t il, co
     out += fnw_varint_write(out, dl);
     return out;
 }
-
-/* With is_last the body has 2 more bytes after the data. */
-size_t fnw_elements_data_head_size_last(size_t il, size_t tl, size_t dl)
-{
-    return len_field_size(data_head_body_size(il, tl, dl) + 2) - dl - 2;
-}
-
-uint8_t *fnw_elements_put_data_head_last(uint8_t *out, const char *iid, size_t il, const char *tid, size_t tl,
-                                         size_t dl)
-{
-    out = put_entry_start(out, iid, il, tid, tl, data_head_body_size(il, tl, dl) + 2);
-    *out++ = 0x1a;
-    out += fnw_varint_write(out, dl);
-    return out;
-}
-
-uint8_t *fnw_elements_put_is_last(uint8_t *out)
-{
-    *out++ = 0x20;
-    *out++ = 0x01;
-    return out;
-}

@@ -79,13 +79,5 @@ size_t fnw_elements_data_head_size(size_t instruction_len, size_t transform_len,
 uint8_t *fnw_elements_put_data_head(uint8_t *out, const char *instruction_id, size_t instruction_len,
                                     const char *transform_id, size_t transform_len, size_t data_len);
 
-/* The same, for an entry that also ends its stream: the head, then the caller
- * writes the data_len bytes, then fnw_elements_put_is_last() (2 bytes). The
- * whole entry is fnw_elements_data_size(.., data_len, 1) bytes for
- * data_len > 0. */
-size_t fnw_elements_data_head_size_last(size_t instruction_len, size_t transform_len, size_t data_len);
-uint8_t *fnw_elements_put_data_head_last(uint8_t *out, const char *instruction_id, size_t instruction_len,
-                                         const char *transform_id, size_t transform_len, size_t data_len);
-uint8_t *fnw_elements_put_is_last(uint8_t *out);
 
 #endif

@@ -623,9 +623,11 @@ static void drop_held_timers(fnw_data_mgr *m, fnw_instr *e)
 }
 
 /* What e holds from c as one Elements message: a Data entry per transform
- * (its chunks joined) and, when is_last came, an empty Data entry with
- * is_last after it, then the held Timers entries as they came; an empty
- * slice when that is nothing. -1 when out of memory. */
+ * (its chunks joined), followed by an empty Data entry with is_last when it
+ * came, then the held Timers entries as they came; an empty slice when that
+ * is nothing. is_last always travels in an entry of its own: Beam's SDK
+ * harness ignores the data of an entry that has is_last set
+ * (data_plane.py, _GrpcDataChannel.input_elements). -1 when out of memory. */
 static int held_to_elements(fnw_instr *e, const fnw_data_conn *c, grpc_slice *out)
 {
     size_t total = 0;
@@ -635,17 +637,14 @@ static int held_to_elements(fnw_instr *e, const fnw_data_conn *c, grpc_slice *ou
         size_t n = 0;
         for (fnw_chunk *ch = ib->head; ch; ch = ch->next)
             n += ch->n;
-        if (ib->timers) {
+        if (ib->timers)
             total += n;
-            continue;
+        else {
+            if (n)
+                total += fnw_elements_data_size(e->id_len, strlen(ib->transform_id), n, 0);
+            if (ib->got_last)
+                total += fnw_elements_data_size(e->id_len, strlen(ib->transform_id), 0, 1);
         }
-        /* the bytes, then is_last in an entry of its own: Beam's SDK skips the
-         * data of an entry with is_last set (apache_beam data_plane.py,
-         * _GrpcDataChannel.input_elements), as Flink never sends one */
-        if (n)
-            total += fnw_elements_data_size(e->id_len, strlen(ib->transform_id), n, 0);
-        if (ib->got_last)
-            total += fnw_elements_data_size(e->id_len, strlen(ib->transform_id), 0, 1);
     }
     if (!total) {
         *out = grpc_empty_slice();

@@ -391,6 +391,41 @@ static int find_source(const pb_ProcessBundleDescriptor *d, const char **id, con
     return 0;
 }
 
+/* The first step's OperationSpec.input_field, compiled against the input
+ * type (p->input_field); a later step may not name one. */
+static int resolve_input_field(fnw_plan *p, fnw_error *err)
+{
+    for (size_t i = 1; i < p->n_steps; i++) {
+        const fnw_plan_step *st = &p->steps[i];
+        if (st->input_field)
+            return fnw_error_set(err,
+                                 "transform '%s' (operation '%s'): its OperationSpec names input_field '%s', "
+                                 "but it is not the first function of its operator (it follows '%s'); "
+                                 "input_field picks a field of the operator's input and is read on the "
+                                 "first function only",
+                                 st->transform_id, st->op->name, st->input_field,
+                                 p->steps[i - 1].transform_id);
+    }
+    const fnw_plan_step *st = &p->steps[0];
+    if (!st->input_field)
+        return 0;
+    int64_t idx = fnw_type_find_field(p->input_type, st->input_field, strlen(st->input_field));
+    if (idx < 0) {
+        char t[384];
+        fnw_type_format(p->input_type, t, sizeof t);
+        return fnw_error_set(err,
+                             "transform '%s' (operation '%s'): its OperationSpec names input_field '%s', "
+                             "which the operator's input type %s does not have%s; the fnworker Python "
+                             "package names field 'f1' on an operator it adds to a KeyedStream, whose "
+                             "records are Row(f0=<key>, f1=<value>)",
+                             st->transform_id, st->op->name, st->input_field, t,
+                             p->input_type->kind == FNW_ROW ? "" : " (it is not a ROW)");
+    }
+    if (!(p->input_field = fnw_ser_field_new(p->input_type, (uint32_t)idx, err)))
+        return fnw_error_prefix(err, "transform '%s': input_field '%s'", st->transform_id, st->input_field);
+    return 0;
+}
+
 int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg, fnw_plan **out,
                    fnw_error *err)
 {
@@ -429,7 +464,11 @@ int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
         fnw_error_set(err, "the descriptor has no function between source '%s' and its sink", sid);
         goto fail;
     }
-    if (fnw_step_link(p->steps, p->n_steps, p->input_type, p->output_type, err) < 0)
+    if (resolve_input_field(p, err) < 0)
+        goto fail;
+    if (fnw_step_link(p->steps, p->n_steps,
+                      p->input_field ? fnw_ser_field_type(p->input_field) : p->input_type, p->output_type,
+                      err) < 0)
         goto fail;
     *out = p;
     return 0;
@@ -451,6 +490,7 @@ void fnw_plan_free(fnw_plan *p)
         free(p->sink_ids[i]);
     free(p->sink_ids);
     free(p->main_sink_id);
+    fnw_ser_field_free(p->input_field);
     fnw_skip_program_free(p->input_skip);
     fnw_type_free(p->input_raw);
     fnw_type_free(p->output_raw);

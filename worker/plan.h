@@ -9,7 +9,11 @@
  * and the beam:runner:sink:v1 after it. Side-output sinks are collected so
  * that each gets is_last. Anything else (keyed functions, timers, fan-out)
  * fails with a message saying what is not supported. Each function becomes
- * a step (worker/step.h: run mode, types between fused functions).
+ * a step (worker/step.h: run mode, types between fused functions). When the
+ * first step's OperationSpec names an input_field (a PyFlink KeyedStream's
+ * Row(f0=key, f1=value)), the chain is fed that field of each input and
+ * typed from it; the field must exist in the input ROW, and no later step
+ * may name one.
  *
  * Ownership: a plan owns copies of everything it keeps; the descriptor can
  * be freed after fnw_plan_build(). A plan is read-only once built: its
@@ -35,6 +39,8 @@ typedef struct fnw_plan {
     fnw_type *input_raw;          /* ROW(LONG, LONG, T) */
     const fnw_type *input_type;   /* T */
     fnw_skip_program *input_skip; /* T's skip program: validates each input's data */
+    fnw_ser_field *input_field;   /* the ROW field of T the first step takes
+                                   * (its OperationSpec.input_field), NULL: all of T */
     fnw_type *output_raw;         /* ROW(LONG, U) */
     const fnw_type *output_type;  /* U */
     char *main_sink_id;

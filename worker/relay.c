@@ -213,7 +213,7 @@ static void child_exited(void *user, int pid, const char *how)
     }
     if (connected)
         snprintf(reason, sizeof reason,
-                 "PyFlink's Python worker (pid %d) ended (%s) while it ran this bundle; fnworker starts a new one "
+                 "PyFlink's Python worker (pid %d) died (%s) while it ran this bundle; fnworker starts a new one "
                  "for the next bundle",
                  pid, how);
     else

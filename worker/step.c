@@ -96,6 +96,8 @@ static int step_from_spec(const pb_OperationSpec *os, int function_type, const f
         return -1;
     if (os->output_type && fnw_typeinfo_to_type(os->output_type, &st->declared_type, err) < 0)
         return fnw_error_prefix(err, "output_type");
+    if (os->input_field && *os->input_field && !(st->input_field = strdup(os->input_field)))
+        return fnw_error_set(err, "out of memory");
     return copy_options(os, st, err);
 }
 
@@ -158,6 +160,7 @@ void fnw_step_free(fnw_plan_step *st)
         free((char *)st->options[j].value);
     }
     free(st->options);
+    free(st->input_field);
     fnw_type_free(st->declared_type);
 }
 

@@ -16,6 +16,11 @@
  * type). The last step's output type is the operator's (the sink's), which
  * a declared output_type must equal. A step that is not last and whose
  * output type cannot be known fails, asking for output_type.
+ *
+ * Input field. OperationSpec.input_field names a field of the operator's
+ * input ROW that the step takes instead of the whole row (a PyFlink
+ * KeyedStream's Row(key, value): the value); the plan (worker/plan.c)
+ * resolves it, on the first step only.
  */
 #ifndef FNW_STEP_H
 #define FNW_STEP_H
@@ -35,6 +40,7 @@ typedef struct fnw_plan_step {
     fnw_option *options;         /* owned keys and values */
     fnw_options opts;            /* view of options */
     fnw_type *declared_type;     /* OperationSpec.output_type, owned; NULL when unset */
+    char *input_field;           /* OperationSpec.input_field, owned; NULL when unset */
     const fnw_type *input_type;  /* borrowed from the plan or an earlier step */
     const fnw_type *output_type; /* set by fnw_step_link */
 } fnw_plan_step;

@@ -81,7 +81,7 @@ def main():
     orders = env.from_collection(
         [(1, 7, 12.5), (2, 8, 99.0), (3, 7, 3.25), (4, 9, 42.0)], type_info=ORDER)
     # Flink's print sink (each row's toString on the TaskManager's stdout);
-    # PyFlink's own .print() would add a Python map, which fnworker cannot run.
+    # PyFlink's own .print() would add a Python map (a Python hop per record).
     fnworker.print(build(orders))
     env.execute("fnworker enrichment and scoring")
 

@@ -2,20 +2,26 @@
 
 A TaskManager with ``PYFLINK_UDF_RUNNER_DIR`` launches fnworker for every
 Python operator of every job (Flink's PythonEnvironmentManagerUtils reads the
-variable from the TaskManager's environment), and fnworker runs only the
-operations this package builds. So a job that would fail when it runs is
-refused here, when it is built, with what to do instead:
+variable from the TaskManager's environment). fnworker runs the operators this
+package builds natively and relays every other Python operator to PyFlink's own
+Python worker (docs/design/relay.md). What it cannot run is one descriptor that
+mixes both: Flink fuses neighbouring Python operators into one
+(PythonOperatorChainingOptimizer) unless their max parallelism differs, which
+the helpers' marker sees to (``_datastream.MAX_PARALLELISM``). So a job that
+would fail when it runs is refused here, when it is built, with what to do
+instead:
 
-* a stream the operation cannot take: a ``KeyedStream`` (PyFlink's ``key_by``
-  inserts a Python operator), windowed, connected or broadcast streams;
+* a stream the operation cannot take: windowed, connected or broadcast streams
+  (a KeyedStream is taken: the operation sees the values);
 * ``output_type=None`` for an operation that builds new values (PyFlink then
   declares PICKLED_BYTE_ARRAY, and fnworker does not write Python pickles);
   for the pass-through operations an output type other than the input's;
 * an input of Python pickles for an operation that reads the values;
 * ``python.execution-mode: thread`` (the function would run in the JVM's
   embedded Python, never in fnworker);
-* any Python operator in the job that is not a fnworker operation, found by
-  walking the Java transformations.
+* a fnworker operator that Flink would fuse with a Python operator (someone
+  gave the Python operator the same max parallelism), found by walking the
+  Java transformations as the optimizer does.
 
 The checks that need the JVM run only on a PyFlink stream (one with a Java
 side); every fact about PyFlink is named with its file and function."""
@@ -25,19 +31,14 @@ PASS_THROUGH = ("identity", "echo")
 README = 'see docs/pyflink.md, "What the helpers refuse, and why"'
 
 _NOT_A_DATASTREAM = {
-    "KeyedStream": (
-        "the input is a KeyedStream. PyFlink's key_by inserts a Python operator that computes the "
-        "key (AddKey in pyflink/datastream/data_stream.py, DataStream.key_by), and a TaskManager "
-        "whose Python worker is fnworker cannot run it; keyed streams, and Python functions next to "
-        "fnworker operations, are a later feature. fnworker operations are stateless and need no "
-        "key: call the helper on the DataStream before key_by, and spread the load with "
-        "rebalance() or shuffle() (Java partitioners, no Python)"),
     "WindowedStream": (
-        "the input is a WindowedStream; PyFlink windows run Python functions (and need key_by, "
-        "which inserts a Python operator). Call the helper on a DataStream"),
+        "the input is a WindowedStream, whose functions are window functions, which a fnworker "
+        "operation is not. Apply the window first (reduce, aggregate, process, ...) and call the "
+        "helper on the DataStream it returns, or on the KeyedStream before window()"),
     "AllWindowedStream": (
-        "the input is an AllWindowedStream; PyFlink windows run Python functions. Call the helper "
-        "on a DataStream"),
+        "the input is an AllWindowedStream, whose functions are window functions, which a fnworker "
+        "operation is not. Apply the window first and call the helper on the DataStream it "
+        "returns"),
     "ConnectedStreams": (
         "the input is a ConnectedStreams; fnworker operations take one input. Call the helper on "
         "each DataStream, or union() them first"),
@@ -63,13 +64,18 @@ _INSERTED_BY = {
 
 
 def refuse_stream(where, data_stream):
-    """A KeyedStream, windowed, connected or broadcast stream: TypeError."""
+    """A windowed, connected or broadcast stream: TypeError."""
     for cls in type(data_stream).__mro__:
         reason = _NOT_A_DATASTREAM.get(cls.__name__)
         if reason is not None:
             raise TypeError("fnworker.%s: %s (%s)" % (where, reason, README))
     if not callable(getattr(data_stream, "process", None)):
         raise TypeError("fnworker.%s: expected a PyFlink DataStream, got %r" % (where, data_stream))
+
+
+def is_keyed(data_stream):
+    """Whether data_stream is a PyFlink KeyedStream (by class name: no PyFlink import)."""
+    return any(cls.__name__ == "KeyedStream" for cls in type(data_stream).__mro__)
 
 
 def refuse_output_type(where, operation, output_type):
@@ -83,17 +89,36 @@ def refuse_output_type(where, operation, output_type):
             "write (%s)" % (where, operation.name, README))
 
 
+def _input_type(data_stream, j_stream, input_field):
+    """The Java type of what the operation takes: the stream's, or the input_field of it; on a
+    KeyedStream field f1 is the values' (its rows are Row(f0=key, f1=value); KeyedStream keeps
+    the value type as _original_data_type_info, pyflink/datastream/data_stream.py,
+    DataStream.key_by). A field the type lacks is left to the worker, which names it."""
+    j_type = j_stream.getTransformation().getOutputType()
+    if not input_field:
+        return j_type
+    original = getattr(data_stream, "_original_data_type_info", None)
+    if is_keyed(data_stream) and input_field == "f1" and original is not None:
+        return original.get_java_type_info()
+    try:
+        return j_type.getTypeAt(input_field)
+    except Exception:
+        return None
+
+
 def refuse_in_job(where, data_stream, operation, output_type, function):
     """The checks that need PyFlink (a stream with a Java side): how PyFlink
     pickles the function, the execution mode, the input's type, the
-    pass-through output type, Python operators in the job."""
+    pass-through output type."""
     j_stream = getattr(data_stream, "_j_data_stream", None)
     if j_stream is None:
         return
     _refuse_by_value(where, function)
     j_env = j_stream.getExecutionEnvironment()
     _refuse_thread_mode(where, j_env)
-    j_input_type = j_stream.getTransformation().getOutputType()
+    j_input_type = _input_type(data_stream, j_stream, operation.settings.get("input_field"))
+    if j_input_type is None:
+        return
     if _is_pickled(j_input_type) and operation.name not in PASS_THROUGH:
         raise ValueError(
             "fnworker.%s: the input's values are Python pickles (its type is %s), which operation "
@@ -108,18 +133,30 @@ def refuse_in_job(where, data_stream, operation, output_type, function):
                 "the input's: pass output_type=<stream>.get_type() (input %s, output %s%s)"
                 % (where, operation.name, j_input_type.toString(), j_output_type.toString(),
                    ", as PyFlink declares for output_type=None" if output_type is None else ""))
-    offenders = _python_operators(j_env, [j_stream.getTransformation()])[1]
-    if offenders:
-        raise ValueError("fnworker.%s: %s" % (where, _offenders_text(offenders)))
+
+
+def refuse_fused(where, result):
+    """After a helper added its operator: ValueError if Flink would fuse it with the Python
+    operator before it (one with the same max parallelism, set by hand)."""
+    j_stream = getattr(result, "_j_data_stream", None)
+    if j_stream is None:
+        return
+    ours, fusions = _walk(j_stream.getExecutionEnvironment(), [j_stream.getTransformation()],
+                          only=j_stream.getTransformation().getId())
+    if fusions:
+        raise ValueError("fnworker.%s: %s" % (where, _fusion_text(fusions[0])))
 
 
 def check(env_or_stream):
-    """Refuses (ValueError) a job that has fnworker operations and any other
-    Python operator, naming each such operator and the PyFlink call that
-    likely made it. Call it after the job's last operator and before
-    ``env.execute()``: it sees what the helpers cannot, e.g. a PyFlink
-    print() or map() after a fnworker operation. Takes a
-    StreamExecutionEnvironment or a DataStream; returns the number of
+    """Refuses (ValueError) a job in which Flink would fuse a fnworker
+    operator with a Python operator into one (PythonOperatorChainingOptimizer
+    fuses neighbours with equal parallelism, max parallelism and slot sharing
+    group; the helpers give fnworker operators max parallelism
+    MAX_PARALLELISM so that this does not happen unless someone gives a
+    Python operator the same value), naming both. Python operators elsewhere
+    in the job are fine: fnworker relays them to PyFlink's Python worker.
+    Call it after the job's last operator and before ``env.execute()``.
+    Takes a StreamExecutionEnvironment or a DataStream; returns the number of
     fnworker operators found."""
     j_env = getattr(env_or_stream, "_j_stream_execution_environment", None)
     if j_env is None:
@@ -128,24 +165,36 @@ def check(env_or_stream):
             raise TypeError("fnworker.check takes a PyFlink StreamExecutionEnvironment or DataStream, "
                             "got %r" % (env_or_stream,))
         j_env = j_stream.getExecutionEnvironment()
-    ours, offenders = _python_operators(j_env, [])
-    if ours and offenders:
-        raise ValueError("fnworker.check: the job runs fnworker operations, so " +
-                         _offenders_text(offenders))
+    ours, fusions = _walk(j_env, [])
+    if fusions:
+        raise ValueError("fnworker.check: " + "; and ".join(_fusion_text(f) for f in fusions))
     return len(ours)
 
 
-def _offenders_text(offenders):
-    names = "; ".join("'%s' (transformation %d: %s)" % o for o in offenders)
-    return ("the job has Python operators that are not fnworker operations: %s. On a TaskManager with "
-            "PYFLINK_UDF_RUNNER_DIR every Python operator runs in fnworker, which runs only fnworker "
-            "operations, so the job would fail when it runs (with operator chaining, the default, "
-            "Flink fuses a Python operator into the fnworker operator next to it: "
-            "PythonOperatorChainingOptimizer). Replace it with a fnworker operation or a Java one "
-            "(fnworker.print instead of print(); execute_and_collect(), sink_to, add_sink); "
-            "Python functions next to fnworker operations are a later feature (%s)"
-            % (names, README))
+def _describe(op):
+    name, tid, what = op
+    return "'%s' (transformation %d%s)" % (name, tid, ": " + what if what else "")
 
+
+def _fusion_text(fusion):
+    up, down, max_par = fusion
+    if down is None:
+        return ("transformation %s already fuses fnworker operations with Python functions into one "
+                "Python operator, which fnworker cannot run: Flink's chaining ran on this environment "
+                "(env.get_execution_plan() or an earlier execute() applies "
+                "PythonOperatorChainingOptimizer in place) while their max parallelism was equal. "
+                "Build the job again in a fresh environment, with fnworker's helpers (%s)"
+                % (_describe(up), README))
+    from ._datastream import MAX_PARALLELISM
+    fn, py = (up, down) if up[2] is None else (down, up)
+    return ("Flink would fuse fnworker operator %s with Python operator %s into one Python operator, "
+            "which fnworker cannot split between itself and PyFlink's Python worker: both have max "
+            "parallelism %d, and PythonOperatorChainingOptimizer fuses neighbouring Python operators "
+            "with equal parallelism, max parallelism and slot sharing group. fnworker's helpers give "
+            "their operators max parallelism %d to keep them apart; do not give the Python operator "
+            "the fnworker operator's max parallelism (or call start_new_chain() on the later of the "
+            "two, which also breaks Flink's JVM task chain) (%s)"
+            % (_describe(fn), _describe(py), max_par, MAX_PARALLELISM, README))
 
 def _refuse_by_value(where, function):
     # PyFlink pickles each function with cloudpickle.dumps (data_stream.py,
@@ -210,31 +259,41 @@ def _is_pickled(j_type):
     return j_type.getClass().isAssignableFrom(Types.PICKLED_BYTE_ARRAY().get_java_type_info().getClass())
 
 
-def _python_operators(j_env, extra):
-    """Walks the environment's transformations (and extra ones, with their
-    inputs): ([fnworker operator names], [(name, id, what) of other Python
-    operators])."""
+def _walk(j_env, extra, only=None):
+    """Walks the environment's transformations (and extra ones, with their inputs):
+    ([fnworker operator names], [fusions]); a fusion is (up, down, max parallelism) of a
+    fnworker and a Python operator Flink would fuse, each (name, id, what; what None for the
+    fnworker one), or (op, None, None) for a transformation that already fuses both. With
+    only, just the pairs whose down operator is that transformation id."""
     from py4j.java_gateway import get_java_class
     from pyflink.java_gateway import get_gateway
 
     jvm = get_gateway().jvm
     util = jvm.org.apache.flink.python.util.PythonConfigUtil
     ops = jvm.org.apache.flink.streaming.api.operators.python
+    process = ops.process
+    transformations = jvm.org.apache.flink.streaming.api.transformations
     inserted = dict(_INSERTED_BY)
     inserted[util.STREAM_KEY_BY_MAP_OPERATOR_NAME] = "the key extractor PyFlink's key_by inserts"
     inserted[util.STREAM_PARTITION_CUSTOM_MAP_OPERATOR_NAME] = "partition_custom's partitioner"
     inserted[util.KEYED_STREAM_VALUE_OPERATOR_NAME] = (
         "the map PyFlink inserts to take the values out of a KeyedStream (its print, add_sink, "
         "union) or after partition_custom")
+    java = {
+        "simple_factory": get_java_class(jvm.org.apache.flink.streaming.api.operators.SimpleOperatorFactory),
+        "python_op": get_java_class(ops.AbstractPythonFunctionOperator),
+        "embedded_op": get_java_class(ops.embedded.AbstractEmbeddedPythonFunctionOperator),
+        "datastream_op": get_java_class(ops.DataStreamPythonFunctionOperator),
+        "one_input": get_java_class(transformations.OneInputTransformation),
+        "partition": get_java_class(transformations.PartitionTransformation),
+        "forward": get_java_class(jvm.org.apache.flink.streaming.runtime.partitioner.ForwardPartitioner),
+        "down_op": get_java_class(process.ExternalPythonProcessOperator),
+        "up_ops": [get_java_class(c) for c in (
+            process.ExternalPythonProcessOperator, process.ExternalPythonKeyedProcessOperator,
+            process.ExternalPythonCoProcessOperator, process.ExternalPythonKeyedCoProcessOperator)],
+    }
 
-    classes = (get_java_class(jvm.org.apache.flink.streaming.api.operators.SimpleOperatorFactory),
-               get_java_class(ops.AbstractPythonFunctionOperator),
-               get_java_class(ops.embedded.AbstractEmbeddedPythonFunctionOperator),
-               get_java_class(ops.DataStreamPythonFunctionOperator))
-    what = {"table": "a Table API Python function, in a table converted with to_data_stream, "
-                     "to_append_stream or to_changelog_stream",
-            "broadcast": "a Python broadcast process function"}
-    ours, offenders, seen = [], [], set()
+    ours, fusions, seen, all_t, consumers = [], [], set(), [], {}
     todo = list(j_env.getTransformations()) + list(extra)
     while todo:
         t = todo.pop()
@@ -242,20 +301,79 @@ def _python_operators(j_env, extra):
         if tid in seen:
             continue
         seen.add(tid)
-        todo.extend(t.getInputs())
-        kind = _KINDS.get(tid)
-        if kind is None:
-            kind = _kind(t, util, classes)
+        all_t.append(t)
+        for i in t.getInputs():
+            consumers.setdefault(i.getId(), set()).add(tid)
+            todo.append(i)
+
+    def kind(t):
+        tid = t.getId()
+        k = _KINDS.get(tid)
+        if k is None:
+            k = _kind(t, util, java)
             if len(_KINDS) >= 100000:
                 _KINDS.clear()
-            _KINDS[tid] = kind
-        if kind == "fnworker":
+            _KINDS[tid] = k
+        return k
+
+    def op(t):
+        k = kind(t)
+        name = t.getName()
+        return (name, t.getId(), None if k == "fnworker" else inserted.get(name, "a Python function"))
+
+    for t in all_t:
+        k = kind(t)
+        if k == "fnworker":
             ours.append(t.getName())
-        elif kind != "other":
-            name = t.getName()
-            offenders.append((name, tid, what.get(kind) or inserted.get(name, "a Python function")))
-    offenders.sort(key=lambda o: o[1])
-    return ours, offenders
+        if k == "mixed" and (only is None or t.getId() == only):
+            fusions.append((op(t), None, None))
+        if k not in ("fnworker", "python") or (only is not None and t.getId() != only):
+            continue
+        up = _python_input(t, util, java)
+        if up is None or {k, kind(up)} != {"fnworker", "python"}:
+            continue
+        if _would_fuse(up, t, len(consumers.get(up.getId(), ())), java):
+            fusions.append((op(up), op(t), t.getMaxParallelism()))
+    fusions.sort(key=lambda f: f[0][1])
+    return ours, fusions
+
+
+def _python_input(t, util, java):
+    """The Python operator PythonOperatorChainingOptimizer would try to fuse t into: t's input,
+    looking through forward partitions only (chainWithInputIfPossible); None if there is none."""
+    if not java["one_input"].isInstance(t):
+        return None
+    inputs = t.getInputs()
+    if len(inputs) != 1:
+        return None
+    up = inputs[0]
+    while not util.isPythonDataStreamOperator(up):
+        if java["partition"].isInstance(up) and java["forward"].isInstance(up.getPartitioner()):
+            up = up.getInputs()[0]
+        else:
+            return None
+    return up
+
+
+def _would_fuse(up, down, up_outputs, java):
+    """PythonOperatorChainingOptimizer.isChainable, read in flink-python 1.20.5 and 2.3.0:
+    equal parallelism, max parallelism and slot sharing group; chaining strategies (up not
+    NEVER, down ALWAYS: a Python operator is never a source, so HEAD_WITH_SOURCES does not
+    chain); process-mode operators, the down one an ExternalPythonProcessOperator; the up
+    operator with exactly one consumer."""
+    from pyflink.java_gateway import get_gateway
+    util = get_gateway().jvm.org.apache.flink.python.util.PythonConfigUtil
+    if (up.getParallelism() != down.getParallelism() or
+            up.getMaxParallelism() != down.getMaxParallelism() or
+            not up.getSlotSharingGroup().equals(down.getSlotSharingGroup()) or up_outputs != 1):
+        return False
+    up_f, down_f = util.getOperatorFactory(up), util.getOperatorFactory(down)
+    if up_f.getChainingStrategy().name() == "NEVER" or down_f.getChainingStrategy().name() != "ALWAYS":
+        return False
+    if not (java["simple_factory"].isInstance(up_f) and java["simple_factory"].isInstance(down_f)):
+        return False
+    up_op, down_op = up_f.getOperator(), down_f.getOperator()
+    return java["down_op"].isInstance(down_op) and any(c.isInstance(up_op) for c in java["up_ops"])
 
 
 # Transformation id (unique in the JVM, never reused) -> what _kind found; an operator and
@@ -263,33 +381,35 @@ def _python_operators(j_env, extra):
 _KINDS = {}
 
 
-def _kind(t, util, classes):
-    """'fnworker', 'python' (a DataStream Python function), 'table', 'broadcast' or 'other'."""
+def _kind(t, util, java):
+    """'fnworker', 'python' (a DataStream Python function), 'mixed' (fnworker operations and
+    Python functions already fused), 'table', 'broadcast' or 'other'."""
     from ._payload import operation_spec_of
-    simple_factory, python_op, embedded_op, datastream_op = classes
     if "Python" in t.getClass().getSimpleName():     # PythonBroadcastStateTransformation & co.
         return "broadcast"
     try:
         factory = util.getOperatorFactory(t)
     except Exception:                                 # not a physical transformation
         return "other"
-    if factory is None or not simple_factory.isInstance(factory):
+    if factory is None or not java["simple_factory"].isInstance(factory):
         return "other"
     op = factory.getOperator()
-    if not python_op.isInstance(op) or embedded_op.isInstance(op):
+    if not java["python_op"].isInstance(op) or java["embedded_op"].isInstance(op):
         return "other"
-    if not datastream_op.isInstance(op):
+    if not java["datastream_op"].isInstance(op):
         return "table"
-    return "fnworker" if _all_fnworker(op.getPythonFunctionInfo(), operation_spec_of) else "python"
+    found = _fnworker_functions(op.getPythonFunctionInfo(), operation_spec_of)
+    return "fnworker" if all(found) else "mixed" if any(found) else "python"
 
 
-def _all_fnworker(info, operation_spec_of):
-    """Whether a (possibly chained) Python function info holds fnworker payloads only."""
+def _fnworker_functions(info, operation_spec_of):
+    """For each function of a (possibly fused) Python function info, whether it is a fnworker
+    payload."""
+    found = []
     while True:
         payload = info.getPythonFunction().getSerializedPythonFunction()
-        if operation_spec_of(bytes(payload)) is None:
-            return False
+        found.append(operation_spec_of(bytes(payload)) is not None)
         inputs = info.getInputs()
         if len(inputs) == 0:
-            return True
+            return found
         info = inputs[0]

@@ -5,11 +5,33 @@ PyFlink's ``AsyncDataStream`` (pyflink/datastream/async_data_stream.py), with
 an Operation in place of the Python async function. Flink sends every one
 as function type PROCESS; batch mode is chosen by the spec (mode BATCH).
 Before it adds the operator, each refuses a job that would fail when it runs
-(``_checks``)."""
+(``_checks``).
+
+Every operator they add gets max parallelism MAX_PARALLELISM (the marker,
+docs/pyflink.md "Mixed chains"). On a KeyedStream they do what PyFlink's
+AsyncDataStream does (``DataStream.process`` on the Java KeyedStream: a
+PROCESS operator whose input rows are key_by's Row(f0=<key>, f1=<value>)),
+and set the spec's input_field "f1", so that the operation takes the value,
+as on the stream before key_by; for the pass-through operations output_type
+then defaults to the value's type (``KeyedStream._original_data_type_info``)."""
 
 from . import _checks
 from ._payload import FnworkerFunction
 from ._spec import NO_RETRY, Operation, millis
+
+# The marker: the max parallelism of every fnworker operator. flink-python's
+# PythonOperatorChainingOptimizer.isChainable fuses a Python operator into its
+# Python input only when both have the same max parallelism (as their
+# transformations hold it: -1 unless set on the operator itself). So Flink never
+# fuses a fnworker operator with a Python function into one descriptor (which
+# fnworker runs natively while PyFlink's Python worker runs the other), while two
+# fnworker operators in a row, both at this value, still fuse; the JVM task chain
+# is not affected. 32768 is Flink's upper bound (Transformation's
+# UPPER_BOUND_MAX_PARALLELISM), so it never limits the parallelism.
+MAX_PARALLELISM = 32768
+
+# PyFlink's key_by rows: Row(f0=<key>, f1=<value>) (AddKey, pyflink/datastream/data_stream.py).
+KEYED_VALUE_FIELD = "f1"
 
 
 def _check(operation):
@@ -40,14 +62,37 @@ def _add(data_stream, operation, output_type, where):
         raise TypeError("output_type here is PyFlink's (a Types.* object), which Flink needs too; "
                         "put a text-form type into Operation.with_settings(output_type=...) instead")
     _checks.refuse_stream(where, data_stream)
+    keyed = _checks.is_keyed(data_stream)
+    if keyed:
+        if "input_field" not in operation.settings:      # an explicit choice (e.g. "f0") stands
+            operation = operation.with_settings(input_field=KEYED_VALUE_FIELD)
+        if (output_type is None and operation.name in _checks.PASS_THROUGH and
+                operation.settings["input_field"] == KEYED_VALUE_FIELD):
+            output_type = getattr(data_stream, "_original_data_type_info", None)
     _checks.refuse_output_type(where, operation, output_type)
     func = function(operation, output_type)
     _checks.refuse_in_job(where, data_stream, operation, output_type, func)
-    result = data_stream.process(func, output_type)
+    # KeyedStream.process takes only a KeyedProcessFunction; PyFlink's AsyncDataStream adds
+    # its PROCESS operator to a KeyedStream through DataStream's own process path.
+    process = _datastream_process(data_stream) if keyed else data_stream.process
+    result = process(func, output_type)
+    set_max = getattr(result, "set_max_parallelism", None)
+    if callable(set_max):
+        set_max(MAX_PARALLELISM)
     name = getattr(result, "name", None)
     if callable(name):
         result = name("fnworker:" + operation.name)
+    _checks.refuse_fused(where, result)
     return result
+
+
+def _datastream_process(keyed_stream):
+    """DataStream.process bound to a KeyedStream (found by name: the package does not import
+    PyFlink)."""
+    for cls in type(keyed_stream).__mro__:
+        if cls.__name__ == "DataStream":
+            return cls.process.__get__(keyed_stream)
+    raise TypeError("expected a PyFlink KeyedStream, got %r" % (keyed_stream,))
 
 
 def _wait(where, data_stream, operation, output_mode, timeout, retry, capacity, output_type):

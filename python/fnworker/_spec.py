@@ -28,7 +28,7 @@ BUILTIN_OPTIONS = {
 }
 
 SETTINGS = ("output_mode", "capacity", "timeout_ms", "batch_size", "batch_timeout_ms", "retry",
-            "on_timeout", "mode", "output_type")
+            "on_timeout", "mode", "output_type", "input_field")
 
 
 def millis(value, what):
@@ -171,7 +171,10 @@ class Operation(object):
         ("ORDERED"/"UNORDERED"), capacity, timeout_ms, batch_size,
         batch_timeout_ms, retry (a RetryStrategy), on_timeout ("FAIL",
         "EMPTY", "OPERATION", or the TIMEOUT_* names), mode ("PER_ELEMENT",
-        "BATCH"), output_type (a PyFlink type or the text form)."""
+        "BATCH"), output_type (a PyFlink type or the text form), input_field
+        (the name of the input ROW's field the operation takes instead of the
+        whole row; the helpers set "f1" on a KeyedStream, whose rows are
+        Row(f0=<key>, f1=<value>))."""
         for key in settings:
             if key not in SETTINGS:
                 raise ValueError("unknown setting %r; the OperationSpec settings are: %s"
@@ -210,6 +213,11 @@ class Operation(object):
         type_info = _types.type_info_bytes(s.get("output_type"))
         if type_info is not None:
             out += _wire.message_field(11, type_info)
+        input_field = s.get("input_field")
+        if input_field is not None and not isinstance(input_field, str):
+            raise TypeError("input_field must be the name of a field of the input ROW, got %r"
+                            % (input_field,))
+        out += _wire.bytes_field(12, input_field or "")
         return out
 
     def __repr__(self):

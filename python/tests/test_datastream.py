@@ -1,7 +1,11 @@
 """The helpers against a stand-in DataStream that records what process()
 receives: each passes a FnworkerFunction and the PyFlink output type, with
 the settings of PyFlink's AsyncDataStream method of the same name in the
-OperationSpec (checked with protoc --decode)."""
+OperationSpec (checked with protoc --decode), and gives the operator the
+max-parallelism marker; on a stand-in KeyedStream they go through
+DataStream.process (KeyedStream.process takes only KeyedProcessFunctions),
+the spec names input_field "f1", and a pass-through operation's output type
+defaults to the values' type."""
 
 import os
 import sys
@@ -14,16 +18,38 @@ from fnworker import Operation, RetryStrategy  # noqa: E402
 from protoc_decode import decode, flat  # noqa: E402
 
 
-class StandInDataStream(object):
+class DataStream(object):
     """A stand-in for pyflink.datastream.DataStream (PyFlink cannot be
-    installed here): process() only records its arguments."""
+    installed here): process() only records its arguments, and
+    set_max_parallelism the value (named like PyFlink's class: the package
+    finds DataStream.process by name)."""
 
     def __init__(self):
         self.calls = []
+        self.max_parallelism = None
 
     def process(self, func, output_type=None):
         self.calls.append((func, output_type))
         return self
+
+    def set_max_parallelism(self, value):
+        self.max_parallelism = value
+        return self
+
+
+StandInDataStream = DataStream
+
+
+class KeyedStream(DataStream):
+    """A stand-in for PyFlink's KeyedStream: its process() refuses what is not
+    a KeyedProcessFunction, as PyFlink's does; it keeps the values' type."""
+
+    def __init__(self, original_data_type_info):
+        super(KeyedStream, self).__init__()
+        self._original_data_type_info = original_data_type_info
+
+    def process(self, func, output_type=None):
+        raise TypeError("KeyedProcessFunction is required for KeyedStream.")
 
 
 class StandInType(object):
@@ -34,6 +60,7 @@ def run(helper, *args, **kwargs):
     ds = StandInDataStream()
     assert helper(ds, *args, **kwargs) is ds
     assert len(ds.calls) == 1
+    assert ds.max_parallelism == fnworker.MAX_PARALLELISM == 32768
     func, output_type = ds.calls[0]
     assert isinstance(func, fnworker.FnworkerFunction)
     return flat(decode(func.operation_spec)), output_type, func
@@ -95,6 +122,48 @@ class HelpersTest(unittest.TestCase):
         op = Operation("project", fields="name,id").with_settings(output_type="ROW<n:STRING,i:LONG>")
         text, _, _ = run(fnworker.process, op, t)
         self.assertIn('field_name: "n"', text)
+
+    def test_keyed_stream_takes_the_values(self):
+        from test_spec import BasicTypeInfo, RowTypeInfo
+        value_type = RowTypeInfo([BasicTypeInfo("STRING"), BasicTypeInfo("LONG")], ["name", "id"])
+        helpers = [(fnworker.unordered_wait, (5000,)), (fnworker.ordered_wait, (5000,)),
+                   (fnworker.unordered_wait_batch, (5000, 8)), (fnworker.ordered_wait_batch, (5000, 8)),
+                   (fnworker.unordered_wait_with_retry, (5000, RetryStrategy.fixed_delay(2, 50))),
+                   (fnworker.ordered_wait_with_retry, (5000, RetryStrategy.fixed_delay(2, 50))),
+                   (fnworker.process, ())]
+        for helper, args in helpers:
+            keyed = KeyedStream(value_type)
+            self.assertIs(helper(keyed, Operation("echo"), *args), keyed, helper.__name__)
+            ((func, output_type),) = keyed.calls
+            self.assertIs(output_type, value_type, helper.__name__)   # the values' type by default
+            self.assertEqual(keyed.max_parallelism, 32768, helper.__name__)
+            text = flat(decode(func.operation_spec))
+            self.assertTrue(text.endswith('input_field: "f1"'), "%s: %s" % (helper.__name__, text))
+            self.assertIn('field_name: "name"', text)
+        # an operation that builds new values still needs its output type
+        with self.assertRaises(ValueError) as cm:
+            fnworker.unordered_wait(KeyedStream(value_type), Operation("project", fields="id"), 5000)
+        self.assertIn("needs output_type", str(cm.exception))
+        out = RowTypeInfo([BasicTypeInfo("LONG")], ["id"])
+        keyed = KeyedStream(value_type)
+        fnworker.unordered_wait(keyed, Operation("project", fields="id"), 5000, output_type=out)
+        ((func, output_type),) = keyed.calls
+        self.assertIs(output_type, out)
+        self.assertIn('input_field: "f1"', flat(decode(func.operation_spec)))
+        # an input_field the user chose stands (here the key)
+        keyed = KeyedStream(value_type)
+        fnworker.process(keyed, Operation("echo").with_settings(input_field="f0"), BasicTypeInfo("LONG"))
+        self.assertIn('input_field: "f0"', flat(decode(keyed.calls[0][0].operation_spec)))
+        # a plain DataStream's spec has no input_field
+        text, _, _ = run(fnworker.unordered_wait, Operation("echo"), 5000)
+        self.assertNotIn("input_field", text)
+
+    def test_other_streams_are_refused(self):
+        for name in ("WindowedStream", "AllWindowedStream", "ConnectedStreams", "BroadcastStream"):
+            stream = type(name, (object,), {"process": lambda self, f, t=None: self})()
+            with self.assertRaises(TypeError) as cm:
+                fnworker.unordered_wait(stream, Operation("echo"), 5000)
+            self.assertIn("the input is a", str(cm.exception))
 
     def test_mistakes(self):
         ds = StandInDataStream()

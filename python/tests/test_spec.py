@@ -1,6 +1,6 @@
 """Operation and its OperationSpec bytes, checked with protoc --decode:
-every setting and option, the output type from the text form and from
-PyFlink's type classes, and the mistakes caught when the job is built."""
+every setting and option (input_field, field 12, included), the output type
+from the text form and from PyFlink's type classes, and the mistakes caught when the job is built."""
 
 import datetime
 import os
@@ -42,6 +42,15 @@ class SpecTest(unittest.TestCase):
                          'batch_size: 64 batch_timeout_ms: 5 retry { kind: EXPONENTIAL_BACKOFF '
                          'max_attempts: 3 delay_ms: 10 max_delay_ms: 200 multiplier: 1.5 '
                          'retry_on_empty_result: true } on_timeout: TIMEOUT_OPERATION mode: BATCH')
+
+    def test_input_field(self):
+        op = Operation("echo").with_settings(input_field="f1", output_type="ROW<a:INT>")
+        self.assertTrue(spec_text(op).endswith('output_type { row_type_info { fields { '
+                                               'field_name: "a" field_type { type_name: INT } } } } '
+                                               'input_field: "f1"'), spec_text(op))
+        self.assertEqual(Operation("echo").with_settings(input_field="").to_spec(), b"\n\x04echo")
+        with self.assertRaises(TypeError):
+            Operation("echo").with_settings(input_field=1)
 
     def test_defaults_are_left_out(self):
         op = Operation("echo").with_settings(output_mode="ORDERED", capacity=0, on_timeout="FAIL",

@@ -4,7 +4,8 @@
  * directly (plan) and through the descriptor cache with two bundles
  * waiting for it (descriptors). A failure ends in an error naming memory;
  * through the cache, every waiting bundle is still handed back (with the
- * error) and the data endpoint is still known. */
+ * error) and the data endpoint is still known; and a keyed operator whose
+ * echo takes input_field "f1" of Row(f0=<key>, f1=<value>) (keyed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,11 +152,37 @@ static void cache_teardown(void *p)
     free(fx);
 }
 
+/* ---- keyed: input_field "f1" of ROW<f0 PICKLED_BYTES, f1 ROW<f0 STRING, f1 INT>> -------- */
+
+static void *keyed_setup(void)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    shape_init(&fx->b);
+    pb_TypeInfo *fields[2] = {ti(&fx->b, 20), str_int(&fx->b)};
+    shape_typed(&fx->b, 1, WIRE, row_ti(&fx->b, 2, fields), str_int(&fx->b));
+    pb_OperationSpec os = FNWORKER__V1__OPERATION_SPEC__INIT;
+    os.operation = "echo";
+    os.input_field = "f1";
+    transform(&fx->b, "transform-0")->spec = pardo_spec(&fx->b, STATELESS, 0, &os, 0);
+    fnw_registry_init(&fx->reg);
+    fnw_builtins_register(&fx->reg);
+    return fx;
+}
+
+static int keyed_verify(void *p)
+{
+    const fnw_plan *pl = ((fixture *)p)->plan;
+    return pl && pl->n_steps == 1 && pl->input_field && same(pl->steps[0].input_field, "f1") &&
+           pl->steps[0].input_type == fnw_ser_field_type(pl->input_field) &&
+           pl->steps[0].output_type == pl->output_type;
+}
+
 static const alloc_scenario plan = {"plan", fx_setup, plan_run, plan_verify, plan_teardown};
+static const alloc_scenario keyed = {"keyed", keyed_setup, plan_run, keyed_verify, plan_teardown};
 static const alloc_scenario descriptors = {"descriptors", fx_setup, cache_run, cache_verify, cache_teardown};
 
 int main(int argc, char **argv)
 {
-    const alloc_scenario *all[] = {&plan, &descriptors};
+    const alloc_scenario *all[] = {&plan, &descriptors, &keyed};
     return alloc_main(all, sizeof all / sizeof all[0], argc, argv);
 }

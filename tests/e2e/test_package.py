@@ -1,5 +1,6 @@
 """The fnworker package against real PyFlink: what the helpers refuse when a
-job is built (python/fnworker/_checks.py), and fnworker.check(env). Building
+job is built (python/fnworker/_checks.py), fnworker.check(env), the
+max-parallelism marker as Flink's chaining sees it, and KeyedStream input. Building
 a job needs the gateway JVM but does not run it, so most cases are fast; the
 last ones run a job to show that what the checks let through works."""
 
@@ -32,15 +33,27 @@ def operator_names(env):
 
 
 @pytest.mark.smoke
-def test_keyed_stream_is_refused(env):
+def test_keyed_stream_is_taken_and_the_operation_sees_the_values(env):
+    """On a KeyedStream the helper adds a PROCESS operator on the Java KeyedStream (as PyFlink's
+    AsyncDataStream does), whose input rows are key_by's Row(f0=<key>, f1=<value>); its spec
+    names input_field "f1", and a pass-through operation's output type is the values'."""
+    from fnworker._payload import operation_spec_of
     keyed = rows(env).key_by(lambda r: r[0], key_type=Types.LONG())
-    with pytest.raises(TypeError) as e:
-        fnworker.ordered_wait(keyed, ECHO, Time.seconds(5), output_type=ROW)
-    msg = str(e.value)
-    assert msg.startswith("fnworker.ordered_wait: the input is a KeyedStream.")
-    assert "key_by inserts a Python operator" in msg and "later feature" in msg
-    assert "rebalance() or shuffle()" in msg
-    assert not any(n.startswith("fnworker:") for n in operator_names(env))
+    out = fnworker.ordered_wait(keyed, ECHO, Time.seconds(5))
+    assert out.get_type() == ROW
+    t = out._j_data_stream.getTransformation()
+    assert t.getName() == "fnworker:echo" and t.getMaxParallelism() == fnworker.MAX_PARALLELISM
+    assert str(t.getInputs()[0].getOutputType()) == "Row(f0: Long, f1: Row(id: Long, name: String))"
+    payload = bytes(t.getOperator().getPythonFunctionInfo().getPythonFunction().getSerializedPythonFunction())
+    assert operation_spec_of(payload).endswith(b"\x62\x02f1")     # field 12, "f1"
+    with pytest.raises(ValueError, match="operation 'project' builds new values"):
+        fnworker.unordered_wait(keyed, PROJECT, Time.seconds(5))
+    # an input_field of the user's own (the key) is kept and checked as that field's type
+    key = fnworker.process(keyed, Operation("identity").with_settings(input_field="f0"), Types.LONG())
+    assert key.get_type() == Types.LONG()
+    with pytest.raises(ValueError, match="passes its input through.*input Long, output String"):
+        fnworker.process(keyed, Operation("identity").with_settings(input_field="f0"), Types.STRING())
+    assert fnworker.check(env) == 2
 
 
 def test_connected_streams_are_refused(env):
@@ -99,17 +112,73 @@ def test_thread_mode_is_refused(runner_dir):
     assert "EmbeddedPythonProcessOperator" in msg and "python.execution-mode: process" in msg
 
 
+def plan(env):
+    """What Flink makes of the job: its operators after PythonOperatorChainingOptimizer (fused
+    Python operators are one, named "A, B"), sorted, and the JVM tasks (JobGraph vertices)."""
+    from pyflink.java_gateway import get_gateway
+    j_graph = env._generate_stream_graph(clear_transformations=False)
+    try:
+        j_job = j_graph.getJobGraph()
+    except Exception:                                 # Flink 2.x
+        j_job = get_gateway().jvm.org.apache.flink.streaming.api.graph.StreamingJobGraphGenerator \
+            .createJobGraph(j_graph)
+    return (sorted(n.getOperatorName() for n in j_graph.getStreamNodes().toArray()),
+            [v.getName() for v in j_job.getVerticesAsArray()])
+
+
 @pytest.mark.smoke
-def test_python_operator_before_is_refused_by_name(env):
-    mapped = rows(env).map(lambda r: r, output_type=ROW)
+def test_marker_keeps_python_operators_apart_and_the_task_whole(env):
+    """Python map -> fnworker op -> fnworker op -> Python map: Flink fuses the two fnworker
+    operators (both at max parallelism 32768) and neither Python map into them, and the JVM
+    keeps one task (PythonOperatorChainingOptimizer.isChainable; Flink's own chaining does not
+    look at max parallelism)."""
+    a = rows(env).map(lambda r: r, output_type=ROW).name("A")
+    b = fnworker.unordered_wait(a, ECHO, Time.seconds(5), output_type=ROW)
+    c = fnworker.process(b, PROJECT, NAMES)
+    c.map(lambda r: r, output_type=NAMES).name("D")._j_data_stream.print()
+    assert fnworker.check(env) == 2
+    operators, tasks = plan(env)
+    assert operators == ["A", "D", "Sink: Print to Std. Out", "Source: Collection Source",
+                         "fnworker:echo, fnworker:project"]
+    assert tasks == ["Source: Collection Source -> A -> fnworker:echo, fnworker:project -> D -> "
+                     "Sink: Print to Std. Out"]
+
+
+@pytest.mark.smoke
+def test_python_operator_with_the_markers_max_parallelism_is_refused(env):
+    """Before the helper (the helper refuses) and after it (fnworker.check refuses), naming both."""
+    mapped = rows(env).map(lambda r: r, output_type=ROW).set_max_parallelism(fnworker.MAX_PARALLELISM)
     with pytest.raises(ValueError) as e:
         fnworker.ordered_wait(mapped, ECHO, Time.seconds(5), output_type=ROW)
     msg = str(e.value)
-    assert msg.startswith("fnworker.ordered_wait: the job has Python operators that are not fnworker "
-                          "operations: 'Map' (transformation ")
+    assert msg.startswith("fnworker.ordered_wait: Flink would fuse fnworker operator 'fnworker:echo' "
+                          "(transformation ")
+    assert "with Python operator 'Map' (transformation " in msg
     assert "DataStream.map, or the map PyFlink's print()" in msg
-    assert "PythonOperatorChainingOptimizer" in msg and "fnworker.print instead of print()" in msg
-    assert operator_names(env) == ["Map"]
+    assert "both have max parallelism 32768" in msg and "PythonOperatorChainingOptimizer" in msg
+
+
+def test_check_names_a_fused_pair_after_the_fnworker_operator(runner_dir):
+    from pyflink.datastream import StreamExecutionEnvironment
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    out = fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
+    out.map(lambda r: r, output_type=ROW).set_max_parallelism(fnworker.MAX_PARALLELISM)
+    with pytest.raises(ValueError) as e:
+        fnworker.check(env)
+    assert str(e.value).startswith("fnworker.check: Flink would fuse fnworker operator 'fnworker:echo'")
+    with pytest.raises(ValueError, match="with Python operator 'Map'"):
+        fnworker.print(out)
+    # a user's own max parallelism on the fnworker operator: fine while the neighbours differ,
+    # refused when a Python neighbour has the same
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    out = fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW).set_max_parallelism(128)
+    mapped = out.map(lambda r: r, output_type=ROW)
+    assert fnworker.check(env) == 1
+    mapped.set_max_parallelism(128)
+    with pytest.raises(ValueError, match="both have max parallelism 128"):
+        fnworker.check(env)
 
 
 class _Ts(TimestampAssigner):
@@ -177,24 +246,18 @@ ADDS_PYTHON = {
 
 
 @pytest.mark.parametrize("call", sorted(ADDS_PYTHON))
-def test_pyflink_calls_that_add_a_python_operator_are_named(env, call):
-    """Built on a branch of the job, not on the helper's input: the helper
-    walks the whole job built so far."""
-    build, name = ADDS_PYTHON[call]
+def test_pyflink_calls_that_add_a_python_operator_are_accepted(env, call):
+    """Built on a branch of the job and on the helper's input: the Python operator runs in
+    PyFlink's Python worker (relayed), never fused with the fnworker operator."""
+    build, _ = ADDS_PYTHON[call]
     ds = rows(env)
     build(ds)
-    with pytest.raises(ValueError) as e:
-        fnworker.process(ds, PROJECT, NAMES)
-    msg = str(e.value)
-    assert msg.startswith("fnworker.process: the job has Python operators that are not fnworker "
-                          "operations: ")
-    if name is None:
-        assert "a Python broadcast process function" in msg
-    else:
-        assert "'%s' (transformation " % name in msg
+    out = fnworker.process(ds, PROJECT, NAMES)
+    assert fnworker.check(env) == 1
+    assert out._j_data_stream.getTransformation().getMaxParallelism() == fnworker.MAX_PARALLELISM
 
 
-def test_table_python_udf_is_refused(env):
+def test_table_python_udf_is_accepted(env):
     from pyflink.table import DataTypes, StreamTableEnvironment
     from pyflink.table.udf import udf
     t_env = StreamTableEnvironment.create(env)
@@ -202,9 +265,8 @@ def test_table_python_udf_is_refused(env):
                                                        DataTypes.FIELD("name", DataTypes.STRING())]))
     upper = udf(lambda s: s.upper(), result_type=DataTypes.STRING())
     ds = t_env.to_data_stream(t.select(upper(t.name).alias("name")))
-    with pytest.raises(ValueError) as e:
-        fnworker.process(ds, PROJECT, NAMES)
-    assert "'PythonCalc" in str(e.value) and "a Table API Python function" in str(e.value)
+    fnworker.process(ds, Operation("identity"), ds.get_type())
+    assert fnworker.check(env) == 1
 
 
 def test_table_stream_runs_with_the_type_get_type_gives(env, ran_in_fnworker):
@@ -223,17 +285,12 @@ def test_table_stream_runs_with_the_type_get_type_gives(env, ran_in_fnworker):
 
 
 @pytest.mark.smoke
-def test_check_names_a_python_print_after_a_fnworker_operation(env):
+def test_check_passes_a_python_print_after_a_fnworker_operation(env):
     out = fnworker.ordered_wait(rows(env), ECHO, Time.seconds(5), output_type=ROW)
-    out.print()                                       # PyFlink's: inserts a Python map
-    with pytest.raises(ValueError) as e:
-        fnworker.check(env)
-    msg = str(e.value)
-    assert msg.startswith("fnworker.check: the job runs fnworker operations, so the job has Python "
-                          "operators that are not fnworker operations: 'Map' (transformation ")
-    assert "print() (DataStream._align_output_type)" in msg
-    with pytest.raises(ValueError, match="not fnworker operations: 'Map'"):
-        fnworker.print(out)
+    out.print()                                       # PyFlink's: inserts a Python map, relayed
+    assert fnworker.check(env) == 1
+    fnworker.print(out)
+    assert operator_names(env)[:2] == ["fnworker:echo", "Map"]
 
 
 def test_check_without_fnworker_operations_passes(env):

@@ -419,32 +419,6 @@ START_TEST(malformed_timers_are_refused_saying_where)
 }
 END_TEST
 
-/* An entry written as head-with-is_last, data and is_last is byte for byte
- * fnw_elements_put_data's entry with is_last, across varint boundaries. */
-START_TEST(head_with_is_last_is_the_same_entry)
-{
-    static uint8_t payload[20000];
-    static uint8_t a[21000], b[21000];
-    /* data lengths where the data's length or the entry's body (18 bytes of
-     * ids and keys, the data's length varint, the data, is_last's 2 bytes)
-     * crosses a varint size */
-    const size_t lens[] = {1, 105, 106, 107, 108, 125, 126, 127, 128, 16360, 16361, 16362, 16363, 16384};
-    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
-        size_t dl = lens[i];
-        payload[0] = (uint8_t)(i + 1);
-        size_t full = fnw_elements_data_size(3, 11, dl, 1);
-        ck_assert_ptr_eq(fnw_elements_put_data(a, "b-1", 3, "transform-0", 11, payload, dl, 1), a + full);
-        size_t head = fnw_elements_data_head_size_last(3, 11, dl);
-        ck_assert_uint_eq(head + dl + 2, full);
-        uint8_t *w = fnw_elements_put_data_head_last(b, "b-1", 3, "transform-0", 11, dl);
-        ck_assert_ptr_eq(w, b + head);
-        memcpy(w, payload, dl);
-        ck_assert_ptr_eq(fnw_elements_put_is_last(w + dl), b + full);
-        ck_assert_msg(memcmp(a, b, full) == 0, "data length %zu", dl);
-    }
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("elements");
@@ -461,7 +435,6 @@ int main(void)
     tcase_add_test(tc, callback_failure_stops_the_walk);
     tcase_add_test(tc, timers_are_read_with_their_raw_spans);
     tcase_add_test(tc, malformed_timers_are_refused_saying_where);
-    tcase_add_test(tc, head_with_is_last_is_the_same_entry);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }

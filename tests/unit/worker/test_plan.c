@@ -2,7 +2,9 @@
  * the shape Flink builds works (chains, side outputs, any ids), and every
  * unsupported shape fails with a message saying what is not supported; how
  * a function's spec selects batch mode, and the types between the steps of
- * a chain (kept, given by output_type, checked against the sink, missing). */
+ * a chain (kept, given by output_type, checked against the sink, missing);
+ * input_field (a KeyedStream's Row(key, value)): the chain is typed from the
+ * field, and a field the input lacks or one on a later step is refused. */
 #include <check.h>
 
 #include "tests/unit/check_run.h"
@@ -534,6 +536,76 @@ START_TEST(an_output_type_nested_10000_deep_fails_cleanly)
 }
 END_TEST
 
+/* ROW<f0 PICKLED_BYTES, f1 ROW<f0 STRING, f1 INT>>, the rows PyFlink's key_by
+ * makes, in; the value type out. */
+static void keyed_shape(builder *b, int nfuncs)
+{
+    shape_init(b);
+    pb_TypeInfo *fields[2] = {ti(b, 20), str_int(b)};
+    shape_typed(b, nfuncs, WIRE, row_ti(b, 2, fields), str_int(b));
+}
+
+START_TEST(input_field_types_the_chain_from_the_field)
+{
+    builder b;
+    keyed_shape(&b, 2);
+    pb_OperationSpec echo = op_spec("echo");
+    echo.input_field = "f1";
+    set_fn(&b, "transform-0", FT_PROCESS, &echo);
+    fnw_plan *p = NULL;
+    fnw_error err;
+    ck_assert_msg(build(&b, &p, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_nonnull(p->input_field);
+    ck_assert_ptr_eq(fnw_ser_field_type(p->input_field), p->input_type->children[1]);
+    ck_assert_ptr_eq(p->steps[0].input_type, p->input_type->children[1]);
+    ck_assert(fnw_type_equal(p->steps[0].output_type, p->output_type));
+    ck_assert_str_eq(p->steps[0].input_field, "f1");
+    fnw_plan_free(p);
+
+    /* without input_field, echo would have to output the whole Row(key, value) */
+    echo.input_field = "";
+    set_fn(&b, "transform-0", FT_PROCESS, &echo);
+    ck_assert_int_eq(build(&b, &p, &err), 0);
+    ck_assert_ptr_null(p->input_field);
+    ck_assert_ptr_eq(p->steps[0].input_type, p->input_type);
+    fnw_plan_free(p);
+    builder_free(&b);
+}
+END_TEST
+
+START_TEST(input_field_the_input_lacks_is_refused)
+{
+    builder b;
+    keyed_shape(&b, 1);
+    pb_OperationSpec echo = op_spec("echo");
+    echo.input_field = "value";
+    set_fn(&b, "transform-0", FT_PROCESS, &echo);
+    expect_fail(&b, "descriptor '1-2': transform 'transform-0' (operation 'echo'): its OperationSpec names "
+                "input_field 'value', which the operator's input type ROW<f0 PICKLED_BYTES, f1 ROW<f0 STRING, "
+                "f1 INT>> does not have", "Row(f0=<key>, f1=<value>)", NULL);
+    builder_free(&b);
+
+    /* an input that is not a ROW */
+    shape_init(&b);
+    shape_typed(&b, 1, WIRE, ti(&b, 5), ti(&b, 5));
+    echo.input_field = "f1";
+    set_fn(&b, "transform-0", FT_PROCESS, &echo);
+    expect_fail(&b, "names input_field 'f1', which the operator's input type INT does not have (it is not a ROW)",
+                NULL);
+    builder_free(&b);
+
+    /* on a later function of the operator */
+    keyed_shape(&b, 2);
+    pb_OperationSpec first = op_spec("echo");
+    first.input_field = "f1";
+    set_fn(&b, "transform-0", FT_PROCESS, &first);
+    set_fn(&b, "transform-1", FT_PROCESS, &echo);
+    expect_fail(&b, "transform 'transform-1' (operation 'echo'): its OperationSpec names input_field 'f1', but it "
+                "is not the first function of its operator (it follows 'transform-0')", NULL);
+    builder_free(&b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plan");
@@ -554,6 +626,8 @@ int main(void)
     tcase_add_test(tc, last_step_type_must_match_the_sink);
     tcase_add_test(tc, type_changing_step_without_output_type_fails);
     tcase_add_test(tc, bad_output_type_is_named);
+    tcase_add_test(tc, input_field_types_the_chain_from_the_field);
+    tcase_add_test(tc, input_field_the_input_lacks_is_refused);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }

@@ -166,8 +166,16 @@ public final class DataService extends BeamFnDataGrpc.BeamFnDataImplBase {
         route(d, deliveries);
       }
       for (BeamFnApi.Elements.Timers t : e.getTimersList()) {
-        violations.add("unexpected timers for instruction " + t.getInstructionId() + " transform "
-            + t.getTransformId() + " family " + t.getTimerFamilyId());
+        Map<String, Receiver> byTransform = receivers.get(t.getInstructionId());
+        if (byTransform == null || !byTransform.containsKey(timerKey(t.getTransformId(), t.getTimerFamilyId()))) {
+          violations.add("unexpected timers for instruction " + t.getInstructionId() + " transform "
+              + t.getTransformId() + " family " + t.getTimerFamilyId());
+          continue;
+        }
+        // A keyed operator's timer stream: routed like data, under timerKey(transform, family).
+        route(BeamFnApi.Elements.Data.newBuilder().setInstructionId(t.getInstructionId())
+            .setTransformId(timerKey(t.getTransformId(), t.getTimerFamilyId())).setData(t.getTimers())
+            .setIsLast(t.getIsLast()).build(), deliveries);
       }
     }
     for (Runnable r : deliveries) {
@@ -218,6 +226,11 @@ public final class DataService extends BeamFnDataGrpc.BeamFnDataImplBase {
         r.last();
       }
     });
+  }
+
+  /** The receiver key of a timer stream (instruction's receivers map): "timers:<transform>/<family>". */
+  public static String timerKey(String transformId, String family) {
+    return "timers:" + transformId + "/" + family;
   }
 
   /** Registers the receivers of one bundle (before its request is sent). */

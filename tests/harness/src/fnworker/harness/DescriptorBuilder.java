@@ -33,6 +33,11 @@ import org.apache.flink.fnexecution.v1.FlinkFnApi.UserDefinedDataStreamFunction.
 
 public final class DescriptorBuilder {
   public static final String STATELESS_URN = "flink:transform:ds:stateless_function:v1";
+  /** The head function's URN in a keyed operator (ExternalPythonKeyedProcessOperator). */
+  public static final String STATEFUL_URN = "flink:transform:ds:stateful_function:v1";
+  /** flink-python's Constants.TIMER_ID: the head function's one timer family. */
+  public static final String TIMER_FAMILY = "timer";
+  public static final String TIMER_CODER = "timer_coder";
   public static final String FLINK_CODER_URN = "flink:coder:v1";
   public static final String PARDO_URN = "beam:transform:pardo:v1";
   public static final String SOURCE_URN = "beam:runner:source:v1";
@@ -54,6 +59,8 @@ public final class DescriptorBuilder {
     public final byte[] payload;
     /** Test hook: TypeInfo wire bytes sent as key_type_info, appended as given (see WireBytes). */
     public byte[] keyTypeInfo;
+    /** A keyed function's key type (Flink: a one-field Row of the key), sent as key_type_info. */
+    public TypeInfo keyType;
 
     public Fn(FunctionType type, byte[] payload) {
       this.type = type;
@@ -77,6 +84,19 @@ public final class DescriptorBuilder {
   public final Map<String, String> jobParameters = new LinkedHashMap<>();
   /** Test hook: the input coder's CoderInfoDescriptor bytes, sent as given instead of built from inputType. */
   public byte[] inputCoderPayload;
+  /** The head function's URN: STATEFUL_URN for a keyed operator (then set timerKeyType too). */
+  public String headUrn = STATELESS_URN;
+  /**
+   * A keyed operator's key row type (ROW<f0:K>): adds Flink's timer coders, the head
+   * function's timer family "timer" and the timer API descriptor (= the data endpoint),
+   * as BeamDataStreamPythonFunctionRunner and Beam's ProcessBundleDescriptors do.
+   */
+  public TypeInfo timerKeyType;
+
+  /** TimerUtils.createTimerDataTypeInfo: [type/operation, watermark, timestamp, key, namespace]. */
+  public static TypeInfo timerDataType(TypeInfo keyRow) {
+    return TypeInfo.parse("ROW<f0:BYTE,f1:LONG,f2:LONG,f3:" + keyRow + ",f4:PRIMITIVE_ARRAY<BYTE>>");
+  }
 
   /** Sink transform id for a PCollection (MAIN_OUTPUT or a side output tag). */
   public static String sinkId(String pcollection) {
@@ -84,9 +104,13 @@ public final class DescriptorBuilder {
   }
 
   private static RunnerApi.Coder flinkCoder(TypeInfo rawType) {
+    return flinkCoder(rawType, FlinkFnApi.CoderInfoDescriptor.Mode.MULTIPLE);
+  }
+
+  private static RunnerApi.Coder flinkCoder(TypeInfo rawType, FlinkFnApi.CoderInfoDescriptor.Mode mode) {
     FlinkFnApi.CoderInfoDescriptor d = FlinkFnApi.CoderInfoDescriptor.newBuilder()
         .setRawType(FlinkFnApi.CoderInfoDescriptor.RawType.newBuilder().setTypeInfo(TypeInfoProtos.toProto(rawType)))
-        .setMode(FlinkFnApi.CoderInfoDescriptor.Mode.MULTIPLE)
+        .setMode(mode)
         .setSeparatedWithEndMessage(false)
         .build();
     return RunnerApi.Coder.newBuilder()
@@ -119,7 +143,11 @@ public final class DescriptorBuilder {
     for (Map.Entry<String, String> e : jobParameters.entrySet()) {
       rc.addJobParameters(FlinkFnApi.JobParameter.newBuilder().setKey(e.getKey()).setValue(e.getValue()));
     }
-    return FlinkFnApi.UserDefinedDataStreamFunction.newBuilder()
+    FlinkFnApi.UserDefinedDataStreamFunction.Builder u = FlinkFnApi.UserDefinedDataStreamFunction.newBuilder();
+    if (f.keyType != null) {
+      u.setKeyTypeInfo(TypeInfoProtos.toProto(f.keyType));
+    }
+    return u
         .setFunctionType(f.type)
         .setRuntimeContext(rc)
         .setPayload(ByteString.copyFrom(f.payload))
@@ -134,9 +162,20 @@ public final class DescriptorBuilder {
 
   private static RunnerApi.PTransform pardo(String id, ByteString udfPayload, Map<String, String> inputs,
       Map<String, String> outputs) {
-    RunnerApi.ParDoPayload p = RunnerApi.ParDoPayload.newBuilder()
-        .setDoFn(RunnerApi.FunctionSpec.newBuilder().setUrn(STATELESS_URN).setPayload(udfPayload))
-        .build();
+    return pardo(id, STATELESS_URN, false, udfPayload, inputs, outputs);
+  }
+
+  private static RunnerApi.PTransform pardo(String id, String urn, boolean timer, ByteString udfPayload,
+      Map<String, String> inputs, Map<String, String> outputs) {
+    RunnerApi.ParDoPayload.Builder pb = RunnerApi.ParDoPayload.newBuilder()
+        .setDoFn(RunnerApi.FunctionSpec.newBuilder().setUrn(urn).setPayload(udfPayload));
+    if (timer) {
+      // Flink sets timer_coder_wrapper; Beam's ProcessBundleDescriptors swaps in the SDK's wire coder.
+      pb.putTimerFamilySpecs(TIMER_FAMILY, RunnerApi.TimerFamilySpec.newBuilder()
+          .setTimeDomain(RunnerApi.TimeDomain.Enum.EVENT_TIME)
+          .setTimerFamilyCoderId(TIMER_CODER + "_wrapper-length_prefix0").build());
+    }
+    RunnerApi.ParDoPayload p = pb.build();
     return RunnerApi.PTransform.newBuilder()
         .setUniqueName(id)
         .setSpec(RunnerApi.FunctionSpec.newBuilder().setUrn(PARDO_URN).setPayload(p.toByteString()))
@@ -205,7 +244,8 @@ public final class DescriptorBuilder {
       if (fn.keyTypeInfo != null) {
         udf = udf.concat(ByteString.copyFrom(WireBytes.field(5, fn.keyTypeInfo)));
       }
-      d.putTransforms(id, pardo(id, udf, Map.of("input", i == 0 ? "input" : "collection-" + (i - 1)), outs));
+      d.putTransforms(id, pardo(id, i == 0 ? headUrn : STATELESS_URN, i == 0 && timerKeyType != null, udf,
+          Map.of("input", i == 0 ? "input" : "collection-" + (i - 1)), outs));
       d.putCoders("coder-" + i, inputCoder);
       d.putPcollections("collection-" + i, pcoll("coder-" + i));
     }
@@ -228,6 +268,17 @@ public final class DescriptorBuilder {
       d.putEnvironments(ENVIRONMENT_ID, environment);
     }
     d.setStateApiServiceDescriptor(stateEndpoint);
+    if (timerKeyType != null) {
+      String w = TIMER_CODER + "_wrapper";
+      d.putCoders(TIMER_CODER, flinkCoder(timerDataType(timerKeyType), FlinkFnApi.CoderInfoDescriptor.Mode.SINGLE));
+      d.putCoders(TIMER_CODER + "-length_prefix0", coder("beam:coder:length_prefix:v1", null, TIMER_CODER));
+      d.putCoders(w, coder("beam:coder:timer:v1", null, TIMER_CODER, WINDOW_CODER));
+      d.putCoders(w + "-length_prefix0", coder("beam:coder:timer:v1", null, TIMER_CODER + "-length_prefix0",
+          WINDOW_CODER));
+      d.putCoders(w + "-length_prefix1", coder("beam:coder:timer:v1", null, "length_prefix_byte_array0",
+          WINDOW_CODER));
+      d.setTimerApiServiceDescriptor(dataEndpoint);
+    }
     return d.build();
   }
 

@@ -60,6 +60,13 @@ public final class FunctionRunner implements AutoCloseable {
     public long dataConnectTimeoutMs = 180_000;
     /** Test hook: the input coder's CoderInfoDescriptor bytes as sent (see WireBytes). */
     public byte[] inputCoderPayload;
+    /**
+     * A keyed operator (ExternalPythonKeyedProcessOperator): the key row type (ROW<f0:K>; the
+     * input is then ROW<f0:K,f1:V>, AddKey's output). The head function gets the stateful URN,
+     * key_type_info and the timer family; bundles get the keyed state handler and the timer
+     * streams (Flink's is_last on "timer" in, the worker's timers out).
+     */
+    public TypeInfo keyType;
     /** Test hook: rewrites the built descriptor before it is registered (e.g. adds raw fields). */
     public java.util.function.UnaryOperator<BeamFnApi.ProcessBundleDescriptor> editDescriptor;
   }
@@ -89,6 +96,7 @@ public final class FunctionRunner implements AutoCloseable {
     final Map<String, OutputReceiver> receivers = new LinkedHashMap<>();
     final ByteWriter buffer = new ByteWriter(1 << 16);
     final long startMs = System.currentTimeMillis();
+    final TimerReceiver timers = new TimerReceiver();
     final BeamFnApi.InstructionRequest request;
     CompletableFuture<BeamFnApi.InstructionResponse> response;
     int elements;
@@ -104,6 +112,12 @@ public final class FunctionRunner implements AutoCloseable {
       Map<String, DataService.Receiver> byTransform = new LinkedHashMap<>();
       for (OutputReceiver r : receivers.values()) {
         byTransform.put(r.transformId, r);
+      }
+      if (cfg.keyType != null) {
+        byTransform.put(DataService.timerKey(TIMER_TRANSFORM, DescriptorBuilder.TIMER_FAMILY), timers);
+        worker.servers.state.registerKeyed(instructionId);
+      } else {
+        worker.servers.state.registerUnsupported(instructionId);
       }
       worker.servers.data.register(instructionId, byTransform);
       request = BeamFnApi.InstructionRequest.newBuilder()
@@ -139,6 +153,7 @@ public final class FunctionRunner implements AutoCloseable {
           }
         }
         worker.servers.data.unregister(instructionId, true);
+        worker.servers.state.deregister(instructionId);
         throw new IllegalStateException(e.getMessage() + answer, e);
       }
     }
@@ -168,7 +183,9 @@ public final class FunctionRunner implements AutoCloseable {
               .addData(data().setData(ByteString.copyFrom(buffer.array(), off, len))).build());
         }
         if (last) {
-          send(BeamFnApi.Elements.newBuilder().addData(data().setIsLast(true)).build());
+          BeamFnApi.Elements.Builder e = BeamFnApi.Elements.newBuilder().addData(data().setIsLast(true));
+          addTimersLast(e);
+          send(e.build());
         }
       } else {
         BeamFnApi.Elements.Builder e = BeamFnApi.Elements.newBuilder();
@@ -177,6 +194,7 @@ public final class FunctionRunner implements AutoCloseable {
         }
         if (last) {
           e.addData(data().setIsLast(true));
+          addTimersLast(e);
         }
         if (e.getDataCount() > 0) {
           send(e.build());
@@ -185,8 +203,35 @@ public final class FunctionRunner implements AutoCloseable {
       buffer.reset();
     }
 
+    /** A keyed operator's bundle ends its timer stream to the worker too (no timer fired here). */
+    private void addTimersLast(BeamFnApi.Elements.Builder e) {
+      if (cfg.keyType != null) {
+        e.addTimers(BeamFnApi.Elements.Timers.newBuilder().setInstructionId(instructionId)
+            .setTransformId(TIMER_TRANSFORM).setTimerFamilyId(DescriptorBuilder.TIMER_FAMILY).setIsLast(true));
+      }
+    }
+
     private void send(BeamFnApi.Elements e) {
       worker.servers.data.send(e, cfg.dataConnectTimeoutMs);
+    }
+  }
+
+  /** The head function: where a keyed operator's timers go in and come out. */
+  static final String TIMER_TRANSFORM = "transform-0";
+
+  /** The worker's timer stream of one bundle (none is expected here: bytes kept, is_last awaited). */
+  static final class TimerReceiver implements DataService.Receiver {
+    final CompletableFuture<Void> done = new CompletableFuture<>();
+    final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+
+    @Override
+    public synchronized void accept(byte[] data) {
+      bytes.writeBytes(data);
+    }
+
+    @Override
+    public void last() {
+      done.complete(null);
     }
   }
 
@@ -239,6 +284,13 @@ public final class FunctionRunner implements AutoCloseable {
     b.metricEnabled = cfg.metricEnabled;
     b.jobParameters.putAll(cfg.jobParameters);
     b.inputCoderPayload = cfg.inputCoderPayload;
+    if (cfg.keyType != null) {
+      b.headUrn = DescriptorBuilder.STATEFUL_URN;
+      b.timerKeyType = cfg.keyType;
+      if (b.functions.get(0).keyType == null) {
+        b.functions.get(0).keyType = cfg.keyType;
+      }
+    }
     descriptor = b.build();
     if (cfg.editDescriptor != null) {
       descriptor = cfg.editDescriptor.apply(descriptor);
@@ -339,6 +391,18 @@ public final class FunctionRunner implements AutoCloseable {
    * ProcessBundleResponse, then for is_last on every output. No-op without a bundle.
    */
   public void flush() {
+    flush(true);
+  }
+
+  /**
+   * Test hook: ends the active bundle whose input and is_last the test sent itself (with
+   * servers.data.inject): sends nothing, then waits as flush() does.
+   */
+  public void flushInjected() {
+    flush(false);
+  }
+
+  private void flush(boolean sendRest) {
     if (bundle == null) {
       return;
     }
@@ -347,13 +411,18 @@ public final class FunctionRunner implements AutoCloseable {
     String error = null;
     List<MetricsApi.MonitoringInfo> infos = List.of();
     try {
-      b.sendBuffered(true);
+      if (sendRest) {
+        b.sendBuffered(true);
+      }
       if (b.response == null) {
         b.response = worker.control().handle(b.request);
       }
       BeamFnApi.InstructionResponse resp = await(b.response, "the ProcessBundleResponse of bundle " + b.instructionId);
       for (OutputReceiver r : b.receivers.values()) {
         await(r.done, "is_last on " + r.transformId + " for bundle " + b.instructionId);
+      }
+      if (cfg.keyType != null) {
+        await(b.timers.done, "is_last on the timers of " + TIMER_TRANSFORM + " for bundle " + b.instructionId);
       }
       infos = resp.getProcessBundle().getMonitoringInfosList();
     } catch (RuntimeException e) {
@@ -364,6 +433,7 @@ public final class FunctionRunner implements AutoCloseable {
       throw new RuntimeException("Failed to close remote bundle", e.getCause() != null ? e.getCause() : e);
     } finally {
       worker.servers.data.unregister(b.instructionId, error != null);
+      worker.servers.state.deregister(b.instructionId);
       long outs = 0;
       List<String> problems = new ArrayList<>();
       for (OutputReceiver r : b.receivers.values()) {
@@ -408,6 +478,7 @@ public final class FunctionRunner implements AutoCloseable {
       error = m.substring(prefix.length());
     } finally {
       worker.servers.data.unregister(b.instructionId, true);
+      worker.servers.state.deregister(b.instructionId);
       synchronized (history) {
         history.add(new BundleRecord(b.instructionId, b.elements, 0, error, List.of(), List.of()));
       }

@@ -39,6 +39,7 @@ public final class HarnessSelfTest {
     HarnessSelfTest t = new HarnessSelfTest();
     t.descriptor();
     t.realFlinkShape();
+    t.keyedShape();
     t.typeProtos();
     t.reassembly();
     t.metrics();
@@ -148,6 +149,66 @@ public final class HarnessSelfTest {
     String got = DescriptorShape.of(b.build());
     check("real Flink descriptor shape (" + fixture + ")", got.equals(want.toString()),
         "\n--- real Flink\n" + want + "--- harness\n" + got);
+  }
+
+  /**
+   * The harness's keyed operator descriptor (KEYED_PROCESS head) names the transforms, coders and
+   * PCollections the keyed descriptor '1-2' of a real Flink 2.3.0 has
+   * (tests/integration/fixtures/relay-keyed-trace.txt), timer and state endpoints included.
+   */
+  void keyedShape() throws Exception {
+    String root = System.getProperty("fnworker.root");
+    if (root == null) {
+      check("keyed descriptor shape", false, "run with -Dfnworker.root=<checkout> (tests/integration/run.sh does)");
+      return;
+    }
+    java.nio.file.Path fixture = java.nio.file.Path.of(root, "tests/integration/fixtures/relay-keyed-trace.txt");
+    String text = java.nio.file.Files.readString(fixture);
+    int at = text.indexOf("=== descriptor\nid: \"1-2\"");
+    check("keyed descriptor in " + fixture, at >= 0, "no descriptor 1-2");
+    if (at < 0) {
+      return;
+    }
+    String block = text.substring(at + 1);
+    block = block.substring(0, block.indexOf("\n=== "));
+    java.util.TreeSet<String> want = new java.util.TreeSet<>();
+    String[] lines = block.split("\n");
+    for (int i = 0; i < lines.length; i++) {
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("^(coders|transforms|pcollections) \\{").matcher(lines[i]);
+      if (m.find()) {
+        java.util.regex.Matcher k = java.util.regex.Pattern.compile("^  key: \"(.*)\"").matcher(lines[i + 1]);
+        want.add(m.group(1) + " '" + (k.find() ? k.group(1) : "") + "'");
+      }
+    }
+    want.add("state_api " + block.contains("\nstate_api_service_descriptor {"));
+    want.add("timer_api " + block.contains("\ntimer_api_service_descriptor {"));
+    DescriptorBuilder b = new DescriptorBuilder();
+    b.id = "1-2";
+    b.inputType = TypeInfo.parse("ROW<f0:STRING,f1:LONG>");
+    b.outputType = TypeInfo.parse("STRING");
+    DescriptorBuilder.Fn fn = new DescriptorBuilder.Fn(FlinkFnApi.UserDefinedDataStreamFunction.FunctionType.KEYED_PROCESS,
+        new byte[]{1});
+    fn.keyType = TypeInfo.parse("ROW<f0:STRING>");
+    b.functions.add(fn);
+    b.headUrn = DescriptorBuilder.STATEFUL_URN;
+    b.timerKeyType = fn.keyType;
+    b.dataEndpoint = Endpoints.ApiServiceDescriptor.newBuilder().setUrl("localhost:1").build();
+    b.stateEndpoint = Endpoints.ApiServiceDescriptor.newBuilder().setUrl("localhost:2").build();
+    org.apache.beam.model.fnexecution.v1.BeamFnApi.ProcessBundleDescriptor d = b.build();
+    java.util.TreeSet<String> got = new java.util.TreeSet<>();
+    d.getCodersMap().keySet().forEach(k -> got.add("coders '" + k + "'"));
+    d.getTransformsMap().keySet().forEach(k -> got.add("transforms '" + k + "'"));
+    d.getPcollectionsMap().keySet().forEach(k -> got.add("pcollections '" + k + "'"));
+    got.add("state_api " + d.hasStateApiServiceDescriptor());
+    got.add("timer_api " + d.hasTimerApiServiceDescriptor());
+    check("keyed descriptor shape (" + fixture + ")", got.equals(want), "\n--- real Flink\n" + want + "\n--- harness\n"
+        + got);
+    org.apache.beam.model.pipeline.v1.RunnerApi.ParDoPayload head = org.apache.beam.model.pipeline.v1.RunnerApi
+        .ParDoPayload.parseFrom(d.getTransformsOrThrow("transform-0").getSpec().getPayload());
+    check("keyed head function: stateful URN, timer family 'timer'",
+        head.getDoFn().getUrn().equals(DescriptorBuilder.STATEFUL_URN) && head.getTimerFamilySpecsMap()
+            .containsKey("timer") && d.containsCoders(head.getTimerFamilySpecsOrThrow("timer").getTimerFamilyCoderId()),
+        head.toString());
   }
 
   void typeProtos() {

@@ -82,6 +82,7 @@ public final class IntegrationTests {
     s.addAll(RealFlinkScenarios.scenarios());
     s.addAll(DataPlaneScenarios.scenarios());
     s.addAll(PyFlinkScenarios.scenarios());
+    s.addAll(KeyedScenarios.scenarios());
     s.addAll(RelayScenarios.scenarios());
     s.addAll(RedisScenarios.scenarios());
     s.addAll(PluginScenarios.scenarios());
@@ -133,6 +134,7 @@ public final class IntegrationTests {
     st.timeScale = scale != null ? Double.parseDouble(scale) : (wrapper != null && !wrapper.isBlank() ? 10 : 1);
     int passed = 0;
     int failed = 0;
+    int skipped = 0;
     ExecutorService pool = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "scenario");
       t.setDaemon(true);
@@ -145,6 +147,7 @@ public final class IntegrationTests {
       Ctx ctx = new Ctx(st);
       long t0 = System.nanoTime();
       String reason = null;
+      String skip = null;
       Future<?> f = pool.submit(() -> {
         sc.body.run(ctx);
         return null;
@@ -157,6 +160,14 @@ public final class IntegrationTests {
         reason = "timed out after " + ctx.ms(90_000) / 1000 + " s";
       } catch (java.util.concurrent.ExecutionException e) {
         Throwable cause = e.getCause();
+        if (cause instanceof Scenario.Skip) {
+          skip = cause.getMessage();
+          ctx.closeAll();
+          skipped++;
+          System.out.println("SKIP " + sc.name + ": " + skip);
+          System.out.flush();
+          continue;
+        }
         reason = cause instanceof Scenario.Failure ? cause.getMessage() : Main.describe(cause);
         if (!(cause instanceof Scenario.Failure) && st.verbose) {
           cause.printStackTrace();
@@ -182,8 +193,8 @@ public final class IntegrationTests {
       }
       System.out.flush();
     }
-    System.out.println(passed + " passed, " + failed + " failed");
-    System.exit(failed == 0 && passed > 0 ? 0 : 1);
+    System.out.println(passed + " passed, " + failed + " failed" + (skipped > 0 ? ", " + skipped + " skipped" : ""));
+    System.exit(failed == 0 && passed + skipped > 0 ? 0 : 1);
   }
 
   static String oneLine(String s) {

@@ -41,6 +41,13 @@ public final class Scenario {
     }
   }
 
+  /** A scenario that cannot run here (a tool or virtualenv is missing): reported as SKIP, not PASS. */
+  public static final class Skip extends RuntimeException {
+    public Skip(String msg) {
+      super(msg);
+    }
+  }
+
   /** One input element: timestamp, watermark, value. */
   public static final class In {
     public final long ts;
