@@ -175,11 +175,21 @@ def _key_counter():
     return KeyCounter()
 
 
+def side_map(v):
+    """W19c's Python function: 0.5 ms asleep per row, so the relayed side
+    pipeline stays busy (some 2000 rows/s) for the whole measured window
+    while using little CPU: what is measured is the relay's presence next to
+    the native operator, not the Python work competing for 2 cores."""
+    import time
+    time.sleep(0.0005)
+    return v + 1
+
+
 def side_pipeline(ds, rows, python):
     """W19c's second pipeline in the same job (its own source and sink, so no
     back-pressure reaches the measured one): NumberSequenceSource -> a Python
-    map (python=True: relayed to PyFlink's worker while fnworker runs the
-    native operator) -> DiscardingSink named side-sink."""
+    map (python=True: side_map, relayed to PyFlink's worker while fnworker
+    runs the native operator) -> DiscardingSink named side-sink."""
     from pyflink.common import WatermarkStrategy
     from pyflink.datastream import StreamExecutionEnvironment
     from pyflink.datastream.connectors import Sink
@@ -188,7 +198,7 @@ def side_pipeline(ds, rows, python):
     env = StreamExecutionEnvironment(ds._j_data_stream.getExecutionEnvironment())
     side = env.from_source(NumberSequenceSource(1, rows), WatermarkStrategy.no_watermarks(), "side-source")
     if python:
-        side = side.map(lambda v: v + 1, output_type=Types.LONG()).name("side-map")
+        side = side.map(side_map, output_type=Types.LONG()).name("side-map")
     j_sink = get_gateway().jvm.org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink()
     side.sink_to(Sink(j_sink)).name("side-sink").disable_chaining()
 
