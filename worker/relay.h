@@ -3,7 +3,7 @@
  * fnworker starts as its child and serves as its runner.
  *
  * For a relayed descriptor (worker/relay_route.h) fnworker keeps a copy
- * whose data and timer endpoints name the relay's loopback server
+ * whose input and timer endpoints name the relay's loopback server
  * (worker/relay_server.h) and hands it to the child when it asks
  * (GetProcessBundleDescriptor). Each process_bundle request for it goes to
  * the child unchanged (Flink's instruction id and cache tokens), and the
@@ -11,11 +11,13 @@
  * with their Python traceback); so do progress, split and finalize
  * requests naming a relayed bundle. The data plane hands every Elements
  * entry of a relayed instruction (data and timers) to the relay, which
- * sends it on the child's Data stream; the child's Elements go to Flink's
- * Data stream as they are. The child's log entries go to Flink through
- * fnworker's own logger. State is not relayed: the descriptor keeps Flink's
- * State endpoint, Flink's State service takes any number of clients and
- * answers by instruction id, and the instruction ids are Flink's.
+ * sends it on the child's Data stream; the timers the child sets come back
+ * on that stream and go to Flink's Data stream as they are. The child's
+ * output rows and its state requests go to Flink directly: the descriptor
+ * keeps Flink's endpoints for them (Flink's Data service takes a second
+ * client's Elements as the first's; its State service answers any client
+ * by instruction id, and the instruction ids are Flink's). The child's log
+ * entries go to Flink through fnworker's own logger.
  *
  * The child starts with the first relayed bundle and is reused. When it
  * dies, or its Control stream ends, every bundle it held fails with a

@@ -132,8 +132,7 @@ static int rewrite(pb_ProcessBundleDescriptor *m, const char *url, fnw_error *er
     for (size_t i = 0; i < m->n_transforms; i++) {
         pb_PTransform *t = m->transforms[i]->value;
         const char *urn = spec_urn(t);
-        if ((!strcmp(urn, URN_SOURCE) || !strcmp(urn, URN_SINK)) &&
-            rewrite_port(t, m->transforms[i]->key, url, err) < 0)
+        if (!strcmp(urn, URN_SOURCE) && rewrite_port(t, m->transforms[i]->key, url, err) < 0)
             return -1;
     }
     if (m->timer_api_service_descriptor && set_url(m->timer_api_service_descriptor, url) < 0)

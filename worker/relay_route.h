@@ -3,7 +3,7 @@
  * worker through the relay (none is), or nowhere (Flink fused both kinds
  * into one descriptor; the message says how to keep them apart). And the
  * copy of a relayed descriptor the Python worker gets: the same bytes with
- * its data and timer endpoints pointing at the relay.
+ * its input and timer endpoints pointing at the relay.
  *
  * A function is a fnworker operation when its payload is an OperationSpec:
  * the pickle the fnworker Python package writes (codecs/pickle_payload.h)

@@ -101,7 +101,10 @@ static const char *port_url(const pb_ProcessBundleDescriptor *d, const char *id,
     return "";
 }
 
-START_TEST(the_relayed_copy_points_data_and_timers_at_the_relay_and_keeps_state)
+/* Input and timers come through the relay; output and state go to Flink
+ * directly (Flink's Data service takes a second client's Elements as the
+ * first's, its State service answers any client by instruction id). */
+START_TEST(the_relayed_copy_points_input_and_timers_at_the_relay_and_keeps_output_and_state)
 {
     builder b;
     flink_shape(&b, 1, "beam:coder:param_windowed_value:v1");
@@ -120,7 +123,7 @@ START_TEST(the_relayed_copy_points_data_and_timers_at_the_relay_and_keeps_state)
     char buf[256];
     ck_assert_str_eq(port_url(d, "fn/read/input:0", buf, sizeof buf), "127.0.0.1:4242|fn/wire/input:0-length_prefix0");
     ck_assert_str_eq(port_url(d, "fn/write/output:0", buf, sizeof buf),
-                     "127.0.0.1:4242|fn/wire/output:0-length_prefix0");
+                     "localhost:7777|fn/wire/output:0-length_prefix0");
     ck_assert_str_eq(d->timer_api_service_descriptor->url, "127.0.0.1:4242");
     ck_assert_str_eq(d->state_api_service_descriptor->url, "localhost:5555");
     ck_assert_str_eq(d->id, b.d.id);
@@ -170,7 +173,7 @@ int main(void)
     tcase_add_test(tc, python_functions_only_are_relayed);
     tcase_add_test(tc, a_keyed_function_is_relayed);
     tcase_add_test(tc, a_mix_is_refused_naming_both);
-    tcase_add_test(tc, the_relayed_copy_points_data_and_timers_at_the_relay_and_keeps_state);
+    tcase_add_test(tc, the_relayed_copy_points_input_and_timers_at_the_relay_and_keeps_output_and_state);
     tcase_add_test(tc, fields_the_worker_does_not_know_survive_the_copy);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
