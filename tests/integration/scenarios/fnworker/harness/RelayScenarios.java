@@ -501,6 +501,9 @@ final class RelayScenarios {
     check(err.contains("signal 9") || err.contains("SIGKILL") || err.contains("killed")
         || err.contains("closed its Data stream") || err.contains("closed its Control stream"),
         "the error should say how the child ended (signal 9, or its streams closing): " + err);
+    String ring = err.substring(err.indexOf("last output") + "last output".length()).replaceAll("[\\s:.]", "");
+    check(!ring.isEmpty() && !ring.startsWith("(none)"), "the error should quote the child's last output: " + err);
+    c.note("error: " + IntegrationTests.oneLine(err.length() > 400 ? err.substring(0, 400) + "..." : err));
     List<In> again = longs(200, 20);
     checkedBundle(r, LONG, again, res -> expectMapped(again, res, LONG, x -> (Long) x.value * 2));
     List<Long> now = childPids(w);
