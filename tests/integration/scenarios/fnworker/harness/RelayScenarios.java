@@ -45,6 +45,7 @@ final class RelayScenarios {
     s.add(new Scenario("relay_pyflink_own_worker_map", RelayScenarios::ownWorkerMap));
     s.add(new Scenario("relay_pyflink_own_worker_keyed", RelayScenarios::ownWorkerKeyed));
     s.add(new Scenario("relay_pyflink_own_worker_exception", RelayScenarios::ownWorkerException));
+    s.add(new Scenario("relay_pyflink_own_worker_timers", RelayScenarios::ownWorkerTimers));
     s.add(new Scenario("relay_never_needs_child", RelayScenarios::neverNeedsChild));
     s.add(new Scenario("relay_python_map", RelayScenarios::pythonMap));
     s.add(new Scenario("relay_state_interleaved_with_data", RelayScenarios::stateInterleaved));
@@ -54,6 +55,7 @@ final class RelayScenarios {
     s.add(new Scenario("relay_child_never_connects", RelayScenarios::childNeverConnects));
     s.add(new Scenario("relay_python_exception", RelayScenarios::pythonException));
     s.add(new Scenario("relay_data_before_process_bundle", RelayScenarios::dataBeforeRequest));
+    s.add(new Scenario("relay_timers_both_ways", RelayScenarios::timersBothWays));
     return s;
   }
 
@@ -662,5 +664,128 @@ final class RelayScenarios {
       List<In> in = longs(b * 100L, 30);
       checkedBundle(r, LONG, in, res -> expectMapped(in, res, LONG, x -> (Long) x.value * 2));
     }
+  }
+
+  // ------------------------------------------------------------ timers
+
+  /** One Beam timer element of the timer stream: Flink's timer data row and the rest of the element. */
+  static final class BeamTimer {
+    final Row data;
+    final String tag;
+    final int windows;
+    final boolean cleared;
+
+    BeamTimer(Row data, String tag, int windows, boolean cleared) {
+      this.data = data;
+      this.tag = tag;
+      this.windows = windows;
+      this.cleared = cleared;
+    }
+  }
+
+  static long varint(byte[] b, int[] pos) {
+    long v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      int x = b[pos[0]++] & 0xFF;
+      v |= (long) (x & 0x7F) << shift;
+      if ((x & 0x80) == 0) {
+        return v;
+      }
+    }
+    throw new Scenario.Failure("varint too long in the timer stream");
+  }
+
+  /**
+   * The timer stream PyFlink's worker sends (timerservice_impl._set_timer): Beam timer elements,
+   * each the length-prefixed Flink timer data ROW(op, -1, timestamp, key row, namespace), the tag
+   * (string), the windows (int32 count, global windows take no bytes) and clear_bit 1 (no
+   * timestamps follow).
+   */
+  static List<BeamTimer> parseTimers(byte[] b, TypeInfo timerData) {
+    List<BeamTimer> out = new ArrayList<>();
+    int[] pos = {0};
+    while (pos[0] < b.length) {
+      int n = (int) varint(b, pos);
+      Row row = (Row) fnworker.harness.types.TypeCodec.decode(timerData,
+          java.util.Arrays.copyOfRange(b, pos[0], pos[0] + n));
+      pos[0] += n;
+      int tl = (int) varint(b, pos);
+      String tag = new String(b, pos[0], tl, StandardCharsets.UTF_8);
+      pos[0] += tl;
+      int windows = java.nio.ByteBuffer.wrap(b, pos[0], 4).getInt();
+      pos[0] += 4;
+      boolean cleared = b[pos[0]++] != 0;
+      check(cleared, "PyFlink's set-timer elements have clear_bit set (no timestamps follow); got one without");
+      out.add(new BeamTimer(row, tag, windows, cleared));
+    }
+    return out;
+  }
+
+  /**
+   * A fired event-time timer as Flink sends it (ExternalPythonKeyedProcessOperator.processTimer,
+   * BeamPythonFunctionRunner.processTimer: Timer.cleared(timerData, "", no windows)): the timer data
+   * ROW(0 = event time, watermark, timestamp, key row, null namespace), length-prefixed, then tag
+   * "", zero windows, clear_bit 1.
+   */
+  static byte[] firedTimer(TypeInfo timerData, long watermark, long ts, Row key) {
+    byte[] row = fnworker.harness.types.TypeCodec.encode(timerData, Row.of((byte) 0, watermark, ts, key, null));
+    fnworker.harness.types.ByteWriter w = new fnworker.harness.types.ByteWriter();
+    w.varint(row.length).bytes(row).varint(0).i32(0).u8(1);
+    return w.toByteArray();
+  }
+
+  /**
+   * keyed_timer: bundle 1 registers an event-time timer per element (the worker's timer stream
+   * holds them: REGISTER_EVENT_TIMER, timestamp value * 10, the element's key); bundle 2 fires them
+   * (timers only, no data) and on_timer's outputs come back with the timers' timestamps.
+   * Returns the set-timer bytes, for comparison.
+   */
+  static byte[] timersRoundTrip(Ctx c, Worker w, Map<String, byte[]> fns) {
+    FunctionRunner r = c.runner(w, KEYED_IN, STRING, FunctionType.KEYED_PROCESS, fns.get("keyed_timer"), cfg -> {
+      cfg.keyType = KEY;
+      cfg.flushTimeoutMs = c.ms(60_000);
+    });
+    TypeInfo timerData = DescriptorBuilder.timerDataType(KEY);
+    List<In> in = List.of(new In(1000, 900, Row.of("k0", 1L)), new In(1001, 900, Row.of("k1", 2L)),
+        new In(1002, 900, Row.of("k0", 3L)));
+    List<In> want = new ArrayList<>();
+    for (In x : in) {
+      Row v = (Row) x.value;
+      want.add(new In(x.ts, x.watermark, "e:" + v.get(0) + ":" + v.get(1)));
+    }
+    checkedBundle(r, KEYED_IN, in, res -> expectMapped(want, res, STRING, x -> x.value));
+    byte[] set = r.lastTimerOutput();
+    check(set != null && set.length > 0, "the worker sent no timers for bundle 1 (three timers registered)");
+    List<BeamTimer> timers = parseTimers(set, timerData);
+    List<String> got = new ArrayList<>();
+    for (BeamTimer t : timers) {
+      got.add(t.data.get(0) + "/" + t.data.get(2) + "/" + ((Row) t.data.get(3)).get(0) + "/" + t.tag + "/" + t.windows);
+    }
+    check(got.equals(List.of("0/10/k0//1", "0/20/k1//1", "0/30/k0//1")), "the timer stream should register "
+        + "event-time timers k0@10, k1@20, k0@30 (op 0, tag '', one global window), got " + got);
+    for (BeamTimer t : timers) {
+      r.processTimer(firedTimer(timerData, 5000, (Long) t.data.get(2), (Row) t.data.get(3)));
+    }
+    List<In> fired = List.of(new In(10, "t:k0:10"), new In(20, "t:k1:20"), new In(30, "t:k0:30"));
+    checkedBundle(r, KEYED_IN, List.of(), res -> expectMapped(fired, res, STRING, x -> x.value));
+    return set;
+  }
+
+  static void ownWorkerTimers(Ctx c) throws Exception {
+    String py = venvPython(c);
+    timersRoundTrip(c, ownWorker(c, py), fns(c, py));
+  }
+
+  /**
+   * Timers through the relay, both ways: the child's set-timer stream reaches the harness byte for
+   * byte as PyFlink's own worker sends it, and timers the harness fires reach the child.
+   */
+  static void timersBothWays(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    byte[] relayed = timersRoundTrip(c, relayWorker(c, py), fns);
+    byte[] own = timersRoundTrip(c, ownWorker(c, py), fns);
+    check(java.util.Arrays.equals(relayed, own), "the relayed timer stream should be PyFlink's own: relayed "
+        + Hex.of(relayed) + ", own worker " + Hex.of(own));
   }
 }
