@@ -56,6 +56,7 @@ final class RelayScenarios {
     s.add(new Scenario("relay_python_exception", RelayScenarios::pythonException));
     s.add(new Scenario("relay_data_before_process_bundle", RelayScenarios::dataBeforeRequest));
     s.add(new Scenario("relay_timers_both_ways", RelayScenarios::timersBothWays));
+    s.add(new Scenario("relay_state_survives_child_restart", RelayScenarios::stateSurvivesRestart));
     return s;
   }
 
@@ -787,5 +788,37 @@ final class RelayScenarios {
     byte[] own = timersRoundTrip(c, ownWorker(c, py), fns);
     check(java.util.Arrays.equals(relayed, own), "the relayed timer stream should be PyFlink's own: relayed "
         + Hex.of(relayed) + ", own worker " + Hex.of(own));
+  }
+
+  /**
+   * The child killed between bundles of a keyed function: the next bundle starts a new child,
+   * whose own State stream (a second client, another relay id) reads the counts the first child
+   * wrote: the counts go on exactly, as the state lives in the runner, not in the child.
+   */
+  static void stateSurvivesRestart(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner r = keyedRunner(c, w, fns);
+    Map<String, Long> counts = new LinkedHashMap<>();
+    for (int b = 0; b < 2; b++) {
+      List<In> in = keyed(b * 10L, 10, 3);
+      checkedBundle(r, KEYED_IN, in, res -> expectKeyed(in, res, counts));
+    }
+    long pid = childPids(w).get(0);
+    new ProcessBuilder("sh", "-c", "kill -KILL " + pid).inheritIO().start().waitFor();
+    waitFor(c, () -> !children(w.process().pid()).contains(pid), 10_000, "fnworker to reap its child " + pid);
+    for (int b = 2; b < 4; b++) {
+      List<In> in = keyed(b * 10L, 10, 3);
+      checkedBundle(r, KEYED_IN, in, res -> expectKeyed(in, res, counts));
+    }
+    expectState(w.servers.state, counts);
+    List<Long> pids = childPids(w);
+    check(pids.size() == 2, "a new child should run the bundles after the kill: " + pids);
+    List<String> ids = w.servers.state.clientWorkerIds();
+    check(ids.size() == 2, "the State service should have served both children (two State streams), saw " + ids);
+    for (String id : ids) {
+      check(id.startsWith(w.workerId + "-py-"), "State clients should be the children, saw " + ids);
+    }
   }
 }
