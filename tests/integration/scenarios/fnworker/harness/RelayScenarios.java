@@ -57,6 +57,7 @@ final class RelayScenarios {
     s.add(new Scenario("relay_data_before_process_bundle", RelayScenarios::dataBeforeRequest));
     s.add(new Scenario("relay_timers_both_ways", RelayScenarios::timersBothWays));
     s.add(new Scenario("relay_state_survives_child_restart", RelayScenarios::stateSurvivesRestart));
+    s.add(new Scenario("relay_shutdown_stops_child", RelayScenarios::shutdownStopsChild));
     return s;
   }
 
@@ -820,5 +821,34 @@ final class RelayScenarios {
     for (String id : ids) {
       check(id.startsWith(w.workerId + "-py-"), "State clients should be the children, saw " + ids);
     }
+  }
+
+  static boolean alive(long pid) {
+    try {
+      String st = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      return !st.substring(st.lastIndexOf(')') + 2).startsWith("Z");
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Flink's teardown (its servers closed, so fnworker's Control stream ends, then SIGTERM if it
+   * lingers): fnworker exits 0 by itself and its child is gone with it, none left behind.
+   */
+  static void shutdownStopsChild(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner r = mapRunner(c, w, fns);
+    List<In> in = longs(0, 10);
+    checkedBundle(r, LONG, in, res -> expectMapped(in, res, LONG, x -> (Long) x.value * 2));
+    long pid = childPids(w).get(0);
+    check(alive(pid), "the child " + pid + " should run before the teardown");
+    w.options.selfExitWaitMs = c.ms(10_000);
+    w.close();
+    check(!w.wasTerminated() && Integer.valueOf(0).equals(w.exitCode()), "fnworker should exit 0 by itself when "
+        + "Control ends, exited " + w.exitCode() + (w.wasTerminated() ? " after SIGTERM" : ""));
+    waitFor(c, () -> !alive(pid), 10_000, "PyFlink's Python worker (pid " + pid + ") to end with fnworker");
   }
 }
