@@ -58,6 +58,7 @@ final class RelayScenarios {
     s.add(new Scenario("relay_timers_both_ways", RelayScenarios::timersBothWays));
     s.add(new Scenario("relay_state_survives_child_restart", RelayScenarios::stateSurvivesRestart));
     s.add(new Scenario("relay_shutdown_stops_child", RelayScenarios::shutdownStopsChild));
+    s.add(new Scenario("relay_failed_bundle_data_dropped", RelayScenarios::failedBundleDataDropped));
     return s;
   }
 
@@ -850,5 +851,45 @@ final class RelayScenarios {
     check(!w.wasTerminated() && Integer.valueOf(0).equals(w.exitCode()), "fnworker should exit 0 by itself when "
         + "Control ends, exited " + w.exitCode() + (w.wasTerminated() ? " after SIGTERM" : ""));
     waitFor(c, () -> !alive(pid), 10_000, "PyFlink's Python worker (pid " + pid + ") to end with fnworker");
+  }
+
+  /**
+   * A relayed bundle whose Python function raises on its first record, followed by 10 MB of its
+   * input: the bundle fails with the traceback, the rest of its data is dropped on the way (fnworker's
+   * memory stays bounded), and native and relayed bundles on the same streams go on.
+   */
+  static void failedBundleDataDropped(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner nat = c.runner(w, LONG, LONG, Ctx.spec("identity"));
+    FunctionRunner rel = c.runner(w, LONG, LONG, FunctionType.PROCESS, fns.get("map_fail"), cfg -> {
+      cfg.flushTimeoutMs = c.ms(60_000);
+    });
+    List<In> warm = longs(0, 10);
+    checkedBundle(rel, LONG, warm, res -> expectMapped(warm, res, LONG, x -> (Long) x.value + 1));
+    long before = w.rssKb();
+    long[] peak = {before};
+    String err = DataPlaneScenarios.within(c, 60_000, "a failing relayed bundle and 10 MB of its input", () -> {
+      rel.process(RunnerRows.input(LONG, 1, Long.MIN_VALUE, 13L));
+      for (int i = 0; i < 400_000; i++) {
+        rel.process(RunnerRows.input(LONG, i, Long.MIN_VALUE, 100L + i));
+        if (i % 50_000 == 0) {
+          peak[0] = Math.max(peak[0], w.rssKb());
+        }
+      }
+      return Ctx.expectBundleError(rel);
+    });
+    peak[0] = Math.max(peak[0], w.rssKb());
+    check(err.contains("ValueError: relay test: 13 is unlucky"), "the failed bundle should carry the traceback: "
+        + err);
+    for (int round = 0; round < 2; round++) {
+      List<In> a = longs(round * 100L, 20);
+      Ctx.expectSame(LONG, a, Ctx.bundle(nat, LONG, a));
+      List<In> b = longs(round * 100L + 50, 20);
+      checkedBundle(rel, LONG, b, res -> expectMapped(b, res, LONG, x -> (Long) x.value + 1));
+    }
+    DataPlaneScenarios.checkRss(c, w, "10 MB for a failed relayed bundle", before, peak[0], 64);
+    check(childPids(w).size() == 1, "the child should live on after its function's exception: " + childPids(w));
   }
 }
