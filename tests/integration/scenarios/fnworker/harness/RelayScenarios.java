@@ -401,7 +401,10 @@ final class RelayScenarios {
     }
   }
 
-  /** A native descriptor only: fnworker starts no Python process and says nothing of the relay's child. */
+  /**
+   * A native descriptor only: fnworker starts no Python process, opens no relay port and says
+   * nothing of the relay's child.
+   */
   static void neverNeedsChild(Ctx c) throws Exception {
     String py;
     try {
@@ -419,6 +422,7 @@ final class RelayScenarios {
     check(!out.contains("relay: starting") && childPids(w).isEmpty(), "a native job should start no Python "
         + "worker, but fnworker said: " + IntegrationTests.tail(out));
     check(!out.contains("python["), "no Python worker output expected: " + IntegrationTests.tail(out));
+    check(relayPort(w) < 0, "a native job should open no relay port: " + IntegrationTests.tail(out));
     List<Long> kids = children(w.process().pid());
     check(kids.isEmpty(), "fnworker (pid " + w.process().pid() + ") has child processes " + kids
         + " in a job with no Python function");
