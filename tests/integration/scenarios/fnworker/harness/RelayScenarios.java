@@ -428,7 +428,7 @@ final class RelayScenarios {
         + " in a job with no Python function");
   }
 
-  /** map_double through the relay: exact results over bundles, one child, reused. */
+  /** map_double through the relay: exact results over bundles, one child, reused, its log in the runner's. */
   static void pythonMap(Ctx c) throws Exception {
     String py = venvPython(c);
     Map<String, byte[]> fns = fns(c, py);
@@ -444,6 +444,12 @@ final class RelayScenarios {
         + ") should still run between bundles (reused), children now: " + children(w.process().pid()));
     check(w.servers.state.recorded().isEmpty(), "a stateless map made state requests: "
         + w.servers.state.recorded().size());
+    boolean logged = false;
+    for (BeamFnApi.LogEntry e : w.servers.logging.entries()) {
+      logged |= e.getMessage().contains("python[" + pids.get(0) + "]") && e.getMessage().contains("harness starting");
+    }
+    check(logged, "the child's log entries (\"Python sdk harness starting.\") should reach the runner's Logging "
+        + "service");
   }
 
   /**
