@@ -53,6 +53,7 @@ final class RelayScenarios {
     s.add(new Scenario("relay_mixed_message", RelayScenarios::mixedMessage));
     s.add(new Scenario("relay_refuses_without_worker_id", RelayScenarios::refusesWithoutWorkerId));
     s.add(new Scenario("relay_child_never_connects", RelayScenarios::childNeverConnects));
+    s.add(new Scenario("relay_restart_backoff", RelayScenarios::restartBackoff));
     s.add(new Scenario("relay_python_exception", RelayScenarios::pythonException));
     s.add(new Scenario("relay_data_before_process_bundle", RelayScenarios::dataBeforeRequest));
     s.add(new Scenario("relay_timers_both_ways", RelayScenarios::timersBothWays));
@@ -901,5 +902,30 @@ final class RelayScenarios {
     }
     DataPlaneScenarios.checkRss(c, w, "10 MB for a failed relayed bundle", before, peak[0], 64);
     check(childPids(w).size() == 1, "the child should live on after its function's exception: " + childPids(w));
+  }
+
+  /**
+   * A child that dies at once, bundle after bundle (python=/bin/true): after three quick deaths in a
+   * row fnworker stops starting it for a while (no fork storm): the next bundles fail at once saying
+   * so, naming the interpreter, and no further child is started.
+   */
+  static void restartBackoff(Ctx c) throws Exception {
+    Map<String, byte[]> fns = fns(c, null);
+    Worker w = relayWorker(c, "/bin/true");
+    FunctionRunner r = mapRunner(c, w, fns);
+    List<String> errs = new ArrayList<>();
+    for (int b = 0; b < 5; b++) {
+      Ctx.send(r, LONG, longs(b * 10L, 3));
+      errs.add(Ctx.expectBundleError(r));
+    }
+    for (int b = 0; b < 3; b++) {
+      check(errs.get(b).contains("did not start") && errs.get(b).contains("/bin/true"), "bundle " + (b + 1)
+          + " should fail saying the worker did not start: " + errs.get(b));
+    }
+    for (int b = 3; b < 5; b++) {
+      check(errs.get(b).contains("not started again") && errs.get(b).contains("/bin/true"), "bundle " + (b + 1)
+          + " should fail saying the worker is not started again for a while: " + errs.get(b));
+    }
+    check(childPids(w).size() == 3, "three starts expected before the backoff, fnworker started " + childPids(w));
   }
 }
