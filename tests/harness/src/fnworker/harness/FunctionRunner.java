@@ -97,6 +97,7 @@ public final class FunctionRunner implements AutoCloseable {
     final ByteWriter buffer = new ByteWriter(1 << 16);
     final long startMs = System.currentTimeMillis();
     final TimerReceiver timers = new TimerReceiver();
+    final ByteWriter timerInput = new ByteWriter(256);
     final BeamFnApi.InstructionRequest request;
     CompletableFuture<BeamFnApi.InstructionResponse> response;
     int elements;
@@ -206,6 +207,12 @@ public final class FunctionRunner implements AutoCloseable {
     /** A keyed operator's bundle ends its timer stream to the worker too (no timer fired here). */
     private void addTimersLast(BeamFnApi.Elements.Builder e) {
       if (cfg.keyType != null) {
+        if (timerInput.size() > 0) {
+          // fired timers in an entry of their own: Beam's SDK ignores the data of an is_last entry
+          e.addTimers(BeamFnApi.Elements.Timers.newBuilder().setInstructionId(instructionId)
+              .setTransformId(TIMER_TRANSFORM).setTimerFamilyId(DescriptorBuilder.TIMER_FAMILY)
+              .setTimers(ByteString.copyFrom(timerInput.array(), 0, timerInput.size())));
+        }
         e.addTimers(BeamFnApi.Elements.Timers.newBuilder().setInstructionId(instructionId)
             .setTransformId(TIMER_TRANSFORM).setTimerFamilyId(DescriptorBuilder.TIMER_FAMILY).setIsLast(true));
       }
@@ -243,6 +250,7 @@ public final class FunctionRunner implements AutoCloseable {
   private final List<BundleRecord> history = new ArrayList<>();
   private BeamFnApi.ProcessBundleDescriptor descriptor;
   private Bundle bundle;
+  private volatile byte[] lastTimers;
   private long recordsIn;
   private long resultsTaken;
 
@@ -326,6 +334,23 @@ public final class FunctionRunner implements AutoCloseable {
     bundle.elements++;
     recordsIn++;
     checkBundleEnd();
+  }
+
+  /**
+   * A keyed operator's fired timer (Flink's processTimer): one Beam timer element, encoded as the
+   * runner's timer coder does (see RelayScenarios.firedTimer), sent at the end of the bundle.
+   */
+  public void processTimer(byte[] beamTimer) {
+    if (cfg.keyType == null) {
+      throw new IllegalStateException("timers need a keyed operator (Config.keyType)");
+    }
+    startBundle();
+    bundle.timerInput.bytes(beamTimer);
+  }
+
+  /** The timer stream the worker sent in the last finished bundle (Beam timer elements), or null. */
+  public byte[] lastTimerOutput() {
+    return lastTimers;
   }
 
   /** Test hook: bytes appended to the input stream as they are (no length prefix). */
@@ -423,6 +448,9 @@ public final class FunctionRunner implements AutoCloseable {
       }
       if (cfg.keyType != null) {
         await(b.timers.done, "is_last on the timers of " + TIMER_TRANSFORM + " for bundle " + b.instructionId);
+        synchronized (b.timers) {
+          lastTimers = b.timers.bytes.toByteArray();
+        }
       }
       infos = resp.getProcessBundle().getMonitoringInfosList();
     } catch (RuntimeException e) {

@@ -143,7 +143,7 @@ final class DataPlaneScenarios {
    * healthy bundle on the same Data stream still completes.
    */
   static void failedBundleData(Ctx c) throws Exception {
-    Worker w = c.worker();
+    Worker w = c.worker(o -> o.env.put("FNW_RELAY", "off")); // the pickle is refused, not relayed
     FunctionRunner ok = c.runner(w, STR, STR, Ctx.spec("identity"));
     healthy(c, ok, 1, "before any failure");
     FunctionRunner pickled = c.runner(w, STR, STR, FunctionType.PROCESS, PICKLE, cfg -> { });

@@ -2,8 +2,9 @@
 // package (python/fnworker): the payloads are the pickles the package makes
 // at test time, through the same call PyFlink makes (cloudpickle.dumps of the
 // function its helpers hand to DataStream.process). A fused chain of two such
-// functions runs natively with byte-identical results; a plain cloudpickled
-// Python function fails the bundle with the message a user sees.
+// functions runs natively with byte-identical results; with the relay off, a
+// plain cloudpickled Python function fails the bundle with the message a user
+// sees.
 // Needs python3 with cloudpickle (FNW_PYTHON, else /usr/bin/python3); without
 // them each scenario passes with a note saying it was skipped.
 // Listed in scenarios() here, added to IntegrationTests.scenarios().
@@ -112,13 +113,17 @@ final class PyFlinkScenarios {
         "echo should run in batches of at most 8");
   }
 
-  /** A plain cloudpickled Python function: the bundle fails saying what it is and what to use. */
+  /**
+   * A plain cloudpickled Python function with the relay off (FNW_RELAY=off, for fnworker-only
+   * jobs): the bundle fails saying what it is and what to use. (With the relay on, the default,
+   * it runs in PyFlink's own worker: RelayScenarios.)
+   */
   static void plainFunctionRefused(Ctx c) throws Exception {
     Map<String, byte[]> p = runJob(c);
     if (p == null) {
       return;
     }
-    Worker w = c.worker();
+    Worker w = c.worker(o -> o.env.put("FNW_RELAY", "off"));
     TypeInfo ty = t("ROW<id:LONG>");
     FunctionRunner r = c.runner(w, ty, ty, FunctionType.PROCESS, p.get("plain"), cfg -> { });
     Ctx.send(r, ty, values(ty, 3, 1));

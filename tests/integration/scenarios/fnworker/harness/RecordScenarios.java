@@ -144,9 +144,9 @@ final class RecordScenarios {
     Ctx.expectSame(ty, in, Ctx.bundle(r, ty, in));
   }
 
-  /** A pickled Python function as payload: a bundle error pointing at native operations and docs/pyflink.md. */
+  /** A pickled Python function as payload, the relay off: a bundle error pointing at native operations and docs/pyflink.md. */
   static void picklePayload(Ctx c) throws Exception {
-    Worker w = c.worker();
+    Worker w = c.worker(o -> o.env.put("FNW_RELAY", "off")); // relay on: it would go to PyFlink's worker
     TypeInfo ty = t("INT");
     byte[] pickle = {(byte) 0x80, 0x04, (byte) 0x95, 0x10, 0, 0, 0, 0, 0, 0, 0, (byte) 0x8c, 0x08, 'b', 'u', 'i',
         'l', 't', 'i', 'n', 's', (byte) 0x94, '.'};

@@ -45,6 +45,7 @@ final class RelayScenarios {
     s.add(new Scenario("relay_pyflink_own_worker_map", RelayScenarios::ownWorkerMap));
     s.add(new Scenario("relay_pyflink_own_worker_keyed", RelayScenarios::ownWorkerKeyed));
     s.add(new Scenario("relay_pyflink_own_worker_exception", RelayScenarios::ownWorkerException));
+    s.add(new Scenario("relay_pyflink_own_worker_timers", RelayScenarios::ownWorkerTimers));
     s.add(new Scenario("relay_never_needs_child", RelayScenarios::neverNeedsChild));
     s.add(new Scenario("relay_python_map", RelayScenarios::pythonMap));
     s.add(new Scenario("relay_state_interleaved_with_data", RelayScenarios::stateInterleaved));
@@ -52,8 +53,13 @@ final class RelayScenarios {
     s.add(new Scenario("relay_mixed_message", RelayScenarios::mixedMessage));
     s.add(new Scenario("relay_refuses_without_worker_id", RelayScenarios::refusesWithoutWorkerId));
     s.add(new Scenario("relay_child_never_connects", RelayScenarios::childNeverConnects));
+    s.add(new Scenario("relay_restart_backoff", RelayScenarios::restartBackoff));
     s.add(new Scenario("relay_python_exception", RelayScenarios::pythonException));
     s.add(new Scenario("relay_data_before_process_bundle", RelayScenarios::dataBeforeRequest));
+    s.add(new Scenario("relay_timers_both_ways", RelayScenarios::timersBothWays));
+    s.add(new Scenario("relay_state_survives_child_restart", RelayScenarios::stateSurvivesRestart));
+    s.add(new Scenario("relay_shutdown_stops_child", RelayScenarios::shutdownStopsChild));
+    s.add(new Scenario("relay_failed_bundle_data_dropped", RelayScenarios::failedBundleDataDropped));
     return s;
   }
 
@@ -396,7 +402,10 @@ final class RelayScenarios {
     }
   }
 
-  /** A native descriptor only: fnworker starts no Python process and says nothing of the relay's child. */
+  /**
+   * A native descriptor only: fnworker starts no Python process, opens no relay port and says
+   * nothing of the relay's child.
+   */
   static void neverNeedsChild(Ctx c) throws Exception {
     String py;
     try {
@@ -414,12 +423,13 @@ final class RelayScenarios {
     check(!out.contains("relay: starting") && childPids(w).isEmpty(), "a native job should start no Python "
         + "worker, but fnworker said: " + IntegrationTests.tail(out));
     check(!out.contains("python["), "no Python worker output expected: " + IntegrationTests.tail(out));
+    check(relayPort(w) < 0, "a native job should open no relay port: " + IntegrationTests.tail(out));
     List<Long> kids = children(w.process().pid());
     check(kids.isEmpty(), "fnworker (pid " + w.process().pid() + ") has child processes " + kids
         + " in a job with no Python function");
   }
 
-  /** map_double through the relay: exact results over bundles, one child, reused. */
+  /** map_double through the relay: exact results over bundles, one child, reused, its log in the runner's. */
   static void pythonMap(Ctx c) throws Exception {
     String py = venvPython(c);
     Map<String, byte[]> fns = fns(c, py);
@@ -435,6 +445,12 @@ final class RelayScenarios {
         + ") should still run between bundles (reused), children now: " + children(w.process().pid()));
     check(w.servers.state.recorded().isEmpty(), "a stateless map made state requests: "
         + w.servers.state.recorded().size());
+    boolean logged = false;
+    for (BeamFnApi.LogEntry e : w.servers.logging.entries()) {
+      logged |= e.getMessage().contains("python[" + pids.get(0) + "]") && e.getMessage().contains("harness starting");
+    }
+    check(logged, "the child's log entries (\"Python sdk harness starting.\") should reach the runner's Logging "
+        + "service");
   }
 
   /**
@@ -501,6 +517,9 @@ final class RelayScenarios {
     check(err.contains("signal 9") || err.contains("SIGKILL") || err.contains("killed")
         || err.contains("closed its Data stream") || err.contains("closed its Control stream"),
         "the error should say how the child ended (signal 9, or its streams closing): " + err);
+    String ring = err.substring(err.indexOf("last output") + "last output".length()).replaceAll("[\\s:.]", "");
+    check(!ring.isEmpty() && !ring.startsWith("(none)"), "the error should quote the child's last output: " + err);
+    c.note("error: " + IntegrationTests.oneLine(err.length() > 400 ? err.substring(0, 400) + "..." : err));
     List<In> again = longs(200, 20);
     checkedBundle(r, LONG, again, res -> expectMapped(again, res, LONG, x -> (Long) x.value * 2));
     List<Long> now = childPids(w);
@@ -659,5 +678,254 @@ final class RelayScenarios {
       List<In> in = longs(b * 100L, 30);
       checkedBundle(r, LONG, in, res -> expectMapped(in, res, LONG, x -> (Long) x.value * 2));
     }
+  }
+
+  // ------------------------------------------------------------ timers
+
+  /** One Beam timer element of the timer stream: Flink's timer data row and the rest of the element. */
+  static final class BeamTimer {
+    final Row data;
+    final String tag;
+    final int windows;
+    final boolean cleared;
+
+    BeamTimer(Row data, String tag, int windows, boolean cleared) {
+      this.data = data;
+      this.tag = tag;
+      this.windows = windows;
+      this.cleared = cleared;
+    }
+  }
+
+  static long varint(byte[] b, int[] pos) {
+    long v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      int x = b[pos[0]++] & 0xFF;
+      v |= (long) (x & 0x7F) << shift;
+      if ((x & 0x80) == 0) {
+        return v;
+      }
+    }
+    throw new Scenario.Failure("varint too long in the timer stream");
+  }
+
+  /**
+   * The timer stream PyFlink's worker sends (timerservice_impl._set_timer): Beam timer elements,
+   * each the length-prefixed Flink timer data ROW(op, -1, timestamp, key row, namespace), the tag
+   * (string), the windows (int32 count, global windows take no bytes) and clear_bit 1 (no
+   * timestamps follow).
+   */
+  static List<BeamTimer> parseTimers(byte[] b, TypeInfo timerData) {
+    List<BeamTimer> out = new ArrayList<>();
+    int[] pos = {0};
+    while (pos[0] < b.length) {
+      int n = (int) varint(b, pos);
+      Row row = (Row) fnworker.harness.types.TypeCodec.decode(timerData,
+          java.util.Arrays.copyOfRange(b, pos[0], pos[0] + n));
+      pos[0] += n;
+      int tl = (int) varint(b, pos);
+      String tag = new String(b, pos[0], tl, StandardCharsets.UTF_8);
+      pos[0] += tl;
+      int windows = java.nio.ByteBuffer.wrap(b, pos[0], 4).getInt();
+      pos[0] += 4;
+      boolean cleared = b[pos[0]++] != 0;
+      check(cleared, "PyFlink's set-timer elements have clear_bit set (no timestamps follow); got one without");
+      out.add(new BeamTimer(row, tag, windows, cleared));
+    }
+    return out;
+  }
+
+  /**
+   * A fired event-time timer as Flink sends it (ExternalPythonKeyedProcessOperator.processTimer,
+   * BeamPythonFunctionRunner.processTimer: Timer.cleared(timerData, "", no windows)): the timer data
+   * ROW(0 = event time, watermark, timestamp, key row, null namespace), length-prefixed, then tag
+   * "", zero windows, clear_bit 1.
+   */
+  static byte[] firedTimer(TypeInfo timerData, long watermark, long ts, Row key) {
+    byte[] row = fnworker.harness.types.TypeCodec.encode(timerData, Row.of((byte) 0, watermark, ts, key, null));
+    fnworker.harness.types.ByteWriter w = new fnworker.harness.types.ByteWriter();
+    w.varint(row.length).bytes(row).varint(0).i32(0).u8(1);
+    return w.toByteArray();
+  }
+
+  /**
+   * keyed_timer: bundle 1 registers an event-time timer per element (the worker's timer stream
+   * holds them: REGISTER_EVENT_TIMER, timestamp value * 10, the element's key); bundle 2 fires them
+   * (timers only, no data) and on_timer's outputs come back with the timers' timestamps.
+   * Returns the set-timer bytes, for comparison.
+   */
+  static byte[] timersRoundTrip(Ctx c, Worker w, Map<String, byte[]> fns) {
+    FunctionRunner r = c.runner(w, KEYED_IN, STRING, FunctionType.KEYED_PROCESS, fns.get("keyed_timer"), cfg -> {
+      cfg.keyType = KEY;
+      cfg.flushTimeoutMs = c.ms(60_000);
+    });
+    TypeInfo timerData = DescriptorBuilder.timerDataType(KEY);
+    List<In> in = List.of(new In(1000, 900, Row.of("k0", 1L)), new In(1001, 900, Row.of("k1", 2L)),
+        new In(1002, 900, Row.of("k0", 3L)));
+    List<In> want = new ArrayList<>();
+    for (In x : in) {
+      Row v = (Row) x.value;
+      want.add(new In(x.ts, x.watermark, "e:" + v.get(0) + ":" + v.get(1)));
+    }
+    checkedBundle(r, KEYED_IN, in, res -> expectMapped(want, res, STRING, x -> x.value));
+    byte[] set = r.lastTimerOutput();
+    check(set != null && set.length > 0, "the worker sent no timers for bundle 1 (three timers registered)");
+    List<BeamTimer> timers = parseTimers(set, timerData);
+    List<String> got = new ArrayList<>();
+    for (BeamTimer t : timers) {
+      got.add(t.data.get(0) + "/" + t.data.get(2) + "/" + ((Row) t.data.get(3)).get(0) + "/" + t.tag + "/" + t.windows);
+    }
+    check(got.equals(List.of("0/10/k0//1", "0/20/k1//1", "0/30/k0//1")), "the timer stream should register "
+        + "event-time timers k0@10, k1@20, k0@30 (op 0, tag '', one global window), got " + got);
+    for (BeamTimer t : timers) {
+      r.processTimer(firedTimer(timerData, 5000, (Long) t.data.get(2), (Row) t.data.get(3)));
+    }
+    List<In> fired = List.of(new In(10, "t:k0:10"), new In(20, "t:k1:20"), new In(30, "t:k0:30"));
+    checkedBundle(r, KEYED_IN, List.of(), res -> expectMapped(fired, res, STRING, x -> x.value));
+    return set;
+  }
+
+  static void ownWorkerTimers(Ctx c) throws Exception {
+    String py = venvPython(c);
+    timersRoundTrip(c, ownWorker(c, py), fns(c, py));
+  }
+
+  /**
+   * Timers through the relay, both ways: the child's set-timer stream reaches the harness byte for
+   * byte as PyFlink's own worker sends it, and timers the harness fires reach the child.
+   */
+  static void timersBothWays(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    byte[] relayed = timersRoundTrip(c, relayWorker(c, py), fns);
+    byte[] own = timersRoundTrip(c, ownWorker(c, py), fns);
+    check(java.util.Arrays.equals(relayed, own), "the relayed timer stream should be PyFlink's own: relayed "
+        + Hex.of(relayed) + ", own worker " + Hex.of(own));
+  }
+
+  /**
+   * The child killed between bundles of a keyed function: the next bundle starts a new child,
+   * whose own State stream (a second client, another relay id) reads the counts the first child
+   * wrote: the counts go on exactly, as the state lives in the runner, not in the child.
+   */
+  static void stateSurvivesRestart(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner r = keyedRunner(c, w, fns);
+    Map<String, Long> counts = new LinkedHashMap<>();
+    for (int b = 0; b < 2; b++) {
+      List<In> in = keyed(b * 10L, 10, 3);
+      checkedBundle(r, KEYED_IN, in, res -> expectKeyed(in, res, counts));
+    }
+    long pid = childPids(w).get(0);
+    new ProcessBuilder("sh", "-c", "kill -KILL " + pid).inheritIO().start().waitFor();
+    waitFor(c, () -> !children(w.process().pid()).contains(pid), 10_000, "fnworker to reap its child " + pid);
+    for (int b = 2; b < 4; b++) {
+      List<In> in = keyed(b * 10L, 10, 3);
+      checkedBundle(r, KEYED_IN, in, res -> expectKeyed(in, res, counts));
+    }
+    expectState(w.servers.state, counts);
+    List<Long> pids = childPids(w);
+    check(pids.size() == 2, "a new child should run the bundles after the kill: " + pids);
+    List<String> ids = w.servers.state.clientWorkerIds();
+    check(ids.size() == 2, "the State service should have served both children (two State streams), saw " + ids);
+    for (String id : ids) {
+      check(id.startsWith(w.workerId + "-py-"), "State clients should be the children, saw " + ids);
+    }
+  }
+
+  static boolean alive(long pid) {
+    try {
+      String st = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      return !st.substring(st.lastIndexOf(')') + 2).startsWith("Z");
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Flink's teardown (its servers closed, so fnworker's Control stream ends, then SIGTERM if it
+   * lingers): fnworker exits 0 by itself and its child is gone with it, none left behind.
+   */
+  static void shutdownStopsChild(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner r = mapRunner(c, w, fns);
+    List<In> in = longs(0, 10);
+    checkedBundle(r, LONG, in, res -> expectMapped(in, res, LONG, x -> (Long) x.value * 2));
+    long pid = childPids(w).get(0);
+    check(alive(pid), "the child " + pid + " should run before the teardown");
+    w.options.selfExitWaitMs = c.ms(10_000);
+    w.close();
+    check(!w.wasTerminated() && Integer.valueOf(0).equals(w.exitCode()), "fnworker should exit 0 by itself when "
+        + "Control ends, exited " + w.exitCode() + (w.wasTerminated() ? " after SIGTERM" : ""));
+    waitFor(c, () -> !alive(pid), 10_000, "PyFlink's Python worker (pid " + pid + ") to end with fnworker");
+  }
+
+  /**
+   * A relayed bundle whose Python function raises on its first record, followed by 10 MB of its
+   * input: the bundle fails with the traceback, the rest of its data is dropped on the way (fnworker's
+   * memory stays bounded), and native and relayed bundles on the same streams go on.
+   */
+  static void failedBundleDataDropped(Ctx c) throws Exception {
+    String py = venvPython(c);
+    Map<String, byte[]> fns = fns(c, py);
+    Worker w = relayWorker(c, py);
+    FunctionRunner nat = c.runner(w, LONG, LONG, Ctx.spec("identity"));
+    FunctionRunner rel = c.runner(w, LONG, LONG, FunctionType.PROCESS, fns.get("map_fail"), cfg -> {
+      cfg.flushTimeoutMs = c.ms(60_000);
+    });
+    List<In> warm = longs(0, 10);
+    checkedBundle(rel, LONG, warm, res -> expectMapped(warm, res, LONG, x -> (Long) x.value + 1));
+    long before = w.rssKb();
+    long[] peak = {before};
+    String err = DataPlaneScenarios.within(c, 60_000, "a failing relayed bundle and 10 MB of its input", () -> {
+      rel.process(RunnerRows.input(LONG, 1, Long.MIN_VALUE, 13L));
+      for (int i = 0; i < 400_000; i++) {
+        rel.process(RunnerRows.input(LONG, i, Long.MIN_VALUE, 100L + i));
+        if (i % 50_000 == 0) {
+          peak[0] = Math.max(peak[0], w.rssKb());
+        }
+      }
+      return Ctx.expectBundleError(rel);
+    });
+    peak[0] = Math.max(peak[0], w.rssKb());
+    check(err.contains("ValueError: relay test: 13 is unlucky"), "the failed bundle should carry the traceback: "
+        + err);
+    for (int round = 0; round < 2; round++) {
+      List<In> a = longs(round * 100L, 20);
+      Ctx.expectSame(LONG, a, Ctx.bundle(nat, LONG, a));
+      List<In> b = longs(round * 100L + 50, 20);
+      checkedBundle(rel, LONG, b, res -> expectMapped(b, res, LONG, x -> (Long) x.value + 1));
+    }
+    DataPlaneScenarios.checkRss(c, w, "10 MB for a failed relayed bundle", before, peak[0], 64);
+    check(childPids(w).size() == 1, "the child should live on after its function's exception: " + childPids(w));
+  }
+
+  /**
+   * A child that dies at once, bundle after bundle (python=/bin/true): after three quick deaths in a
+   * row fnworker stops starting it for a while (no fork storm): the next bundles fail at once saying
+   * so, naming the interpreter, and no further child is started.
+   */
+  static void restartBackoff(Ctx c) throws Exception {
+    Map<String, byte[]> fns = fns(c, null);
+    Worker w = relayWorker(c, "/bin/true");
+    FunctionRunner r = mapRunner(c, w, fns);
+    List<String> errs = new ArrayList<>();
+    for (int b = 0; b < 5; b++) {
+      Ctx.send(r, LONG, longs(b * 10L, 3));
+      errs.add(Ctx.expectBundleError(r));
+    }
+    for (int b = 0; b < 3; b++) {
+      check(errs.get(b).contains("did not start") && errs.get(b).contains("/bin/true"), "bundle " + (b + 1)
+          + " should fail saying the worker did not start: " + errs.get(b));
+    }
+    for (int b = 3; b < 5; b++) {
+      check(errs.get(b).contains("not started again") && errs.get(b).contains("/bin/true"), "bundle " + (b + 1)
+          + " should fail saying the worker is not started again for a while: " + errs.get(b));
+    }
+    check(childPids(w).size() == 3, "three starts expected before the backoff, fnworker started " + childPids(w));
   }
 }
