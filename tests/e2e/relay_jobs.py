@@ -134,6 +134,13 @@ def mixed_json(i):
     return '{"id": %d, "user": "u%d"}' % (i, i % USERS)
 
 
+def slow_json(i):
+    """mixed_json, 1 ms later: the cluster case's job must outlast its first
+    checkpoint (a TaskManager is killed after rows are committed)."""
+    time.sleep(0.001)
+    return mixed_json(i)
+
+
 def parse(s):
     d = json.loads(s)
     return Row(d["id"], d["user"])

@@ -23,7 +23,7 @@ def main(cfg):
     env.set_parallelism(cfg["parallelism"])
     env.enable_checkpointing(cfg["checkpoint_ms"], CheckpointingMode.EXACTLY_ONCE)
     ds = relay_jobs.numbers(env, 1, cfg["n"])
-    out = relay_jobs.mixed_stream(ds, cfg["redis"], cfg["http"], to_json=relay_jobs.mixed_json)
+    out = relay_jobs.mixed_stream(ds, cfg["redis"], cfg["http"], to_json=relay_jobs.slow_json)
     sink = FileSink.for_row_format(cfg["sink"], Encoder.simple_string_encoder()) \
         .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy()).build()
     out.sink_to(sink).name("sink:files")
