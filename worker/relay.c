@@ -20,6 +20,7 @@
 
 #define RELAY_QUEUE_MAX ((size_t)64 << 20) /* bytes for the child before its Data stream is up */
 #define BOOT_MODULE "pyflink.fn_execution.beam.beam_boot"
+#define LOSE_GRACE_S 1.0 /* how long a closed stream waits for the child's exit status */
 
 typedef struct relay_instr {
     struct relay_instr *next;
@@ -62,6 +63,8 @@ struct fnw_relay {
     size_t q_bytes;
     int holding; /* the data plane was told to stop reading */
     ev_timer connect_timer;
+    ev_timer lose_timer; /* a stream of the child ended: its exit status may follow */
+    char lose_reason[512];
     int stopping;
 };
 
@@ -205,7 +208,8 @@ static void child_exited(void *user, int pid, const char *how)
 {
     fnw_relay *r = user;
     char reason[512];
-    int connected = r->child_connected;
+    int connected = r->child_connected || ev_is_active(&r->lose_timer);
+    ev_timer_stop(r->loop, &r->lose_timer);
     r->child_up = 0;
     if (r->stopping) {
         close_streams(r);
@@ -240,6 +244,20 @@ static void connect_timeout_cb(struct ev_loop *loop, ev_timer *t, int revents)
     lose_child(r, reason);
 }
 
+/* A fresh worker id for the next child: "<fnworker id>-py-<32 hex>". A new
+ * one per child, so a leftover of an earlier child cannot come back as the
+ * new one (the relay server checks it on every call). -1: no randomness. */
+static int new_child_id(fnw_relay *r)
+{
+    unsigned char rnd[16] = { 0 };
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return -1;
+    int n = snprintf(r->id, sizeof r->id, "%.100s-py-", r->cfg.worker_id ? r->cfg.worker_id : "fnworker");
+    for (size_t i = 0; i < sizeof rnd && n > 0 && (size_t)n + 2 < sizeof r->id; i++)
+        n += snprintf(r->id + n, sizeof r->id - (size_t)n, "%02x", rnd[i]);
+    return 0;
+}
+
 /* 0 when a child runs (or was just started); -1 with err when none can. */
 static int ensure_child(fnw_relay *r, fnw_error *err)
 {
@@ -253,6 +271,8 @@ static int ensure_child(fnw_relay *r, fnw_error *err)
         if (!r->child)
             return fnw_error_set(err, "out of memory starting PyFlink's Python worker");
     }
+    if (new_child_id(r) < 0)
+        return fnw_error_set(err, "no randomness for the Python worker's id (getrandom failed)");
     fnw_relay_child_config cfg = { r->cfg.python, r->id, r->url, r->cfg.semi_persist_dir, 0, 0, 0 };
     if (fnw_relay_child_start(r->child, &cfg, err) < 0)
         return -1;
@@ -316,17 +336,32 @@ static void ctl_message(void *user, grpc_slice msg)
         fnw_inbound_finish(r->data, iid);
 }
 
+/* A stream of the child ended while fnworker runs. The child is most likely
+ * dying: its streams are dropped now, and what it held fails when its exit
+ * status arrives (child_exited says how it died), or after LOSE_GRACE_S with
+ * this reason (and the child is stopped) if it lives on. */
+static void stream_lost(fnw_relay *r, const char *which, grpc_status_code code, const char *details)
+{
+    if (r->stopping || ev_is_active(&r->lose_timer))
+        return;
+    snprintf(r->lose_reason, sizeof r->lose_reason,
+             "PyFlink's Python worker (pid %d) closed its %s stream (gRPC status %d%s%s) while it ran this bundle",
+             pid_of(r), which, (int)code, details && *details ? ": " : "", details ? details : "");
+    fnw_warn(r->log, "relay: %s", r->lose_reason);
+    close_streams(r);
+    ev_timer_set(&r->lose_timer, LOSE_GRACE_S, 0);
+    ev_timer_start(r->loop, &r->lose_timer);
+}
+
+static void lose_timeout_cb(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    fnw_relay *r = t->data;
+    lose_child(r, r->lose_reason);
+}
+
 static void ctl_closed(void *user, grpc_status_code code, const char *details)
 {
-    fnw_relay *r = user;
-    if (r->stopping)
-        return;
-    char reason[512];
-    snprintf(reason, sizeof reason,
-             "PyFlink's Python worker (pid %d) closed its Control stream (status %d: %s) while it ran this bundle",
-             pid_of(r), (int)code, details);
-    fnw_err(r->log, "relay: %s", reason);
-    lose_child(r, reason);
+    stream_lost(user, "Control", code, details);
 }
 
 /* ---- Data ----------------------------------------------------------------------- */
@@ -354,15 +389,7 @@ static void dat_writable(void *user)
 
 static void dat_closed(void *user, grpc_status_code code, const char *details)
 {
-    fnw_relay *r = user;
-    if (r->stopping)
-        return;
-    char reason[512];
-    snprintf(reason, sizeof reason,
-             "PyFlink's Python worker (pid %d) closed its Data stream (status %d: %s) while it ran this bundle",
-             pid_of(r), (int)code, details);
-    fnw_err(r->log, "relay: %s", reason);
-    lose_child(r, reason);
+    stream_lost(user, "Data", code, details);
 }
 
 static void to_child(fnw_relay *r, grpc_slice msg)
@@ -596,16 +623,14 @@ fnw_relay *fnw_relay_new(struct ev_loop *loop, fnw_logger *log, fnw_rpc *rpc, fn
     r->data = data;
     r->cfg = *cfg;
     r->ev = *ev;
-    unsigned char rnd[16] = { 0 };
-    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+    if (new_child_id(r) < 0) {
         free(r);
         return NULL;
     }
-    int n = snprintf(r->id, sizeof r->id, "%.100s-py-", cfg->worker_id ? cfg->worker_id : "fnworker");
-    for (size_t i = 0; i < sizeof rnd && n > 0 && (size_t)n + 2 < sizeof r->id; i++)
-        n += snprintf(r->id + n, sizeof r->id - (size_t)n, "%02x", rnd[i]);
     ev_timer_init(&r->connect_timer, connect_timeout_cb, 60, 0);
     r->connect_timer.data = r;
+    ev_timer_init(&r->lose_timer, lose_timeout_cb, LOSE_GRACE_S, 0);
+    r->lose_timer.data = r;
     fnw_data_tap tap = { r, tap_elements, tap_writable, tap_failed };
     fnw_data_set_tap(data, &tap);
     return r;
@@ -739,6 +764,7 @@ void fnw_relay_stop(fnw_relay *r)
         return;
     r->stopping = 1;
     ev_timer_stop(r->loop, &r->connect_timer);
+    ev_timer_stop(r->loop, &r->lose_timer);
     if (r->ctl)
         fnw_stream_close_send(r->ctl); /* the SDK harness exits when its Control stream ends */
     fnw_stream_free(r->dat);
@@ -754,6 +780,8 @@ void fnw_relay_free(fnw_relay *r)
     if (!r)
         return;
     r->stopping = 1;
+    ev_timer_stop(r->loop, &r->connect_timer);
+    ev_timer_stop(r->loop, &r->lose_timer);
     fnw_stream_free(r->ctl);
     fnw_stream_free(r->dat);
     fnw_stream_free(r->logs);
