@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/decimal.h"
+
 void fnw_wire_request_init(fnw_wire_request *r)
 {
     memset(r, 0, sizeof *r);
@@ -185,29 +187,6 @@ void fnw_wire_framer_flush(fnw_wire_framer *f, fnw_wire_emit_fn emit, void *ctx)
 
 /* ---- version 2: the relay's lines ---------------------------------------------------- */
 
-/* A decimal 1 .. max at *p, followed by a space or the end; moves *p past
- * the space. No sign, no leading zero. */
-static int relay_uint(const char **p, unsigned long long max, unsigned long long *out)
-{
-    const char *s = *p;
-    unsigned long long v = 0;
-    if (*s < '1' || *s > '9')
-        return -1;
-    while (*s >= '0' && *s <= '9') {
-        v = v * 10 + (unsigned)(*s - '0');
-        if (v > max)
-            return -1;
-        s++;
-    }
-    if (*s == ' ')
-        s++;
-    else if (*s)
-        return -1;
-    *p = s;
-    *out = v;
-    return 0;
-}
-
 /* The verb at the start of line, followed by a space; moves *p past it. */
 static int verb_is(const char *line, const char *verb, const char **p)
 {
@@ -265,7 +244,7 @@ int fnw_wire_worker_line(const char *line, fnw_wire_relay_line *out, fnw_error *
     int spawn = verb_is(line, "SPAWN", &p);
     if (!spawn && !verb_is(line, "KILL", &p))
         return fnw_error_set(err, "not a SPAWN or KILL line: '%.40s'", line);
-    if (relay_uint(&p, UINT32_MAX, &n) != 0)
+    if (fnw_decimal_read(&p, UINT32_MAX, &n) != 0 || n == 0)
         return fnw_error_set(err, "%s: the child's number is not a decimal from 1 to %u",
                              spawn ? "SPAWN" : "KILL", UINT32_MAX);
     out->n = (uint32_t)n;
@@ -313,21 +292,17 @@ int fnw_wire_launcher_line(const char *line, size_t len, fnw_wire_relay_line *ou
         out->verb = FNW_WIRE_CHILDEXIT;
     else
         return -1;
-    if (relay_uint(&p, UINT32_MAX, &n) != 0)
+    if (fnw_decimal_read(&p, UINT32_MAX, &n) != 0 || n == 0)
         return -1;
     out->n = (uint32_t)n;
     switch (out->verb) {
     case FNW_WIRE_SPAWNED:
-        if (relay_uint(&p, INT32_MAX, &v) != 0 || *p || p[-1] == ' ')
+        if (fnw_decimal_read(&p, INT32_MAX, &v) != 0 || v == 0 || *p || p[-1] == ' ')
             return -1;
         out->value = (long long)v;
         return 0;
     case FNW_WIRE_CHILDEXIT: /* 0 is a code too */
-        if (p[0] == '0' && p[1] == '\0') {
-            out->value = 0;
-            return 0;
-        }
-        if (relay_uint(&p, 255, &v) != 0 || *p || p[-1] == ' ')
+        if (fnw_decimal_read(&p, 255, &v) != 0 || *p || p[-1] == ' ')
             return -1;
         out->value = (long long)v;
         return 0;

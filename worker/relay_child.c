@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codecs/decimal.h"
 #include "codecs/utf8.h"
 
 extern char **environ;
@@ -710,28 +711,6 @@ static void on_lost_timer(struct ev_loop *loop, ev_timer *t, int revents)
     child_ended(c, how);
 }
 
-/* An unsigned decimal at *p, then a space or the end; moves *p past it. */
-static int parse_uint(const char **p, unsigned long long max, unsigned long long *out)
-{
-    const char *s = *p;
-    unsigned long long v = 0;
-    if (*s < '0' || *s > '9')
-        return -1;
-    while (*s >= '0' && *s <= '9') {
-        v = v * 10 + (unsigned)(*s - '0');
-        if (v > max)
-            return -1;
-        s++;
-    }
-    if (*s == ' ')
-        s++;
-    else if (*s)
-        return -1;
-    *p = s;
-    *out = v;
-    return 0;
-}
-
 /* One line from the pool (NUL-terminated at len, cut when longer than the
  * buffer). Lines of an earlier child, unknown or malformed lines are
  * dropped. Returns 1 when on_exit freed c. */
@@ -743,7 +722,7 @@ static int remote_line(fnw_relay_child *c, char *line, size_t len, int cut)
     size_t vlen = (size_t)(sp - line);
     const char *p = sp + 1;
     unsigned long long n, v;
-    if (parse_uint(&p, UINT32_MAX, &n) != 0 || !c->active || n != c->n) {
+    if (fnw_decimal_read(&p, UINT32_MAX, &n) != 0 || !c->active || n != c->n) {
         fnw_debug(c->log, "relay: ignored a line from the pool: %.80s", line);
         return 0;
     }
@@ -758,7 +737,7 @@ static int remote_line(fnw_relay_child *c, char *line, size_t len, int cut)
         c->line_cut = cut;
         finish_line(c);
     } else if (vlen == 7 && memcmp(line, "SPAWNED", 7) == 0) {
-        if (c->pid || parse_uint(&p, INT32_MAX, &v) != 0 || v == 0 || *p)
+        if (c->pid || fnw_decimal_read(&p, INT32_MAX, &v) != 0 || v == 0 || *p)
             return 0;
         c->pid = (pid_t)v;
         fnw_info(c->log, "relay: starting PyFlink's Python worker: %s (pid %d, started by the launcher)",
@@ -775,7 +754,7 @@ static int remote_line(fnw_relay_child *c, char *line, size_t len, int cut)
         ring_push(&c->out, ++c->seq, how, h + l); /* the last output says so too */
         return child_ended(c, how);
     } else if (vlen == 9 && memcmp(line, "CHILDEXIT", 9) == 0) {
-        if (parse_uint(&p, 255, &v) != 0 || *p)
+        if (fnw_decimal_read(&p, 255, &v) != 0 || *p)
             return 0;
         char how[160];
         if (v > 128 && v - 128 < NSIG) /* the shell's convention: 128 + the signal */
