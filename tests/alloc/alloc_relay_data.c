@@ -178,7 +178,8 @@ static int held_run(void *p, fnw_error *err)
     uint8_t joined[sizeof big + 2];
     memcpy(joined, big, sizeof big);
     memcpy(joined + sizeof big, "\x01z", 2);
-    w = fnw_elements_put_data(w, "h1", 2, "in", 2, joined, sizeof joined, 1);
+    w = fnw_elements_put_data(w, "h1", 2, "in", 2, joined, sizeof joined, 0);
+    w = fnw_elements_put_data(w, "h1", 2, "in", 2, NULL, 0, 1); /* is_last in an entry of its own */
     w += put_timers(w, "h1", "in", "\x01t");
     memcpy(w, m, n);
     fx->want_n = (size_t)(w - fx->want) + n;
