@@ -363,8 +363,9 @@ def test_mixed_pipeline_taskmanager_killed_exactly_once(relay_cluster, prices, h
     exactly-once FileSink on a standalone cluster; a TaskManager's JVM is
     killed (kill -9) after a checkpoint committed rows: a new one joins,
     Flink restores the keyed state and timers from the checkpoint, and every
-    line is in the committed files exactly once; the killed TaskManager's
-    workers and their Python children do not outlive it."""
+    line is in the committed files exactly once; through fnworker, the
+    killed TaskManager's workers and their Python children do not outlive
+    it (PyFlink's own worker does: the case stops what is left)."""
     from test_cluster import committed_lines
     flink = relay_cluster
     n = 30000
@@ -384,10 +385,18 @@ def test_mixed_pipeline_taskmanager_killed_exactly_once(relay_cluster, prices, h
     assert any(relay_env.BEAM_BOOT in relay_env.cmdline(p) for p in doomed), \
         [relay_env.cmdline(p) for p in doomed]
     flink.kill_taskmanager(0)
-    flink.start_taskmanager()
-    flink.wait(lambda: not any(relay_env.alive(p) for p in doomed), 60,
-               "the killed TaskManager's workers and Python children to exit")
-    flink.wait_job(jid, ("FINISHED",), timeout=600)
+    try:
+        flink.start_taskmanager()
+        if RELAYED:
+            flink.wait(lambda: not any(relay_env.alive(p) for p in doomed), 60,
+                       "the killed TaskManager's workers and Python children to exit")
+        flink.wait_job(jid, ("FINISHED",), timeout=600)
+    finally:
+        # PyFlink's own worker (its runner script's bash, python and tee)
+        # outlives a killed TaskManager (seen on 1.20.5 and 2.3.0): stop what is left
+        for pid in doomed:
+            if relay_env.alive(pid):
+                os.kill(pid, signal.SIGKILL)
     got = sorted(committed_lines(out))
     want = relay_jobs.mixed_expected(range(1, n + 1), java=True)
     missing = sorted(set(want) - set(got))
