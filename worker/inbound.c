@@ -603,6 +603,15 @@ void fnw_inbound_finish(fnw_data_mgr *m, const char *iid)
     expiry_arm(m);
 }
 
+/* The bytes ib's chunks hold (not what they keep alive). */
+static size_t chunks_len(const fnw_inbox *ib)
+{
+    size_t n = 0;
+    for (const fnw_chunk *ch = ib->head; ch; ch = ch->next)
+        n += ch->n;
+    return n;
+}
+
 /* A native bundle reads e: the timers held for it go, with a WARN. */
 static void drop_held_timers(fnw_data_mgr *m, fnw_instr *e)
 {
@@ -634,17 +643,12 @@ static int held_to_elements(fnw_instr *e, const fnw_data_conn *c, grpc_slice *ou
     for (fnw_inbox *ib = e->data; ib; ib = ib->next) {
         if (ib->conn != c)
             continue;
-        size_t n = 0;
-        for (fnw_chunk *ch = ib->head; ch; ch = ch->next)
-            n += ch->n;
+        size_t n = chunks_len(ib), tl = strlen(ib->transform_id);
         if (ib->timers)
             total += n;
-        else {
-            if (n)
-                total += fnw_elements_data_size(e->id_len, strlen(ib->transform_id), n, 0);
-            if (ib->got_last)
-                total += fnw_elements_data_size(e->id_len, strlen(ib->transform_id), 0, 1);
-        }
+        else
+            total += (n ? fnw_elements_data_size(e->id_len, tl, n, 0) : 0) +
+                     (ib->got_last ? fnw_elements_data_size(e->id_len, tl, 0, 1) : 0);
     }
     if (!total) {
         *out = grpc_empty_slice();
@@ -658,25 +662,15 @@ static int held_to_elements(fnw_instr *e, const fnw_data_conn *c, grpc_slice *ou
         for (fnw_inbox *ib = e->data; ib; ib = ib->next) {
             if (ib->conn != c || ib->timers != timers)
                 continue;
-            size_t n = 0;
-            for (fnw_chunk *ch = ib->head; ch; ch = ch->next)
-                n += ch->n;
-            if (!timers && n == 0) {
-                if (ib->got_last)
-                    w = fnw_elements_put_data(w, e->id, e->id_len, ib->transform_id, strlen(ib->transform_id),
-                                              NULL, 0, 1);
-                continue;
-            }
-            if (!timers)
-                w = fnw_elements_put_data_head(w, e->id, e->id_len, ib->transform_id,
-                                               strlen(ib->transform_id), n);
+            size_t n = chunks_len(ib), tl = strlen(ib->transform_id);
+            if (!timers && n)
+                w = fnw_elements_put_data_head(w, e->id, e->id_len, ib->transform_id, tl, n);
             for (fnw_chunk *ch = ib->head; ch; ch = ch->next) {
                 memcpy(w, ch->p, ch->n);
                 w += ch->n;
             }
             if (!timers && ib->got_last)
-                w = fnw_elements_put_data(w, e->id, e->id_len, ib->transform_id, strlen(ib->transform_id),
-                                          NULL, 0, 1);
+                w = fnw_elements_put_data(w, e->id, e->id_len, ib->transform_id, tl, NULL, 0, 1);
         }
     }
     *out = grpc_slice_new(buf, (size_t)(w - buf), free);

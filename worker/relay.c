@@ -103,8 +103,10 @@ static relay_instr *instr_add(fnw_relay *r, const char *iid, grpc_slice request,
     }
     e->request = request;
     e->bundle = bundle;
-    e->next = r->instrs;
-    r->instrs = e;
+    relay_instr **pp = &r->instrs; /* arrival order: the child gets them in the order Flink sent them */
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = e;
     return e;
 }
 
@@ -123,14 +125,6 @@ static int pid_of(const fnw_relay *r)
 
 /* ---- failing what the child held ------------------------------------------------ */
 
-static const char *python_of(const fnw_relay *r)
-{
-    if (r->cfg.python && *r->cfg.python)
-        return r->cfg.python;
-    const char *p = getenv("python");
-    return p && *p ? p : "python";
-}
-
 /* Every record not held fails with the reason and the child's last words. */
 static void fail_all(fnw_relay *r, const char *reason)
 {
@@ -139,6 +133,8 @@ static void fail_all(fnw_relay *r, const char *reason)
         fnw_relay_child_last_output(r->child, last, sizeof last);
     size_t cap = strlen(reason) + strlen(last) + 256;
     char *msg = malloc(cap);
+    if (msg)
+        snprintf(msg, cap, "%s. Its last output:\n%s", reason, *last ? last : "(none)");
     relay_instr *e = r->instrs;
     while (e) {
         relay_instr *next = e->next;
@@ -146,13 +142,8 @@ static void fail_all(fnw_relay *r, const char *reason)
             char *iid = strdup(e->iid);
             int bundle = e->bundle;
             instr_unlink(r, e);
-            if (iid && msg) {
-                snprintf(msg, cap, "%s. Its last output:\n%s", reason, *last ? last : "(none)");
-                if (bundle)
-                    r->ev.fail(r->ev.user, iid, msg);
-                else
-                    r->ev.fail(r->ev.user, iid, reason);
-            }
+            if (iid)
+                r->ev.fail(r->ev.user, iid, bundle && msg ? msg : reason);
             free(iid);
         }
         e = next;
@@ -225,7 +216,7 @@ static void child_exited(void *user, int pid, const char *how)
                  "this job has Python functions that are not fnworker operations, and PyFlink's Python worker "
                  "did not start: '%s -m %s' ended (%s) before it connected. Install PyFlink where fnworker runs, "
                  "or set python.executable to a Python that has it",
-                 python_of(r), BOOT_MODULE, how);
+                 fnw_relay_child_python(r->child), BOOT_MODULE, how);
     fnw_err(r->log, "relay: PyFlink's Python worker (pid %d) ended (%s)", pid, how);
     lose_child(r, reason);
 }
@@ -239,7 +230,7 @@ static void connect_timeout_cb(struct ev_loop *loop, ev_timer *t, int revents)
     snprintf(reason, sizeof reason,
              "PyFlink's Python worker (pid %d, '%s -m %s') did not connect to fnworker within %.0f s "
              "(--connect-timeout)",
-             pid_of(r), python_of(r), BOOT_MODULE, r->cfg.connect_timeout_s);
+             pid_of(r), fnw_relay_child_python(r->child), BOOT_MODULE, r->cfg.connect_timeout_s);
     fnw_err(r->log, "relay: %s", reason);
     lose_child(r, reason);
 }
@@ -288,26 +279,13 @@ static void send_pending(fnw_relay *r)
 {
     if (!r->ctl)
         return;
-    /* oldest first: the list is newest first, so collect and reverse */
-    size_t n = 0;
-    for (relay_instr *e = r->instrs; e; e = e->next)
-        if (!e->held && !e->sent)
-            n++;
-    if (!n)
-        return;
-    relay_instr **v = malloc(n * sizeof *v);
-    if (!v)
-        return;
-    size_t k = 0;
-    for (relay_instr *e = r->instrs; e; e = e->next)
-        if (!e->held && !e->sent)
-            v[k++] = e;
-    while (k-- > 0) {
-        v[k]->sent = 1;
-        fnw_stream_send(r->ctl, v[k]->request, NULL, NULL);
-        v[k]->request = grpc_empty_slice();
+    for (relay_instr *e = r->instrs; e; e = e->next) {
+        if (e->held || e->sent)
+            continue;
+        e->sent = 1;
+        fnw_stream_send(r->ctl, e->request, NULL, NULL);
+        e->request = grpc_empty_slice();
     }
-    free(v);
 }
 
 static void ctl_message(void *user, grpc_slice msg)
@@ -780,13 +758,8 @@ void fnw_relay_free(fnw_relay *r)
     if (!r)
         return;
     r->stopping = 1;
-    ev_timer_stop(r->loop, &r->connect_timer);
     ev_timer_stop(r->loop, &r->lose_timer);
-    fnw_stream_free(r->ctl);
-    fnw_stream_free(r->dat);
-    fnw_stream_free(r->logs);
-    r->ctl = r->dat = r->logs = NULL;
-    drop_queue(r);
+    close_streams(r);
     fnw_relay_server_free(r->srv);
     fnw_relay_child_free(r->child);
     while (r->instrs)

@@ -906,7 +906,7 @@ static int refuse_backoff(fnw_relay_child *c, double now, fnw_error *err)
                          "PyFlink's Python worker ('%s -m " BEAM_BOOT
                          "') ended within %g s of its start %u times "
                          "in a row; it is not started again for another %.0f s. Its last output: %s",
-                         c->python ? c->python : "python", c->quick_death_s, c->quick_deaths,
+                         fnw_relay_child_python(c), c->quick_death_s, c->quick_deaths,
                          c->backoff_until - now + 0.5, n ? last : "(none)");
 }
 
@@ -1047,4 +1047,9 @@ static void really_free(fnw_relay_child *c)
     close_output(c);
     free(c->python);
     free(c);
+}
+
+const char *fnw_relay_child_python(const fnw_relay_child *c)
+{
+    return c && c->python ? c->python : "python";
 }

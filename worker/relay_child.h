@@ -105,6 +105,10 @@ int fnw_relay_child_pid(const fnw_relay_child *c);
 /* 1 from a successful start until on_exit (a child runs, or the launcher
  * was asked for one). */
 int fnw_relay_child_running(const fnw_relay_child *c);
+/* The interpreter of the last start, as the child was given it (config,
+ * else $python, else "python"; "$python" in pool mode, where the launcher
+ * resolves it); "python" before any start or with c NULL. */
+const char *fnw_relay_child_python(const fnw_relay_child *c);
 
 /* The child's last output lines, and the log entries noted with
  * fnw_relay_child_note_log, merged in the order they arrived, oldest first,
