@@ -53,8 +53,7 @@ struct fnw_relay {
     char url[64]; /* the relay server's address */
     fnw_relay_server *srv;
     fnw_relay_child *child;
-    int child_up;        /* a child runs, or the launcher was asked for one */
-    int child_connected; /* its Control stream came up */
+    int child_up; /* a child runs, or the launcher was asked for one */
     fnw_stream *ctl, *dat, *logs;
     relay_desc *descs;
     relay_instr *instrs;
@@ -178,7 +177,6 @@ static void close_streams(fnw_relay *r)
     fnw_stream_free(r->dat);
     fnw_stream_free(r->logs);
     r->ctl = r->dat = r->logs = NULL;
-    r->child_connected = 0;
     drop_queue(r);
     set_holding(r, 0);
     ev_timer_stop(r->loop, &r->connect_timer);
@@ -199,7 +197,7 @@ static void child_exited(void *user, int pid, const char *how)
 {
     fnw_relay *r = user;
     char reason[512];
-    int connected = r->child_connected || ev_is_active(&r->lose_timer);
+    int connected = r->ctl || ev_is_active(&r->lose_timer); /* its Control stream came up */
     ev_timer_stop(r->loop, &r->lose_timer);
     r->child_up = 0;
     if (r->stopping) {
@@ -224,7 +222,7 @@ static void child_exited(void *user, int pid, const char *how)
 static void connect_timeout_cb(struct ev_loop *loop, ev_timer *t, int revents)
 {
     fnw_relay *r = t->data;
-    if (r->child_connected)
+    if (r->ctl)
         return;
     char reason[512];
     snprintf(reason, sizeof reason,
@@ -509,7 +507,6 @@ static void on_stream(void *user, fnw_relay_stream_kind kind, fnw_server_call *c
         }
         fnw_stream_handler h = { r, ctl_message, NULL, ctl_closed };
         r->ctl = fnw_server_take_stream(c, r->rpc, &h);
-        r->child_connected = r->ctl != NULL;
         ev_timer_stop(r->loop, &r->connect_timer);
         fnw_info(r->log, "relay: PyFlink's Python worker (pid %d) connected", pid_of(r));
         send_pending(r);
@@ -726,9 +723,9 @@ void fnw_relay_dump(const fnw_relay *r)
     fnw_info(r->log,
              "relay: PyFlink's Python worker pid %d (%s), %zu relayed bundle(s), %zu bytes queued for it",
              pid_of(r),
-             r->child_connected ? "connected"
-             : r->child_up      ? "starting"
-                                : "not running",
+             r->ctl        ? "connected"
+             : r->child_up ? "starting"
+                           : "not running",
              fnw_relay_in_flight(r), r->q_bytes);
     for (const relay_instr *e = r->instrs; e; e = e->next)
         if (!e->held)
