@@ -1,0 +1,371 @@
+"""Flink SQL and the Table API calling fnworker operations (issue 22):
+``fnworker.udf`` / ``fnworker.udtf`` functions registered in a
+TableEnvironment (streaming mode, parallelism 1, process mode, the session's
+runner dir), run on the MiniCluster. Every case checks the exact rows Flink
+outputs (row kinds included where they matter) and that the job launched
+fnworker. A fnworker function that reached Python would fail the job
+(run_in_fnworker raises), so rows coming out at all show it ran natively.
+The last cases run plain PyFlink Python functions in SQL: fnworker relays
+them to PyFlink's own worker (docs/design/relay.md)."""
+
+import datetime
+import json
+import os
+import re
+import sys
+import urllib.request
+from decimal import Decimal
+
+import pytest
+from pyflink.common import Row
+from pyflink.table import DataTypes as D
+from pyflink.table import EnvironmentSettings, TableEnvironment
+from pyflink.table.expressions import call, col
+from pyflink.table.udf import udf as python_udf
+
+import fnworker
+import relay_env
+from fnworker import Operation
+from fnworker._payload import operation_spec_of
+from fnw_e2e import ROOT, launches, run_job_script
+from services import http_server, kserve_server, redis_client, redis_server, serve  # noqa: F401
+
+IDENTITY = Operation("identity")
+
+
+@pytest.fixture
+def t_env(runner_dir):
+    """A fresh streaming TableEnvironment on the session's MiniCluster, parallelism 1."""
+    t = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t.get_config().set("parallelism.default", "1")
+    return t
+
+
+@pytest.fixture
+def native(ran_in_fnworker):
+    """Cases whose functions are fnworker operations (skipped when PyFlink's own worker runs
+    the suite, FNW_E2E_WORKER=pyflink); asserts that the job launched fnworker."""
+    relay_env.skip_unless_relayed(pytest)
+
+
+def rows(table_result):
+    """The rows of a TableResult as tuples of their values."""
+    with table_result.collect() as it:
+        return [tuple(r) for r in it]
+
+
+def changelog(table_result):
+    """The rows of a TableResult as (row kind, values)."""
+    with table_result.collect() as it:
+        return [(r.get_row_kind().name, tuple(r)) for r in it]
+
+
+def failure(table_result_fn):
+    with pytest.raises(Exception) as e:
+        rows(table_result_fn())
+    return str(e.value)
+
+
+def http_requests(server):
+    with urllib.request.urlopen(server.url("/count"), timeout=10) as r:
+        return json.loads(r.read())["requests"]
+
+
+# ---- the package as PyFlink hands it to the JVM (no job runs) ----------------------------
+
+@pytest.mark.smoke
+def test_the_jvm_gets_the_fixed_payload(t_env):
+    """The bytes PyFlink gives the JVM's PythonScalarFunction / PythonTableFunction are the
+    fixed pickle run_in_fnworker(<OperationSpec>), not a DelegatingScalarFunction."""
+    f = fnworker.udf(Operation("echo", delay_ms=1).with_settings(capacity=7), D.BIGINT(),
+                     argument_names=["x"])
+    j = f._java_user_defined_function()
+    assert j.getClass().getName() == "org.apache.flink.table.functions.python.PythonScalarFunction"
+    spec = operation_spec_of(bytes(j.getSerializedPythonFunction()))
+    assert spec is not None and spec.startswith(b"\n\x04echo")
+    assert j.getPythonFunctionKind().toString() == "GENERAL" and j.isDeterministic()
+    t = fnworker.udtf(Operation("echo", repeat=2), [D.BIGINT(), D.STRING()])
+    jt = t._java_user_defined_function()
+    assert jt.getClass().getName() == "org.apache.flink.table.functions.python.PythonTableFunction"
+    assert operation_spec_of(bytes(jt.getSerializedPythonFunction())) is not None
+    if hasattr(fnworker._table._pyflink_udf(), "UserDefinedAsyncScalarFunctionWrapper"):
+        ja = fnworker.udf(IDENTITY, D.INT(), jvm_async=True)._java_user_defined_function()
+        assert ja.getClass().getSimpleName() == "PythonAsyncScalarFunction"
+        assert operation_spec_of(bytes(ja.getSerializedPythonFunction())) is not None
+    else:
+        with pytest.raises(ValueError, match="this is PyFlink 1"):
+            fnworker.udf(IDENTITY, D.INT(), jvm_async=True)
+
+
+# ---- every SQL type through an identity function ------------------------------------------
+
+TYPES = [   # (column, type, a value, another value)
+    ("ti", D.TINYINT(), -128, 127),
+    ("si", D.SMALLINT(), -32768, 7),
+    ("i", D.INT(), 2147483647, -1),
+    ("bi", D.BIGINT(), -2 ** 63, 2 ** 40),
+    ("bo", D.BOOLEAN(), True, False),
+    ("fl", D.FLOAT(), 1.5, -0.25),
+    ("db", D.DOUBLE(), 2.125, -1e300),
+    ("d1", D.DECIMAL(10, 2), Decimal("12345678.91"), Decimal("-0.05")),
+    ("d2", D.DECIMAL(38, 18), Decimal("12345678901234567890.123456789012345678"), Decimal("0E-18")),
+    ("dt", D.DATE(), datetime.date(2024, 2, 29), datetime.date(1969, 12, 31)),
+    ("tm", D.TIME(), datetime.time(12, 34, 56), datetime.time(0, 0, 0)),
+    ("ts0", D.TIMESTAMP(0), datetime.datetime(2024, 1, 2, 3, 4, 5), datetime.datetime(1960, 1, 1)),
+    ("ts3", D.TIMESTAMP(3), datetime.datetime(2024, 1, 2, 3, 4, 5, 678000),
+     datetime.datetime(1969, 12, 31, 23, 59, 59, 999000)),
+    ("ts6", D.TIMESTAMP(6), datetime.datetime(2024, 1, 2, 3, 4, 5, 678901),
+     datetime.datetime(2262, 4, 11, 23, 47, 16, 854775)),
+    ("ch", D.CHAR(3), "abc", "x  "),
+    ("vc", D.VARCHAR(10), "hé", ""),
+    ("s", D.STRING(), "a longer string \u2603", "z"),
+    ("bn", D.BINARY(2), b"\x00\xff", b"ab"),
+    ("vb", D.VARBINARY(8), b"", b"\x01\x02\x03"),
+    ("by", D.BYTES(), b"bytes", b"\x00"),
+    ("ar", D.ARRAY(D.INT()), [1, None, 3], []),
+    ("as", D.ARRAY(D.STRING()), ["a", None], ["b"]),
+    ("mp", D.MAP(D.STRING(), D.BIGINT()), {"k": 1, "n": None}, {}),
+    ("rw", D.ROW([D.FIELD("x", D.INT()), D.FIELD("y", D.STRING()),
+                  D.FIELD("z", D.ROW([D.FIELD("q", D.DOUBLE())]))]),
+     Row(1, "one", Row(0.5)), Row(None, None, None)),
+]
+
+
+def source(t_env, with_nulls=True):
+    schema = D.ROW([D.FIELD("id", D.INT())] + [D.FIELD(c, t) for c, t, _, _ in TYPES])
+    data = [tuple([1] + [a for _, _, a, _ in TYPES]), tuple([2] + [b for _, _, _, b in TYPES])]
+    if with_nulls:
+        data.append(tuple([3] + [None] * len(TYPES)))
+    t_env.create_temporary_view("src", t_env.from_elements(data, schema))
+
+
+@pytest.mark.smoke
+def test_identity_of_every_sql_type_one_function_per_column(t_env, native):
+    """One identity function per SQL type, all of them in one SELECT: each gives its
+    argument back exactly (DECIMAL and TIMESTAMP precisions, CHAR padding, nested ROW,
+    ARRAY and MAP with null elements, a row of nulls)."""
+    source(t_env)
+    for c, t, _, _ in TYPES:
+        t_env.create_temporary_function("id_" + c, fnworker.udf(IDENTITY, t))
+    sel = ", ".join("id_%s(`%s`), `%s`" % (c, c, c) for c, _, _, _ in TYPES)
+    got = rows(t_env.execute_sql("SELECT id, %s FROM src" % sel))
+    assert [r[0] for r in got] == [1, 2, 3]
+    for r in got:
+        values = r[1:]
+        assert values[0::2] == values[1::2], r     # f(x) == x, column by column
+    assert got[0][1::2] == tuple(a for _, _, a, _ in TYPES)
+    assert got[2][1::2] == (None,) * len(TYPES)
+
+
+def test_identity_of_a_row_of_arguments(t_env, native):
+    """A ROW-typed result: the operation's output row is the result. identity over
+    ROW<argument names...> gives the arguments back as one ROW column."""
+    source(t_env)
+    names = [c for c, _, _, _ in TYPES]
+    result = D.ROW([D.FIELD(c, t) for c, t, _, _ in TYPES])
+    t_env.create_temporary_function("all_of", fnworker.udf(IDENTITY, result, argument_names=names))
+    args = ", ".join("`%s`" % c for c in names)
+    got = rows(t_env.execute_sql("SELECT id, all_of(%s) FROM src" % args))
+    assert [(i, tuple(r)) for i, r in got] == [
+        (1, tuple(a for _, _, a, _ in TYPES)), (2, tuple(b for _, _, _, b in TYPES)),
+        (3, (None,) * len(TYPES))]
+
+
+def test_constants_of_every_literal_type(t_env, native):
+    """Literals as arguments (Flink sends them as inputConstant, pickled by the JVM) of every
+    type SQL can write, beside a column: each comes back as written."""
+    lits = [  # (SQL literal, its type, the value)
+        ("CAST(7 AS TINYINT)", D.TINYINT(False), 7), ("CAST(-7 AS SMALLINT)", D.SMALLINT(False), -7),
+        ("42", D.INT(False), 42), ("9000000000", D.BIGINT(False), 9000000000),
+        ("TRUE", D.BOOLEAN(False), True), ("CAST(1.5 AS FLOAT)", D.FLOAT(False), 1.5),
+        ("CAST(2.25 AS DOUBLE)", D.DOUBLE(False), 2.25), ("1.25", D.DECIMAL(3, 2, False), Decimal("1.25")),
+        ("'abc'", D.CHAR(3, False), "abc"), ("CAST('xy' AS VARCHAR(5))", D.VARCHAR(5, False), "xy"),
+        ("DATE '2024-02-29'", D.DATE(False), datetime.date(2024, 2, 29)),
+        ("TIME '12:34:56'", D.TIME(0, False), datetime.time(12, 34, 56)),
+        ("TIMESTAMP '2024-01-02 03:04:05.678'", D.TIMESTAMP(3, False),
+         datetime.datetime(2024, 1, 2, 3, 4, 5, 678000)),
+        ("X'00ff'", D.BINARY(2, False), b"\x00\xff"),
+        ("CAST(NULL AS INT)", D.INT(), None), ("CAST(NULL AS STRING)", D.STRING(), None),
+    ]
+    names = ["c%d" % i for i in range(len(lits))]
+    result = D.ROW([D.FIELD("x", D.INT())] + [D.FIELD(n, t) for n, (_, t, _) in zip(names, lits)])
+    t_env.create_temporary_function("consts", fnworker.udf(IDENTITY, result,
+                                                           argument_names=["x"] + names))
+    t_env.create_temporary_view("src", t_env.from_elements([(1,), (2,)], D.ROW([D.FIELD("x", D.INT())])))
+    got = rows(t_env.execute_sql("SELECT consts(x, %s) FROM src" % ", ".join(l for l, _, _ in lits)))
+    assert [tuple(r[0]) for r in got] == [tuple([x] + [v for _, _, v in lits]) for x in (1, 2)]
+
+
+# ---- calls: nested, two in one SELECT, in WHERE, from the Table API -------------------------
+
+def doubler(server, mode_batch=False):
+    """http /batch doubles numbers: one request per row ({"inputs": [x]})."""
+    return Operation("http", method="POST", url=server.url("/batch"), body='{{"inputs": [{x}]}}',
+                     **{"result.y": "/outputs/0"})
+
+
+def ints(t_env, n=4):
+    t_env.create_temporary_view("nums", t_env.from_elements(
+        [(i, i * 10) for i in range(1, n + 1)], D.ROW([D.FIELD("id", D.INT()), D.FIELD("x", D.BIGINT())])))
+
+
+def test_nested_calls_and_two_functions_in_one_select(t_env, native, http_server):
+    """f(g(x)), g(f(x)) and two functions side by side: dbl over HTTP doubles, ident
+    returns its argument; every call's result lands in its own column, in input order."""
+    ints(t_env)
+    t_env.create_temporary_function("dbl", fnworker.udf(doubler(http_server), D.BIGINT(),
+                                                        argument_names=["x"]))
+    t_env.create_temporary_function("ident", fnworker.udf(IDENTITY, D.BIGINT()))
+    got = rows(t_env.execute_sql(
+        "SELECT id, dbl(dbl(x)), ident(dbl(x)), dbl(ident(x)), ident(x), dbl(x) FROM nums"))
+    assert got == [(i, 40 * i, 20 * i, 20 * i, 10 * i, 20 * i) for i in range(1, 5)]
+
+
+@pytest.mark.smoke
+def test_function_in_where_and_from_the_table_api(t_env, native):
+    """A fnworker function in WHERE (Flink splits the Python call out of the filter), and the
+    same function from the Table API: call("ident", col("x")) and the wrapper called directly."""
+    ints(t_env)
+    ident = fnworker.udf(IDENTITY, D.BIGINT())
+    t_env.create_temporary_function("ident", ident)
+    assert rows(t_env.execute_sql("SELECT id FROM nums WHERE ident(x) > 20")) == [(3,), (4,)]
+    table = t_env.from_path("nums")
+    got = rows(table.select(col("id"), call("ident", col("x")), ident(col("id"))).execute())
+    assert got == [(i, 10 * i, i) for i in range(1, 5)]
+
+
+def test_changelog_input_keeps_row_kinds(t_env, native):
+    """A GROUP BY count (an update stream) feeding the function: every row keeps its kind
+    (+I, -U, +U), each paired with its own result."""
+    t_env.create_temporary_view("words", t_env.from_elements(
+        [("a",), ("b",), ("a",), ("a",)], D.ROW([D.FIELD("w", D.STRING())])))
+    t_env.create_temporary_function("ident", fnworker.udf(IDENTITY, D.BIGINT()))
+    got = changelog(t_env.execute_sql(
+        "SELECT w, ident(c) FROM (SELECT w, COUNT(*) AS c FROM words GROUP BY w)"))
+    assert got == [("INSERT", ("a", 1)), ("INSERT", ("b", 1)),
+                   ("UPDATE_BEFORE", ("a", 1)), ("UPDATE_AFTER", ("a", 2)),
+                   ("UPDATE_BEFORE", ("a", 2)), ("UPDATE_AFTER", ("a", 3))]
+
+
+def test_table_function_emits_rows(t_env, native):
+    """fnworker.udtf: echo with repeat 2 emits each argument row twice; LATERAL TABLE joins
+    them to their input row."""
+    ints(t_env, 3)
+    t_env.create_temporary_function("twice", fnworker.udtf(Operation("echo", repeat=2),
+                                                           [D.INT(), D.BIGINT()]))
+    got = rows(t_env.execute_sql(
+        "SELECT id, a, b FROM nums, LATERAL TABLE(twice(id, x)) AS T(a, b)"))
+    assert got == [(i, i, 10 * i) for i in range(1, 4) for _ in range(2)]
+
+
+# ---- services from SQL ------------------------------------------------------------------
+
+def test_redis_lookup_from_sql(t_env, native, redis_server):
+    """GET price:{id} as a scalar function: the argument is named id so the command template
+    reads it as it reads a DataStream row's field; a miss gives NULL."""
+    r = redis_client(redis_server)
+    for i in (1, 2, 4):
+        r.set("sqlprice:%d" % i, "%d.5" % i)
+    ints(t_env)
+    price = fnworker.udf(Operation("redis", address=redis_server.address, command="GET sqlprice:{id}",
+                                   result_field="price"), D.DOUBLE(), argument_names=["id"])
+    t_env.create_temporary_function("price", price)
+    got = rows(t_env.execute_sql("SELECT id, price(id) FROM nums"))
+    assert got == [(1, 1.5), (2, 2.5), (3, None), (4, 4.5)]
+
+
+def test_batched_http_scoring_from_sql(t_env, native, http_server):
+    """The batch form from SQL: 12 rows, batches of 4, one POST per batch ({"inputs": [...]},
+    each row's result at /outputs/{i}); rows in input order."""
+    ints(t_env, 12)
+    op = Operation("http", method="POST", url=http_server.url("/batch"), body="{x}",
+                   batch_body='{"inputs": {items}}', **{"result.y": "/outputs/{i}"})
+    op = op.with_settings(mode="BATCH", batch_size=4, batch_timeout_ms=1000, timeout_ms=10000)
+    t_env.create_temporary_function("score", fnworker.udf(op, D.BIGINT(), argument_names=["x"]))
+    before = http_requests(http_server)
+    got = rows(t_env.execute_sql("SELECT id, score(x) FROM nums"))
+    assert got == [(i, 20 * i) for i in range(1, 13)]
+    assert http_requests(http_server) - before == 3
+
+
+def test_batched_kserve_scoring_from_sql(t_env, native, kserve_server):
+    """The test server's model `linear` over an ARRAY<FLOAT> column, 4 rows per ModelInfer."""
+    W = [[1.0, 2.0], [0.0, -1.0], [0.5, 0.0], [3.0, 1.0]]
+    data = [(i, [float(i), 0.5, 2.0, -1.0]) for i in range(6)]
+    t_env.create_temporary_view("feats", t_env.from_elements(
+        data, D.ROW([D.FIELD("id", D.INT()), D.FIELD("features", D.ARRAY(D.FLOAT()))])))
+    model = Operation("kserve", target=kserve_server.address, model_name="linear",
+                      inputs="x:FP32[4]=features", outputs="y:FP32[2]=scores")
+    model = model.with_settings(mode="BATCH", batch_size=4, batch_timeout_ms=1000, timeout_ms=10000)
+    t_env.create_temporary_function("score", fnworker.udf(model, D.ARRAY(D.FLOAT()),
+                                                          argument_names=["features"]))
+    got = rows(t_env.execute_sql("SELECT id, score(features) FROM feats"))
+    want = [(i, [sum(x[k] * W[k][j] for k in range(4)) + (0.5, -1.0)[j] for j in range(2)])
+            for i, x in data]
+    assert [(i, list(s)) for i, s in got] == want
+
+
+def test_failing_call_fails_the_job_with_fnworkers_message(t_env, native):
+    ints(t_env, 2)
+    t_env.create_temporary_function("boom", fnworker.udf(
+        Operation("echo", fail_every=1, fail_message="sql-call-failed-here"), D.BIGINT()))
+    msg = failure(lambda: t_env.execute_sql("SELECT boom(x) FROM nums"))
+    assert "sql-call-failed-here" in msg, msg[-3000:]
+
+
+# ---- SQL DDL: CREATE TEMPORARY SYSTEM FUNCTION ... LANGUAGE PYTHON ---------------------------
+
+def test_create_function_language_python_from_a_module(t_env, native, tmp_path, monkeypatch):
+    """The function object lives in a module on the path; SQL registers it by name."""
+    mod = "fnw_sql_case_%d" % os.getpid()
+    (tmp_path / (mod + ".py")).write_text(
+        "import fnworker\nfrom pyflink.table import DataTypes\n"
+        "ident = fnworker.udf(fnworker.Operation('identity'), DataTypes.BIGINT())\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ints(t_env, 3)
+    t_env.execute_sql("CREATE TEMPORARY SYSTEM FUNCTION ident AS '%s.ident' LANGUAGE PYTHON" % mod)
+    assert rows(t_env.execute_sql("SELECT id, ident(x) FROM nums")) == [(1, 10), (2, 20), (3, 30)]
+    t_env.execute_sql("DROP TEMPORARY SYSTEM FUNCTION ident")
+
+
+# ---- the docs' example, as written ---------------------------------------------------------
+
+SECTION = "### Example: scoring rows in SQL"
+
+
+def docs_example():
+    with open(os.path.join(ROOT, "docs", "pyflink.md"), encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(re.escape(SECTION) + r"\n.*?```python\n(.*?)```", text, re.S)
+    assert m, "docs/pyflink.md has no python block after %r" % SECTION
+    return m.group(1)
+
+
+def test_docs_sql_example_as_written(runner_dir, http_server):
+    relay_env.skip_unless_relayed(pytest)
+    source = docs_example()
+    assert '"http://127.0.0.1:8080/batch"' in source
+    script = os.path.join(runner_dir, "docs_sql_example_%d.py" % os.getpid())
+    with open(script, "w", encoding="utf-8") as f:
+        f.write(source.replace('"http://127.0.0.1:8080/batch"', '"%s"' % http_server.url("/batch")))
+    before = launches(runner_dir)
+    p = run_job_script(script, runner_dir)
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert launches(runner_dir) > before
+    got = re.findall(r"^\| *(\S+) \| *(\S+) \| *(\S+) \|$", p.stdout, re.M)
+    assert got[1:] == [("+I", "1", "5.0"), ("+I", "2", "-3.0"), ("+I", "3", "0.5")], p.stdout[-3000:]
+
+
+# ---- Python functions in SQL under fnworker (the relay) ----------------------------------
+
+@pytest.mark.smoke
+def test_python_udf_in_sql_gives_pyflinks_rows(t_env, runner_dir):
+    """A plain PyFlink udf in a SQL job: under fnworker (the default) the relay runs it in
+    PyFlink's own worker; the rows are PyFlink's (FNW_E2E_WORKER=pyflink checks them against
+    PyFlink alone)."""
+    before = launches(runner_dir)
+    ints(t_env)
+    t_env.create_temporary_function("plus_one", python_udf(lambda v: v + 1, result_type=D.BIGINT()))
+    got = rows(t_env.execute_sql("SELECT id, plus_one(x) FROM nums WHERE plus_one(id) > 2"))
+    assert got == [(2, 21), (3, 31), (4, 41)]
+    assert (launches(runner_dir) > before) == relay_env.RELAYED
