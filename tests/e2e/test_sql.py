@@ -173,7 +173,9 @@ def test_identity_of_a_row_of_arguments(t_env, native):
 
 def test_constants_of_every_literal_type(t_env, native):
     """Literals as arguments (Flink sends them as inputConstant, pickled by the JVM) of every
-    type SQL can write, beside a column: each comes back as written."""
+    type Flink passes to a Python function, beside a column: each comes back as written.
+    (A BINARY literal such as X'00ff' Flink itself refuses when it plans the job:
+    PythonBridgeUtils.convertLiteralToPython knows no BINARY.)"""
     lits = [  # (SQL literal, its type, the value)
         ("CAST(7 AS TINYINT)", D.TINYINT(False), 7), ("CAST(-7 AS SMALLINT)", D.SMALLINT(False), -7),
         ("42", D.INT(False), 42), ("9000000000", D.BIGINT(False), 9000000000),
@@ -184,7 +186,6 @@ def test_constants_of_every_literal_type(t_env, native):
         ("TIME '12:34:56'", D.TIME(0, False), datetime.time(12, 34, 56)),
         ("TIMESTAMP '2024-01-02 03:04:05.678'", D.TIMESTAMP(3, False),
          datetime.datetime(2024, 1, 2, 3, 4, 5, 678000)),
-        ("X'00ff'", D.BINARY(2, False), b"\x00\xff"),
         ("CAST(NULL AS INT)", D.INT(), None), ("CAST(NULL AS STRING)", D.STRING(), None),
     ]
     names = ["c%d" % i for i in range(len(lits))]
