@@ -79,8 +79,9 @@ enum {
 /* Reads one inputConstant (p, n: type byte + pickle). On success returns 0,
  * *out is the value and *type a new type tree of out's kind (built with
  * fnw_type_new; the caller releases it with fnw_type_free). Text and bytes
- * are copied into a (NUL-terminated, count excludes the NUL), so out stays
- * valid after p is gone and until a is reset. On error returns -1, *type is
+ * are copied into a (required; NUL-terminated, count excludes the NUL), so
+ * out stays valid after p is gone and until a is reset. Meant for the plan
+ * (once per function argument), not the data path. On error returns -1, *type is
  * NULL, nothing is left allocated outside a, and err says what was wrong
  * (the type byte, the opcode and its offset in the pickle). */
 int fnw_pickle_const_read(const uint8_t *p, size_t n, fnw_arena *a, fnw_value *out, fnw_type **type,

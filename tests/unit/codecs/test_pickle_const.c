@@ -42,8 +42,14 @@ typedef struct fixture {
 #define STR(s) FNW_STRING, 0, 0, 0, s, sizeof(s) - 1
 #define BYTES(s) FNW_PRIMITIVE_ARRAY, 0, 0, 0, s, sizeof(s) - 1
 #define NUL() FNW_STRING, 1, 0, 0, NULL, 0
+#define STR300() FNW_STRING, 0, 0, 0, NULL, 300 /* "abc...xyzabc..." */
 
-/* Regenerate with: sh scripts/gen-pickle-const-fixtures.sh build */
+/* Regenerate (and compare with this table) with:
+ *   sh scripts/gen-pickle-const-fixtures.sh --sql
+ * The sql_* cases are the bytes a real Flink SQL query sent for the literal
+ * named in tests/fixtures/pickle_const/sql_literals.py; the others come from
+ * GenPickleConst.java (the planner's convertLiteralToPython on a Calcite
+ * literal, or value_*: PythonBridgeUtils.pickleValue on a Java value). */
 static const fixture fixtures[] = {
     { "tinyint_7", LONG(7), "0080024b072e" },
     { "tinyint_min", LONG(-128), "0080024a80ffffff2e" },
@@ -82,7 +88,7 @@ static const fixture fixtures[] = {
     { "char_empty", STR(""), "008002580000000071002e" },
     { "char_utf8", STR("h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80"),
       "008002580f00000068c3a96c6c6f20e282ac20f09f988071002e" },
-    { "char_300", FNW_STRING, 0, 0, 0, NULL, 300,
+    { "char_300", STR300(),
       "008002582c0100006162636465666768696a6b6c6d6e6f707172737475767778797a6162636465666768696a6b6c6d6e"
       "6f707172737475767778797a6162636465666768696a6b6c6d6e6f707172737475767778797a6162636465666768696a"
       "6b6c6d6e6f707172737475767778797a6162636465666768696a6b6c6d6e6f707172737475767778797a616263646566"
@@ -106,6 +112,38 @@ static const fixture fixtures[] = {
     { "value_bytes", BYTES("\x01\x02\xff"),
       "008002635f5f6275696c74696e5f5f0a6279746561727261790a58040000000102c3bf710058070000006c6174696e2d"
       "317101865271022e" },
+    { "sql_int_42", LONG(42), "0080024b2a2e" },
+    { "sql_int_neg7", LONG(-7), "0080024af9ffffff2e" },
+    { "sql_bigint_2p31", LONG(2147483648LL), "00800249323134373438333634380a2e" },
+    { "sql_bigint_max", LONG(INT64_MAX), "00800249393232333337323033363835343737353830370a2e" },
+    { "sql_tinyint_7", LONG(7), "0080024b072e" },
+    { "sql_smallint_300", LONG(300), "0080024d2c012e" },
+    { "sql_decimal_0_5", DEC("0.5"),
+      "00800263646563696d616c0a446563696d616c0a5803000000302e357100855271012e" },
+    { "sql_decimal_1_50", DEC("1.50"),
+      "00800263646563696d616c0a446563696d616c0a5804000000312e35307100855271012e" },
+    { "sql_decimal_neg_0_001", DEC("-0.001"),
+      "00800263646563696d616c0a446563696d616c0a58060000002d302e3030317100855271012e" },
+    { "sql_decimal_18", DEC("12345678901234567.5"),
+      "00800263646563696d616c0a446563696d616c0a581300000031323334353637383930313233343536372e357100855271012e" },
+    { "sql_double_1e3", DOUBLE(1000.0), "00800247408f4000000000002e" },
+    { "sql_double_1_5e0", DOUBLE(1.5), "008002473ff80000000000002e" },
+    { "sql_float_0_1", DOUBLE((double)0.1f), "008002473fb99999a00000002e" },
+    { "sql_char_abc", STR("abc"), "008002580300000061626371002e" },
+    { "sql_char_empty", STR(""), "008002580000000071002e" },
+    { "sql_char_utf8", STR("h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80"),
+      "008002580f00000068c3a96c6c6f20e282ac20f09f988071002e" },
+    { "sql_varchar_xy", STR("xy"), "0080025802000000787971002e" },
+    { "sql_bool_true", BOOL(1), "008002882e" },
+    { "sql_bool_false", BOOL(0), "008002892e" },
+    { "sql_null_int", NUL(), "0080024e2e" },
+    { "sql_null_date", NUL(), "0080024e2e" },
+    { "sql_date", INTK(FNW_SQL_DATE, 19724), "0180024d0c4d2e" },
+    { "sql_time", INTK(FNW_SQL_TIME, 45296789), "0280024a952cb3022e" },
+    { "sql_timestamp_3", INTK(FNW_SQL_TIMESTAMP, 1704164645678LL), "03800249313730343136343634353637380a2e" },
+    { "sql_timestamp_6", INTK(FNW_SQL_TIMESTAMP, 1704164645678LL), "03800249313730343136343634353637380a2e" },
+    { "sql_timestamp_1960", INTK(FNW_SQL_TIMESTAMP, -315619200000LL),
+      "038002492d3331353631393230303030300a2e" },
 };
 #define NFIX (sizeof fixtures / sizeof fixtures[0])
 
