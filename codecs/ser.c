@@ -32,7 +32,7 @@ __attribute__((noinline)) const uint8_t *fnw_ser_fail_short(const fnw_ser_rd *r,
 
 size_t fnw_ser_min_size(const fnw_type *t, int depth)
 {
-    size_t w = fnw_ser_fixed_width[t->kind];
+    size_t w = fnw_ser_width(t);
     if (w)
         return w;
     switch (t->kind) {

@@ -46,7 +46,7 @@ static inline fnw_value null_of(const fnw_type *t)
 
 static inline const uint8_t *dec_scalar(const fnw_type *t, const uint8_t *p, const fnw_ser_rd *r, fnw_value *v)
 {
-    size_t w = fnw_ser_fixed_width[t->kind];
+    size_t w = fnw_ser_width(t);
     if (FNW_SER_LEFT(r, p) < w)
         return fnw_ser_fail_short(r, p, t, w);
     switch (t->kind) {
@@ -68,8 +68,13 @@ static inline const uint8_t *dec_scalar(const fnw_type *t, const uint8_t *p, con
         v->u.i = (int32_t)fnw_load_be32(p);
         break;
     case FNW_LONG:
-    case FNW_SQL_TIMESTAMP:
         v->u.i = (int64_t)fnw_load_be64(p);
+        break;
+    case FNW_SQL_TIMESTAMP:
+    case FNW_LOCAL_ZONED_TIMESTAMP:
+        v->u.i = (int64_t)fnw_load_be64(p);
+        if (w == 12)
+            v->count = fnw_load_be32(p + 8); /* nanos of the ms, as the JVM wrote them */
         break;
     case FNW_FLOAT: {
         uint32_t b = fnw_load_be32(p);
@@ -153,7 +158,7 @@ static const uint8_t *dec_primitive_array(const fnw_type *t, const uint8_t *p, c
                                           fnw_value *v)
 {
     const fnw_type *e = t->children[0];
-    size_t ew = fnw_ser_fixed_width[e->kind];
+    size_t ew = fnw_ser_width(e);
     const uint8_t *at = p;
     uint32_t count = 0;
     if (!ew)
@@ -266,7 +271,7 @@ static const uint8_t *dec_value(const fnw_type *t, const uint8_t *p, const fnw_s
                                 int depth)
 {
     *v = (fnw_value){ .kind = (uint8_t)t->kind };
-    if (fnw_ser_fixed_width[t->kind])
+    if (fnw_ser_width(t))
         return dec_scalar(t, p, r, v);
     if (depth > FNW_TYPE_MAX_DEPTH)
         return fnw_ser_fail(r, p, t, "type nests deeper than %d levels", FNW_TYPE_MAX_DEPTH);

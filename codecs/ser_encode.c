@@ -105,6 +105,12 @@ static int scalar_in_range(const fnw_type *t, const fnw_value *v, const wr *w)
         if (v->u.instant.nanos < 0 || v->u.instant.nanos > 999999999)
             return efail(w, t, "nanos %d not in [0, 999999999]", v->u.instant.nanos);
         break;
+    case FNW_SQL_TIMESTAMP:
+    case FNW_LOCAL_ZONED_TIMESTAMP:
+        /* TimestampData.fromEpochMillis(ms, nanos) takes 0..999999 */
+        if (v->count > 999999)
+            return efail(w, t, "nanos within the millisecond %u not in [0, 999999]", v->count);
+        break;
     default:
         break;
     }
@@ -116,7 +122,7 @@ static int enc_scalar(const fnw_type *t, const fnw_value *v, const wr *w)
     int64_t i = v->u.i;
     if (scalar_in_range(t, v, w) < 0)
         return -1;
-    uint8_t *q = room(w, t, fnw_ser_fixed_width[t->kind]);
+    uint8_t *q = room(w, t, fnw_ser_width(t));
     if (!q)
         return -1;
     switch (t->kind) {
@@ -136,8 +142,15 @@ static int enc_scalar(const fnw_type *t, const fnw_value *v, const wr *w)
         fnw_store_be32(q, (uint32_t)i);
         break;
     case FNW_LONG:
-    case FNW_SQL_TIMESTAMP:
         fnw_store_be64(q, (uint64_t)i);
+        break;
+    case FNW_SQL_TIMESTAMP:
+    case FNW_LOCAL_ZONED_TIMESTAMP:
+        /* precision <= 3: ms only, the nanos (if any) dropped as PyFlink's
+         * TimestampCoderImpl does */
+        fnw_store_be64(q, (uint64_t)i);
+        if (fnw_type_timestamp_has_nanos(t))
+            fnw_store_be32(q + 8, v->count);
         break;
     case FNW_FLOAT: {
         uint32_t b;
@@ -372,7 +385,7 @@ static int enc_value(const fnw_type *t, const fnw_value *v, const wr *w, int dep
         return efail(w, t, "malformed type (missing element types or Avro schema)");
     if (v->is_null)
         return enc_null(t, v, w);
-    if (fnw_ser_fixed_width[t->kind])
+    if (fnw_ser_width(t))
         return enc_scalar(t, v, w);
     switch (t->kind) {
     case FNW_ROW:
@@ -388,7 +401,7 @@ static int enc_value(const fnw_type *t, const fnw_value *v, const wr *w, int dep
     case FNW_LOCAL_DATETIME:
         return enc_local(t, v, w);
     case FNW_PRIMITIVE_ARRAY:
-        if (!fnw_ser_fixed_width[t->children[0]->kind])
+        if (!fnw_ser_width(t->children[0]))
             return efail(w, t, "elements of kind %s are not primitive", fnw_kind_name(t->children[0]->kind));
         if (t->children[0]->kind == FNW_BYTE)
             return put_blob(w, t, v->u.bytes, v->count);

@@ -36,12 +36,31 @@ typedef struct fnw_ser_rd {
     fnw_error *err;   /* NULL: fail silently (the skip program's fallbacks) */
 } fnw_ser_rd;
 
-/* Kinds whose encoding is always this many bytes and needs no validation. */
+/* Kinds whose encoding is always this many bytes and needs no validation
+ * (the timestamps at precision <= 3: see fnw_ser_width). */
 static const uint8_t fnw_ser_fixed_width[FNW_KIND_COUNT] = {
-    [FNW_BYTE] = 1,     [FNW_BOOLEAN] = 1,  [FNW_SHORT] = 2,         [FNW_INT] = 4,
-    [FNW_LONG] = 8,     [FNW_FLOAT] = 4,    [FNW_DOUBLE] = 8,        [FNW_CHAR] = 2,
-    [FNW_SQL_DATE] = 4, [FNW_SQL_TIME] = 4, [FNW_SQL_TIMESTAMP] = 8, [FNW_INSTANT] = 12,
+    [FNW_BYTE] = 1,
+    [FNW_BOOLEAN] = 1,
+    [FNW_SHORT] = 2,
+    [FNW_INT] = 4,
+    [FNW_LONG] = 8,
+    [FNW_FLOAT] = 4,
+    [FNW_DOUBLE] = 8,
+    [FNW_CHAR] = 2,
+    [FNW_SQL_DATE] = 4,
+    [FNW_SQL_TIME] = 4,
+    [FNW_SQL_TIMESTAMP] = 8,
+    [FNW_INSTANT] = 12,
+    [FNW_LOCAL_ZONED_TIMESTAMP] = 8,
 };
+
+/* Bytes of every encoding of t when they are fixed (0 otherwise): a
+ * TIMESTAMP / TIMESTAMP_LTZ of precision 4..9 is 12 (int64 ms, int32 nanos
+ * of the ms: Flink's TimestampDataSerializer), not 8. */
+static inline size_t fnw_ser_width(const fnw_type *t)
+{
+    return fnw_type_timestamp_has_nanos(t) ? 12 : fnw_ser_fixed_width[t->kind];
+}
 
 /* Where an empty input points, so that offsets never come from NULL. */
 static const uint8_t fnw_ser_empty_input[1];

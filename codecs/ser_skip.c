@@ -14,7 +14,7 @@
 /* A fixed-width value inline, anything else through the walk. */
 static inline const uint8_t *skip_elem(const fnw_type *t, const uint8_t *p, const fnw_ser_rd *r, int depth)
 {
-    size_t w = fnw_ser_fixed_width[t->kind];
+    size_t w = fnw_ser_width(t);
     if (w) {
         if (FNW_SER_LEFT(r, p) < w)
             return fnw_ser_fail_short(r, p, t, w);
@@ -45,7 +45,7 @@ static const uint8_t *skip_row(const fnw_type *t, const uint8_t *p, const fnw_se
 static const uint8_t *skip_primitive_array(const fnw_type *t, const uint8_t *p, const fnw_ser_rd *r)
 {
     const fnw_type *e = t->children[0];
-    size_t ew = fnw_ser_fixed_width[e->kind];
+    size_t ew = fnw_ser_width(e);
     const uint8_t *bytes = NULL;
     uint32_t count = 0;
     if (!ew)
@@ -84,7 +84,7 @@ static const uint8_t *skip_list(const fnw_type *t, const uint8_t *p, const fnw_s
     uint32_t count = 0;
     if (!(p = fnw_ser_read_count(r, p, t, per, &count)))
         return NULL;
-    size_t ew = fnw_ser_fixed_width[e->kind];
+    size_t ew = fnw_ser_width(e);
     if (ew)
         return p + (size_t)count * ew; /* count <= left / ew was checked */
     if (per == 0)
@@ -126,7 +126,7 @@ static const uint8_t *skip_tuple(const fnw_type *t, const uint8_t *p, const fnw_
 
 const uint8_t *fnw_ser_skip_value(const fnw_type *t, const uint8_t *p, const fnw_ser_rd *r, int depth)
 {
-    if (fnw_ser_fixed_width[t->kind])
+    if (fnw_ser_width(t))
         return skip_elem(t, p, r, depth);
     if (depth > FNW_TYPE_MAX_DEPTH)
         return fnw_ser_fail(r, p, t, "type nests deeper than %d levels", FNW_TYPE_MAX_DEPTH);

@@ -97,8 +97,8 @@ typedef struct sk_builder {
  * fnw_ser_skip_value checks nothing else (fixed scalars, TUPLEs of them); else -1. */
 static int64_t exact_size(const fnw_type *t, int depth)
 {
-    if (fnw_ser_fixed_width[t->kind])
-        return fnw_ser_fixed_width[t->kind];
+    if (fnw_ser_width(t))
+        return fnw_ser_width(t);
     if (t->kind != FNW_TUPLE || depth > FNW_TYPE_MAX_DEPTH)
         return -1;
     int64_t sum = 0;
@@ -146,9 +146,9 @@ static int tree_value(sk_builder *b, const fnw_type *t, int depth)
         o.w = 1;
     } else if (t->kind == FNW_BIG_INT) {
         o.code = SK_BIG_INT;
-    } else if (t->kind == FNW_PRIMITIVE_ARRAY && fnw_ser_fixed_width[e->kind]) {
+    } else if (t->kind == FNW_PRIMITIVE_ARRAY && fnw_ser_width(e)) {
         o.code = SK_COUNTED; /* fnw_ser_read_blob for BYTE is fnw_ser_read_count with 1 */
-        o.w = fnw_ser_fixed_width[e->kind];
+        o.w = fnw_ser_width(e);
     } else if (t->kind == FNW_LIST && exact_size(e, depth + 1) > 0) {
         o.code = SK_COUNTED; /* fnw_ser_read_count(fnw_ser_min_size) admits exactly count * size bytes */
         o.w = (uint64_t)exact_size(e, depth + 1);

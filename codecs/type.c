@@ -12,11 +12,34 @@
 #include "codecs/avro_names.h"
 
 static const char *const kind_names[FNW_KIND_COUNT] = {
-    "ROW",        "STRING",     "BYTE",           "BOOLEAN",      "SHORT",           "INT",
-    "LONG",       "FLOAT",      "DOUBLE",         "CHAR",         "BIG_INT",         "BIG_DEC",
-    "SQL_DATE",   "SQL_TIME",   "SQL_TIMESTAMP",  "BASIC_ARRAY",  "PRIMITIVE_ARRAY", "TUPLE",
-    "LIST",       "MAP",        "PICKLED_BYTES",  "OBJECT_ARRAY", "INSTANT",         "AVRO",
-    "LOCAL_DATE", "LOCAL_TIME", "LOCAL_DATETIME",
+    "ROW",
+    "STRING",
+    "BYTE",
+    "BOOLEAN",
+    "SHORT",
+    "INT",
+    "LONG",
+    "FLOAT",
+    "DOUBLE",
+    "CHAR",
+    "BIG_INT",
+    "BIG_DEC",
+    "SQL_DATE",
+    "SQL_TIME",
+    "SQL_TIMESTAMP",
+    "BASIC_ARRAY",
+    "PRIMITIVE_ARRAY",
+    "TUPLE",
+    "LIST",
+    "MAP",
+    "PICKLED_BYTES",
+    "OBJECT_ARRAY",
+    "INSTANT",
+    "AVRO",
+    "LOCAL_DATE",
+    "LOCAL_TIME",
+    "LOCAL_DATETIME",
+    "LOCAL_ZONED_TIMESTAMP",
 };
 
 const char *fnw_kind_name(fnw_kind k)
@@ -141,6 +164,38 @@ int fnw_type_set_avro_schema(fnw_type *t, const char *json, fnw_error *err)
     return 0;
 }
 
+int fnw_type_set_precision(fnw_type *t, int32_t precision, int32_t scale, fnw_error *err)
+{
+    if (!t)
+        return fnw_error_set(err, "type builder: missing type");
+    switch (t->kind) {
+    case FNW_SQL_TIMESTAMP:
+    case FNW_LOCAL_ZONED_TIMESTAMP:
+        if (precision < 0 || precision > FNW_TYPE_MAX_TIMESTAMP_PRECISION || scale != 0)
+            return fnw_error_set(err, "%s precision %d is not in 0..%d",
+                                 t->kind == FNW_SQL_TIMESTAMP ? "TIMESTAMP" : "TIMESTAMP_LTZ", (int)precision,
+                                 FNW_TYPE_MAX_TIMESTAMP_PRECISION);
+        break;
+    case FNW_BIG_DEC:
+        if (precision == 0 && scale == 0)
+            break;
+        if (precision < 1 || precision > FNW_TYPE_MAX_DECIMAL_PRECISION)
+            return fnw_error_set(err, "DECIMAL precision %d is not in 1..%d", (int)precision,
+                                 FNW_TYPE_MAX_DECIMAL_PRECISION);
+        if (scale < 0 || scale > precision)
+            return fnw_error_set(err, "DECIMAL(%d, %d): the scale is not in 0..%d", (int)precision,
+                                 (int)scale, (int)precision);
+        break;
+    default:
+        if (precision || scale)
+            return fnw_error_set(err, "type builder: %s takes no precision or scale", fnw_kind_name(t->kind));
+        break;
+    }
+    t->precision = precision;
+    t->scale = scale;
+    return 0;
+}
+
 void fnw_type_free(fnw_type *t)
 {
     if (!t)
@@ -163,6 +218,8 @@ fnw_type *fnw_type_clone(const fnw_type *t)
     fnw_type *c = fnw_type_new(t->kind);
     if (!c)
         return NULL;
+    c->precision = t->precision;
+    c->scale = t->scale;
     for (uint32_t i = 0; i < t->nchildren; i++) {
         fnw_type *k = fnw_type_clone(t->children[i]);
         if (!k || fnw_type_add_child(c, k, t->names ? t->names[i] : NULL, NULL) < 0) {
@@ -182,7 +239,8 @@ static int type_equal(const fnw_type *a, const fnw_type *b, int names)
 {
     if (a == b)
         return 1;
-    if (!a || !b || a->kind != b->kind || a->nchildren != b->nchildren)
+    if (!a || !b || a->kind != b->kind || a->nchildren != b->nchildren || a->precision != b->precision ||
+        a->scale != b->scale)
         return 0;
     if (a->kind == FNW_AVRO) {
         if (a->avro_schema && b->avro_schema) {
@@ -251,6 +309,18 @@ static void format_type(out *o, const fnw_type *t)
 {
     if (!t) {
         emit(o, "?");
+        return;
+    }
+    if (t->kind == FNW_LOCAL_ZONED_TIMESTAMP) {
+        emit(o, "TIMESTAMP_LTZ(%d)", (int)t->precision);
+        return;
+    }
+    if (t->kind == FNW_SQL_TIMESTAMP && t->precision) {
+        emit(o, "TIMESTAMP(%d)", (int)t->precision);
+        return;
+    }
+    if (t->kind == FNW_BIG_DEC && t->precision) {
+        emit(o, "DECIMAL(%d, %d)", (int)t->precision, (int)t->scale);
         return;
     }
     emit(o, "%s", fnw_kind_name(t->kind));

@@ -31,7 +31,22 @@ struct fnw_type {
     char *avro_schema_json; /* AVRO: the schema text from AvroTypeInfo */
     void *avro_schema;      /* AVRO: parsed schema (avro_schema_t) */
     void *avro_program;     /* AVRO: compiled datum walker (avro_program.h) */
+    /* The Table (SQL) parameters (fnw_type_precision in fnworker.h): 0 =
+     * unset, the DataStream meaning. SQL_TIMESTAMP, LOCAL_ZONED_TIMESTAMP:
+     * precision 0..9; BIG_DEC: precision 1..38, scale 0..precision. */
+    int32_t precision, scale;
 };
+
+/* Most digits of a DECIMAL (Flink's DecimalType.MAX_PRECISION). */
+#define FNW_TYPE_MAX_DECIMAL_PRECISION 38
+/* Most fractional second digits of a TIMESTAMP / TIMESTAMP_LTZ. */
+#define FNW_TYPE_MAX_TIMESTAMP_PRECISION 9
+/* Whether a SQL_TIMESTAMP / LOCAL_ZONED_TIMESTAMP of t takes 12 bytes (ms
+ * then nanos of the ms) rather than 8 (Flink's TimestampData.isCompact). */
+static inline int fnw_type_timestamp_has_nanos(const fnw_type *t)
+{
+    return (t->kind == FNW_SQL_TIMESTAMP || t->kind == FNW_LOCAL_ZONED_TIMESTAMP) && t->precision > 3;
+}
 
 /* Deepest type tree fnw_typeinfo_to_type accepts (and the serializers walk). */
 #define FNW_TYPE_MAX_DEPTH 64
@@ -47,6 +62,10 @@ struct fnw_type {
 fnw_type *fnw_type_new(fnw_kind kind);
 int fnw_type_add_child(fnw_type *t, fnw_type *child, const char *name, fnw_error *err);
 int fnw_type_set_avro_schema(fnw_type *t, const char *json, fnw_error *err);
+/* Sets the Table parameters: SQL_TIMESTAMP / LOCAL_ZONED_TIMESTAMP take a
+ * precision 0..9 (scale 0); BIG_DEC a precision 1..38 and a scale
+ * 0..precision (or both 0: unset). Fails naming the type otherwise. */
+int fnw_type_set_precision(fnw_type *t, int32_t precision, int32_t scale, fnw_error *err);
 void fnw_type_free(fnw_type *t);
 
 /* Deep copy (NULL if out of memory or t is NULL). */

@@ -15,6 +15,16 @@ size_t fnw_type_child_count(const fnw_type *t)
     return t->nchildren;
 }
 
+int32_t fnw_type_precision(const fnw_type *t)
+{
+    return t->precision;
+}
+
+int32_t fnw_type_scale(const fnw_type *t)
+{
+    return t->scale;
+}
+
 const fnw_type *fnw_type_child(const fnw_type *t, size_t i)
 {
     return i < t->nchildren ? t->children[i] : NULL;

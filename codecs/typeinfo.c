@@ -121,14 +121,15 @@ static int convert(const pb_type *pb, int depth, fnw_type **out, fnw_error *err)
     if (depth > FNW_TYPE_MAX_DEPTH)
         return fnw_error_set(err, "TypeInfo nests deeper than %d levels", FNW_TYPE_MAX_DEPTH);
     int name = (int)pb->type_name;
-    if (name == TI(TYPE_NAME__LOCAL_ZONED_TIMESTAMP))
-        return fnw_error_set(err, "LOCAL_ZONED_TIMESTAMP is a Table API type and has no DataStream "
-                                  "serializer; use INSTANT or LOCAL_DATETIME");
     if (name < 0 || name >= FNW_KIND_COUNT)
         return fnw_error_set(err, "unknown TypeInfo.type_name %d", name);
     fnw_type *t = fnw_type_new((fnw_kind)name);
     if (!t)
         return fnw_error_set(err, "out of memory building a type");
+    /* PyFlink's from_type_info_proto: LocalZonedTimestampCoder(3), the
+     * millisecond form (the TypeInfo carries no precision). */
+    if (t->kind == FNW_LOCAL_ZONED_TIMESTAMP)
+        t->precision = 3;
     if (convert_children(t, pb, depth, err) < 0) {
         fnw_type_free(t);
         return -1;

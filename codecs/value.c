@@ -99,6 +99,9 @@ int fnw_value_equal(const fnw_type *t, const fnw_value *a, const fnw_value *b)
         return bytes_equal(a, b);
     case FNW_BIG_INT:
         return bigint_equal(a, b);
+    case FNW_SQL_TIMESTAMP:
+    case FNW_LOCAL_ZONED_TIMESTAMP:
+        return a->u.i == b->u.i && a->count == b->count;
     case FNW_INSTANT:
         return a->u.instant.seconds == b->u.instant.seconds && a->u.instant.nanos == b->u.instant.nanos;
     case FNW_LOCAL_DATE:

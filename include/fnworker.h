@@ -82,7 +82,10 @@ void *fnw_arena_memdup(fnw_arena *a, const void *p, size_t n);
 char *fnw_arena_strdup(fnw_arena *a, const char *s);
 
 /* ---- types: a Flink type, read-only ----------------------------------------- */
-/* The TypeInfo.TypeName numbers of Flink's flink-fn-execution.proto. */
+/* The TypeInfo.TypeName numbers of Flink's flink-fn-execution.proto. The
+ * Table (SQL) types of its Schema message map onto these kinds too (see
+ * fnw_type_precision): TIMESTAMP(p) is SQL_TIMESTAMP, TIMESTAMP_LTZ(p) is
+ * LOCAL_ZONED_TIMESTAMP, DECIMAL(p, s) is BIG_DEC, VARCHAR is STRING, ... */
 typedef enum fnw_kind {
     FNW_ROW = 0,
     FNW_STRING = 1,
@@ -111,6 +114,7 @@ typedef enum fnw_kind {
     FNW_LOCAL_DATE = 24,
     FNW_LOCAL_TIME = 25,
     FNW_LOCAL_DATETIME = 26,
+    FNW_LOCAL_ZONED_TIMESTAMP = 27, /* Flink's TIMESTAMP_LTZ: an instant, as epoch ms + nanos */
     FNW_KIND_COUNT
 } fnw_kind;
 
@@ -130,12 +134,25 @@ const char *fnw_type_field_name(const fnw_type *t, size_t i);
 /* ROW: the index of the first field named by the len bytes at name (which
  * need not be NUL-terminated); -1 when there is none or t is not a ROW. */
 int64_t fnw_type_find_field(const fnw_type *t, const char *name, size_t len);
-/* 1 if a and b are the same type: kinds, children, ROW field names and Avro
- * schemas (Flink's type equality includes the names). */
+/* 1 if a and b are the same type: kinds, children, ROW field names, Avro
+ * schemas (Flink's type equality includes the names), precision and scale. */
 int fnw_type_equal(const fnw_type *a, const fnw_type *b);
-/* Writes a readable form like "ROW<name STRING, n INT>" into buf (truncated
+/* Writes a readable form like "ROW<name STRING, n INT>" ("DECIMAL(10, 2)",
+ * "TIMESTAMP(6)", "TIMESTAMP_LTZ(3)" for the Table parameters) into buf (truncated
  * to n, NUL-terminated when n > 0); returns the length written. */
 size_t fnw_type_format(const fnw_type *t, char *buf, size_t n);
+/* The Table (SQL) parameters of a type (added in ABI 1 without breaking it):
+ *   SQL_TIMESTAMP, LOCAL_ZONED_TIMESTAMP  precision = fractional second
+ *       digits 0..9 (TIMESTAMP(p), TIMESTAMP_LTZ(p)); 1..3 take 8 bytes,
+ *       4..9 take 12 (the nanos within the millisecond follow)
+ *   BIG_DEC  precision = digits 1..38, scale = digits after the point
+ *       0..precision (DECIMAL(p, s)): values are encoded rounded HALF_UP to
+ *       the scale, and one that needs more than precision digits fails
+ * 0 for both means unset: the DataStream meaning of the kind (a DataStream
+ * SQL_TIMESTAMP is 8 bytes of epoch ms; a DataStream BIG_DEC any decimal
+ * text). Every other kind: 0. */
+int32_t fnw_type_precision(const fnw_type *t);
+int32_t fnw_type_scale(const fnw_type *t);
 
 /* ---- values: a decoded Flink value ------------------------------------------
  * A value mirrors its type: v->kind == fnw_type_kind(type). Scalars are
@@ -144,9 +161,14 @@ size_t fnw_type_format(const fnw_type *t, char *buf, size_t n);
  *
  * Field use by kind:
  *   BYTE BOOLEAN SHORT INT LONG CHAR(UTF-16 unit) SQL_DATE(days)
- *   SQL_TIME(ms of day) SQL_TIMESTAMP(ms)                 -> u.i
+ *   SQL_TIME(ms of day)                                   -> u.i
+ *   SQL_TIMESTAMP (a date-time without zone, as if in UTC), LOCAL_ZONED_
+ *   TIMESTAMP (an instant)  -> u.i = ms since the epoch, count = nanos
+ *   within that millisecond, 0..999999 (0 for precision <= 3, where the
+ *   format has no room for them: encode drops them)
  *   FLOAT -> u.f, DOUBLE -> u.d
- *   STRING (UTF-8), BIG_DEC (decimal text), PICKLED_BYTES, AVRO (one Avro
+ *   STRING (UTF-8), BIG_DEC (decimal text, as Java's BigDecimal.toString
+ *   writes it: "12.50", "1E-7", "1E+3"), PICKLED_BYTES, AVRO (one Avro
  *   binary datum), BIG_INT (two's-complement big-endian magnitude, as Java's
  *   BigInteger.toByteArray()), PRIMITIVE_ARRAY<BYTE>       -> u.bytes, count = byte length
  *   INSTANT -> u.instant; LOCAL_DATE/TIME/DATETIME -> u.local
@@ -195,10 +217,17 @@ static inline fnw_value fnw_value_null(fnw_kind k)
 {
     return (fnw_value){ .kind = (uint8_t)k, .is_null = 1 };
 }
-/* BYTE BOOLEAN SHORT INT LONG CHAR SQL_DATE SQL_TIME SQL_TIMESTAMP */
+/* BYTE BOOLEAN SHORT INT LONG CHAR SQL_DATE SQL_TIME SQL_TIMESTAMP
+ * LOCAL_ZONED_TIMESTAMP (the last two: ms, no sub-millisecond nanos) */
 static inline fnw_value fnw_value_int(fnw_kind k, int64_t i)
 {
     return (fnw_value){ .kind = (uint8_t)k, .u.i = i };
+}
+/* SQL_TIMESTAMP or LOCAL_ZONED_TIMESTAMP: ms since the epoch and the nanos
+ * within that millisecond (0..999999). */
+static inline fnw_value fnw_value_timestamp(fnw_kind k, int64_t millis, uint32_t nanos_of_milli)
+{
+    return (fnw_value){ .kind = (uint8_t)k, .count = nanos_of_milli, .u.i = millis };
 }
 static inline fnw_value fnw_value_float(float f)
 {

@@ -107,6 +107,16 @@ static void enter(fnw_engine *e)
             (e)->depth--; \
         } \
     } while (0)
+/* settled, like emit, goes to emit_user (engine.h). */
+#define SINK_SETTLED(e, rec) \
+    do { \
+        if ((e)->sink.settled) { \
+            fnw_record settled_rec_ = { (rec)->timestamp, (rec)->watermark, NULL, 0 }; \
+            (e)->depth++; \
+            (e)->sink.settled((e)->sink.emit_user, &settled_rec_); \
+            (e)->depth--; \
+        } \
+    } while (0)
 /* emit goes to its own user (engine.h: emit_user). */
 #define SINK_EMIT(e, out) \
     do { \
@@ -210,6 +220,8 @@ static void run_direct(fnw_engine *e, const fnw_record *in)
     if (emitted == 0)
         e->m.empty_results++;
     dist_add(&e->m.call_duration_ms, 0);
+    if (!stopped(e))
+        SINK_SETTLED(e, in);
 }
 
 static void on_call_enter(void *user)
@@ -374,6 +386,8 @@ static void emit_ready(fnw_engine *e)
             e->m.records_out++;
             SINK_EMIT(e, &out);
         }
+        if (!stopped(e))
+            SINK_SETTLED(e, &en->rec);
         fnw_entry_unhold_queue(&e->entries, en);
     }
 }

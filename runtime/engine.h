@@ -60,6 +60,13 @@ typedef struct fnw_engine_sink {
      * (runtime/chain.h) hand its last step's outputs to its caller
      * directly while hearing the other callbacks itself. */
     void *emit_user;
+    /* Optional (NULL: not called; goes to emit_user like emit): input in
+     * has ended, after its last output (if any) was emitted; in->timestamp
+     * and watermark are the input's, its bytes are not given (data NULL).
+     * Lets a caller that joins several engines' results per input (the
+     * Table projection, runtime/projection.h) tell an input that ended with
+     * no output from one still in flight. In emit order, like emit. */
+    void (*settled)(void *user, const fnw_record *in);
 } fnw_engine_sink;
 
 typedef struct fnw_dist {

@@ -11,6 +11,8 @@
 
 #include "codecs/row.h"
 #include "runtime/chain.h"
+#include "runtime/projection.h"
+#include "worker/table_plan.h"
 #include "worker/lull.h"
 
 enum bundle_state { B_RUNNING, B_FINISHING, B_SENDING_LAST, B_DONE };
@@ -32,8 +34,9 @@ struct fnw_bundle {
     fnw_inbox *inbox;
     fnw_outbox **outboxes; /* [0] is the main sink */
     size_t n_out;
-    fnw_chain *chain; /* the steps' engines, run as one (runtime/chain.h) */
-    int64_t index;    /* records read */
+    fnw_chain *chain;     /* the steps' engines, run as one (runtime/chain.h) */
+    fnw_projection *proj; /* instead of chain for a Table operator (runtime/projection.h) */
+    int64_t index;        /* records read */
     int state;
     int feeding, again;
     int failed;
@@ -97,8 +100,25 @@ static void bundle_fail(fnw_bundle *b, const char *fmt, ...)
 
 /* ---- output -------------------------------------------------------------------------- */
 
+/* A Table operator's output: the row's bytes as they are. */
+static void write_table_output(fnw_bundle *b, const fnw_record *out)
+{
+    uint8_t *w = fnw_data_outbox_reserve(b->outboxes[0], out->len);
+    if (!w && out->len) {
+        bundle_fail(b, "out of memory writing output %" PRId64 " of transform '%s'", b->index,
+                    b->plan->main_sink_id);
+        return;
+    }
+    if (out->len)
+        memcpy(w, out->data, out->len);
+}
+
 static void write_output(fnw_bundle *b, const fnw_record *out)
 {
+    if (b->proj) {
+        write_table_output(b, out);
+        return;
+    }
     size_t size = fnw_row_output_size(out->len, out->data == NULL);
     uint8_t *w = fnw_data_outbox_reserve(b->outboxes[0], size);
     if (!w) {
@@ -167,10 +187,47 @@ static void chain_finished(void *user)
 
 /* ---- input ------------------------------------------------------------------------------ */
 
+/* The chain, or for a Table operator the projection. */
+static int runner_has_space(const fnw_bundle *b)
+{
+    return b->proj ? fnw_projection_has_space(b->proj) : fnw_chain_has_space(b->chain);
+}
+
+static void runner_abort(fnw_bundle *b)
+{
+    if (b->proj)
+        fnw_projection_abort(b->proj);
+    else if (b->chain)
+        fnw_chain_abort(b->chain);
+}
+
 static void start_finish(fnw_bundle *b)
 {
     b->state = B_FINISHING;
-    fnw_chain_finish(b->chain);
+    if (b->proj)
+        fnw_projection_finish(b->proj);
+    else
+        fnw_chain_finish(b->chain);
+}
+
+/* A Table operator's input record: the row's bytes, validated. */
+static int push_table_row(fnw_bundle *b, const fnw_frame *f)
+{
+    fnw_error err;
+    size_t used = 0;
+    if (fnw_skip_program_run(b->plan->input_skip, f->p, f->n, &used, &err) < 0 || used != f->n) {
+        char t[256];
+        fnw_type_format(b->plan->input_type, t, sizeof t);
+        if (used != f->n && err.msg[0] == 0)
+            snprintf(err.msg, sizeof err.msg, "%zu byte(s) left over after the row", f->n - used);
+        bundle_fail(b, "transform '%s': cannot decode element %" PRId64 " as %s: %s",
+                    b->plan->steps[0].transform_id, b->index, t, err.msg);
+        return -1;
+    }
+    fnw_record rec = { INT64_MIN, INT64_MIN, f->p, (uint32_t)f->n };
+    b->index++;
+    fnw_projection_push(b->proj, &rec);
+    return 0;
 }
 
 /* Records per round between checks of the data connection. */
@@ -187,7 +244,7 @@ static void feed_chain(fnw_bundle *b)
         if (fnw_data_conn_congested(b->conn))
             return;
         for (int k = 0; k < PUMP_ROUND; k++) {
-            if (b->state != B_RUNNING || !fnw_chain_has_space(b->chain))
+            if (b->state != B_RUNNING || !runner_has_space(b))
                 return;
             fnw_frame f;
             fnw_inbox_status r = fnw_inbox_next(b->inbox, &f);
@@ -198,6 +255,11 @@ static void feed_chain(fnw_bundle *b)
                 else if (r == FNW_INBOX_END)
                     start_finish(b);
                 return;
+            }
+            if (b->proj) {
+                if (push_table_row(b, &f) < 0)
+                    return;
+                continue;
             }
             fnw_input_row row;
             if (fnw_row_split_input(b->plan->input_skip, f.p, f.n, &row, &err) < 0) {
@@ -278,7 +340,9 @@ void fnw_bundle_progress_get(const fnw_bundle *b, fnw_bundle_progress *p)
 {
     size_t n = fnw_processor_steps(b->proc);
     p->inputs_read = b->index;
-    p->outputs_written = n ? fnw_engine_metrics_get(fnw_processor_engine(b->proc, n - 1))->records_out : 0;
+    p->outputs_written = b->proj ? fnw_projection_rows_out(b->proj)
+                         : n     ? fnw_engine_metrics_get(fnw_processor_engine(b->proc, n - 1))->records_out
+                                 : 0;
     p->state = state_text(b->state);
 }
 
@@ -377,10 +441,13 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
     b->done_timer.data = b;
     ev_timer_init(&b->lull_timer, lull_cb, 1, 1);
     b->lull_timer.data = b;
-    b->chain = fnw_chain_new(fnw_processor_engines(proc), fnw_processor_steps(proc));
+    if (plan->table)
+        b->proj = fnw_projection_new(&plan->table->desc, fnw_processor_engines(proc));
+    else
+        b->chain = fnw_chain_new(fnw_processor_engines(proc), fnw_processor_steps(proc));
     b->outboxes = calloc(plan->n_sinks, sizeof *b->outboxes);
     b->conn = fnw_data_connect(data, plan->data_url);
-    if (!b->chain || !b->outboxes || !b->conn) {
+    if ((!b->chain && !b->proj) || !b->outboxes || !b->conn) {
         bundle_fail(b, "out of memory starting instruction %s", instruction_id);
         return b;
     }
@@ -392,8 +459,11 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
         }
         b->n_out = i + 1;
     }
-    fnw_engine_sink sink = { b, chain_emit, chain_ready, chain_failed, chain_finished, NULL };
-    fnw_chain_start(b->chain, &sink, b->instruction_id);
+    fnw_engine_sink sink = { b, chain_emit, chain_ready, chain_failed, chain_finished, NULL, NULL };
+    if (b->proj)
+        fnw_projection_start(b->proj, &sink, b->instruction_id);
+    else
+        fnw_chain_start(b->chain, &sink, b->instruction_id);
     fnw_data_listener l = { b, on_input, on_data_failed };
     fnw_error err;
     b->inbox = fnw_inbound_claim(b->conn, instruction_id, plan->source_id, &l, &err);
@@ -421,8 +491,7 @@ void fnw_bundle_stop(fnw_bundle *b)
     b->state = B_DONE;
     ev_timer_stop(b->loop, &b->done_timer);
     ev_timer_stop(b->loop, &b->lull_timer);
-    if (b->chain)
-        fnw_chain_abort(b->chain);
+    runner_abort(b);
 }
 
 void fnw_bundle_free(fnw_bundle *b)
@@ -433,14 +502,15 @@ void fnw_bundle_free(fnw_bundle *b)
     ev_timer_stop(b->loop, &b->lull_timer);
     if (b->last_send)
         b->last_send->b = NULL;
-    if (b->failed && b->chain)
-        fnw_chain_abort(b->chain);
+    if (b->failed)
+        runner_abort(b);
     if (b->inbox)
         fnw_inbound_release(b->inbox);
     for (size_t i = 0; i < b->n_out; i++)
         fnw_data_outbox_free(b->outboxes[i]);
     free(b->outboxes);
     fnw_chain_free(b->chain);
+    fnw_projection_free(b->proj);
     free(b->instruction_id);
     free(b);
 }

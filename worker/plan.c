@@ -6,6 +6,7 @@
 
 #include "codecs/pb_nesting.h"
 #include "codecs/row.h"
+#include "worker/table_plan.h"
 
 #define URN_SOURCE "beam:runner:source:v1"
 #define URN_SINK "beam:runner:sink:v1"
@@ -88,10 +89,10 @@ static const char *main_output(const pb_PTransform *t)
     return p;
 }
 
-/* The Flink type a wire coder carries, through param_windowed_value and
- * length_prefix down to flink:coder:v1's CoderInfoDescriptor.raw_type. */
-static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *coder_id, int depth,
-                            fnw_type **out, fnw_error *err)
+/* The CoderInfoDescriptor a wire coder carries, through
+ * param_windowed_value and length_prefix down to flink:coder:v1. */
+static int coder_info(const pb_ProcessBundleDescriptor *d, const char *coder_id, int depth,
+                      pb_CoderInfoDescriptor **out, fnw_error *err)
 {
     if (depth > 8)
         return fnw_error_set(err, "coder '%s' nests too deeply", coder_id);
@@ -102,7 +103,7 @@ static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *cod
     if (!strcmp(urn, URN_PARAM_WV) || !strcmp(urn, URN_LENGTH_PREFIX)) {
         if (c->n_component_coder_ids < 1)
             return fnw_error_set(err, "coder '%s' (%s) has no component coder", coder_id, urn);
-        return coder_flink_type(d, c->component_coder_ids[0], depth + 1, out, err);
+        return coder_info(d, c->component_coder_ids[0], depth + 1, out, err);
     }
     if (!strcmp(urn, URN_WV))
         return fnw_error_set(err,
@@ -116,21 +117,37 @@ static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *cod
     if (fnw_pb_nesting_check(&PBF(coder_info_descriptor__descriptor), c->spec->payload.data,
                              c->spec->payload.len, err) < 0)
         return fnw_error_prefix(err, "coder '%s'", coder_id);
-    pb_CoderInfoDescriptor *ci = PBF(coder_info_descriptor__unpack)(NULL, c->spec->payload.len,
-                                                                    c->spec->payload.data);
-    if (!ci)
+    *out = PBF(coder_info_descriptor__unpack)(NULL, c->spec->payload.len, c->spec->payload.data);
+    if (!*out)
         return fnw_error_set(err, "coder '%s': payload is not a CoderInfoDescriptor", coder_id);
+    return 0;
+}
+
+int fnw_plan_coder_info(const pb_ProcessBundleDescriptor *d, const char *coder_id,
+                        pb_CoderInfoDescriptor **out, fnw_error *err)
+{
+    *out = NULL;
+    return coder_info(d, coder_id, 0, out, err);
+}
+
+/* The Flink type a DataStream wire coder carries (CoderInfoDescriptor.raw_type). */
+static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *coder_id, int depth,
+                            fnw_type **out, fnw_error *err)
+{
+    pb_CoderInfoDescriptor *ci = NULL;
+    if (coder_info(d, coder_id, depth, &ci, err) < 0)
+        return -1;
     int rc = 0;
     if (ci->data_type_case != ORG__APACHE__FLINK__FN_EXECUTION__V1__CODER_INFO_DESCRIPTOR__DATA_TYPE_RAW_TYPE ||
         !ci->raw_type || !ci->raw_type->type_info) {
         rc = fnw_error_set(err,
-                           "coder '%s': only DataStream coders (CoderInfoDescriptor.raw_type) are "
-                           "supported; Table API row/arrow coders are not",
+                           "coder '%s': a Table API row coder (flatten_row_type, row_type, arrow_type) "
+                           "where a DataStream coder (raw_type) was expected",
                            coder_id);
     } else if (ci->separated_with_end_message) {
         rc = fnw_error_set(err,
-                           "coder '%s': separated_with_end_message is a Table API framing and is "
-                           "not supported",
+                           "coder '%s': separated_with_end_message is a Table API framing, not a "
+                           "DataStream one",
                            coder_id);
     } else if (fnw_typeinfo_to_type(ci->raw_type->type_info, out, err) < 0) {
         rc = fnw_error_prefix(err, "coder '%s'", coder_id);
@@ -426,6 +443,45 @@ static int resolve_input_field(fnw_plan *p, fnw_error *err)
     return 0;
 }
 
+/* A Table operator: source -> one Table function transform -> sink. */
+static int build_table(const pb_ProcessBundleDescriptor *d, const pb_PTransform *t, const char *tid,
+                       const char *in_coder, const fnw_registry *reg, fnw_plan *p, fnw_error *err)
+{
+    const char *pcoll = main_output(t);
+    if (!pcoll || t->n_outputs != 1)
+        return fnw_error_set(err, "transform '%s' must have exactly one output", tid);
+    const char *sink_id = NULL;
+    const pb_PTransform *sink = consumer_of(d, pcoll, &sink_id, err);
+    if (!sink)
+        return -1;
+    if (strcmp(spec_urn(sink), URN_SINK))
+        return fnw_error_set(err, "transform '%s' after Table transform '%s' has URN '%s'; expected %s",
+                             sink_id, tid, spec_urn(sink), URN_SINK);
+    if (check_sink_url(sink, sink_id, p, err) < 0)
+        return -1;
+    char *url = NULL, *out_coder = NULL;
+    if (grpc_port(sink, sink_id, &url, &out_coder, err) < 0)
+        return -1;
+    free(url);
+    pb_CoderInfoDescriptor *ci_in = NULL, *ci_out = NULL;
+    int rc = 0;
+    if (fnw_plan_coder_info(d, in_coder, &ci_in, err) < 0 ||
+        fnw_plan_coder_info(d, out_coder, &ci_out, err) < 0)
+        rc = -1;
+    else
+        rc = fnw_table_plan_build(t, tid, ci_in, ci_out, reg, p, err);
+    if (ci_in)
+        PBF(coder_info_descriptor__free_unpacked)(ci_in, NULL);
+    if (ci_out)
+        PBF(coder_info_descriptor__free_unpacked)(ci_out, NULL);
+    free(out_coder);
+    if (rc < 0)
+        return -1;
+    if (!(p->main_sink_id = strdup(sink_id)) || add_sink(p, sink_id, 1) < 0)
+        return fnw_error_set(err, "sink '%s': out of memory", sink_id);
+    return 0;
+}
+
 int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg, fnw_plan **out,
                    fnw_error *err)
 {
@@ -447,6 +503,15 @@ int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg,
     }
     if (grpc_port(src, sid, &p->data_url, &coder, err) < 0)
         goto fail;
+    const char *tid = NULL;
+    const pb_PTransform *first = consumer_of(d, src->outputs[0]->value, &tid, err);
+    if (first && fnw_table_plan_is_table_urn(spec_urn(first))) {
+        if (build_table(d, first, tid, coder, reg, p, err) < 0)
+            goto fail;
+        free(coder);
+        *out = p;
+        return 0;
+    }
     if (coder_flink_type(d, coder, 0, &p->input_raw, err) < 0 ||
         fnw_row_unwrap_input_type(p->input_raw, &p->input_type, err) < 0) {
         fnw_error_prefix(err, "source '%s'", sid);
@@ -486,6 +551,7 @@ void fnw_plan_free(fnw_plan *p)
     for (size_t i = 0; i < p->n_steps; i++)
         fnw_step_free(&p->steps[i]);
     free(p->steps);
+    fnw_table_plan_free(p->table);
     for (size_t i = 0; i < p->n_sinks; i++)
         free(p->sink_ids[i]);
     free(p->sink_ids);

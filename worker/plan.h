@@ -32,6 +32,8 @@
 #include "base/pb.h"
 #include "worker/step.h"
 
+struct fnw_table_plan;
+
 typedef struct fnw_plan {
     char *descriptor_id;
     char *source_id; /* transform id inputs arrive on */
@@ -48,11 +50,22 @@ typedef struct fnw_plan {
     size_t n_sinks;
     fnw_plan_step *steps;
     size_t n_steps;
+    /* A Table operator (worker/table_plan.h): its functions run as one
+     * projection (runtime/projection.h), one step per function; input and
+     * output are Flink's FlattenRow bytes (input_raw == input_type, no
+     * timestamp or watermark around them). NULL for a DataStream operator. */
+    struct fnw_table_plan *table;
 } fnw_plan;
 
 int fnw_plan_build(const pb_ProcessBundleDescriptor *d, const fnw_registry *reg, fnw_plan **out,
                    fnw_error *err);
 void fnw_plan_free(fnw_plan *p);
+
+/* The CoderInfoDescriptor a wire coder carries, through
+ * param_windowed_value and length_prefix down to flink:coder:v1 (*out:
+ * free with its protobuf-c free_unpacked). */
+int fnw_plan_coder_info(const pb_ProcessBundleDescriptor *d, const char *coder_id,
+                        pb_CoderInfoDescriptor **out, fnw_error *err);
 
 /* The data endpoint of the descriptor's first gRPC port, even when the rest
  * of the descriptor cannot be planned (the runner waits for a Data stream

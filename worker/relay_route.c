@@ -7,6 +7,7 @@
 
 #include "codecs/pb_nesting.h"
 #include "codecs/pickle_payload.h"
+#include "worker/table_plan.h"
 
 #define URN_SOURCE "beam:runner:source:v1"
 #define URN_SINK "beam:runner:sink:v1"
@@ -14,7 +15,7 @@
 #define URN_STATELESS "flink:transform:ds:stateless_function:v1"
 #define FT_REVISE_OUTPUT 100
 
-enum { KIND_NONE, KIND_FNWORKER, KIND_PYTHON };
+enum { KIND_NONE, KIND_FNWORKER, KIND_PYTHON, KIND_MIXED };
 
 static const char *spec_urn(const pb_PTransform *t)
 {
@@ -34,10 +35,47 @@ static int is_operation_pickle(const uint8_t *p, size_t n)
     return ok;
 }
 
+/* Counts the fnworker and Python functions of a Table function and of the
+ * functions it calls for its arguments. */
+static void count_udf(const pb_UDF *u, int depth, int *ops, int *pys)
+{
+    if (depth > 64)
+        return; /* planning refuses it, saying so */
+    int pickled = fnw_pickle_payload_is_pickle(u->payload.data, u->payload.len);
+    if (!pickled || is_operation_pickle(u->payload.data, u->payload.len))
+        (*ops)++;
+    else
+        (*pys)++;
+    for (size_t j = 0; j < u->n_inputs; j++)
+        if (u->inputs[j]->input_case == ORG__APACHE__FLINK__FN_EXECUTION__V1__INPUT__INPUT_UDF &&
+            u->inputs[j]->udf)
+            count_udf(u->inputs[j]->udf, depth + 1, ops, pys);
+}
+
+/* A Table transform (scalar or table functions): all fnworker operations,
+ * all Python, or both in one projection. */
+static int table_kind(const pb_PTransform *t)
+{
+    fnw_error err;
+    if (fnw_pb_nesting_check(&PBF(user_defined_functions__descriptor), t->spec->payload.data,
+                             t->spec->payload.len, &err) < 0)
+        return KIND_NONE;
+    pb_UDFs *f = PBF(user_defined_functions__unpack)(NULL, t->spec->payload.len, t->spec->payload.data);
+    if (!f)
+        return KIND_NONE;
+    int ops = 0, pys = 0;
+    for (size_t i = 0; i < f->n_udfs; i++)
+        count_udf(f->udfs[i], 0, &ops, &pys);
+    PBF(user_defined_functions__free_unpacked)(f, NULL);
+    return ops && pys ? KIND_MIXED : ops ? KIND_FNWORKER : pys ? KIND_PYTHON : KIND_NONE;
+}
+
 /* What kind of function transform t is (KIND_NONE: not a function, or a
  * REVISE_OUTPUT, or unreadable: planning reports those). */
 static int function_kind(const pb_PTransform *t)
 {
+    if (fnw_table_plan_is_table_urn(spec_urn(t)))
+        return table_kind(t);
     if (strcmp(spec_urn(t), URN_PARDO))
         return KIND_NONE;
     pb_ParDoPayload *pd = PBP(par_do_payload__unpack)(NULL, t->spec->payload.len, t->spec->payload.data);
@@ -71,6 +109,16 @@ fnw_route fnw_relay_route_classify(const pb_ProcessBundleDescriptor *d, fnw_erro
     const char *op = NULL, *py = NULL;
     for (size_t i = 0; i < d->n_transforms; i++) {
         int kind = function_kind(d->transforms[i]->value);
+        if (kind == KIND_MIXED) {
+            fnw_error_set(err,
+                          "descriptor '%s', transform '%s': one SQL projection (or WHERE clause) calls both "
+                          "fnworker functions and Python functions; Flink runs them as one Python operator, "
+                          "which fnworker cannot split (its relay runs whole operators in PyFlink's worker). "
+                          "Call only fnworker functions, or only Python functions, in one query block (see "
+                          "docs/pyflink.md, \"SQL and the Table API\")",
+                          d->id, d->transforms[i]->key);
+            return FNW_ROUTE_MIXED;
+        }
         if (kind == KIND_FNWORKER && !op)
             op = d->transforms[i]->key;
         else if (kind == KIND_PYTHON && !py)

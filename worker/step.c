@@ -7,6 +7,7 @@
 
 #include "codecs/pb_nesting.h"
 #include "codecs/pickle_payload.h"
+#include "codecs/schema.h"
 
 #define FT_ASYNC_BATCH \
     ORG__APACHE__FLINK__FN_EXECUTION__V1__USER_DEFINED_DATA_STREAM_FUNCTION__FUNCTION_TYPE__ASYNC_BATCH
@@ -98,17 +99,31 @@ static int step_from_spec(const pb_OperationSpec *os, int function_type, const f
         return fnw_error_prefix(err, "output_type");
     if (os->input_field && *os->input_field && !(st->input_field = strdup(os->input_field)))
         return fnw_error_set(err, "out of memory");
+    if (os->result_type && fnw_schema_field_type_to_type(os->result_type, &st->result_type, err) < 0)
+        return fnw_error_prefix(err, "result_type");
+    if (os->result_field && *os->result_field && !(st->result_field = strdup(os->result_field)))
+        return fnw_error_set(err, "out of memory");
+    if (os->n_argument_names) {
+        if (!(st->argument_names = calloc(os->n_argument_names, sizeof *st->argument_names)))
+            return fnw_error_set(err, "out of memory");
+        for (size_t i = 0; i < os->n_argument_names; i++) {
+            st->n_argument_names = i + 1;
+            if (!(st->argument_names[i] = strdup(os->argument_names[i])))
+                return fnw_error_set(err, "out of memory");
+        }
+    }
     return copy_options(os, st, err);
 }
 
 /* The OperationSpec inside a pickle written by the fnworker Python package
  * (a PyFlink job); any other pickle fails, saying what it holds. */
-static int unpickle_spec(const pb_UDSF *f, uint8_t **buf, ProtobufCBinaryData *spec, fnw_error *err)
+static int unpickle_spec(const ProtobufCBinaryData *payload, uint8_t **buf, ProtobufCBinaryData *spec,
+                         fnw_error *err)
 {
-    *buf = malloc(f->payload.len);
+    *buf = malloc(payload->len ? payload->len : 1);
     if (!*buf)
         return fnw_error_set(err, "out of memory");
-    if (fnw_pickle_payload_read(f->payload.data, f->payload.len, *buf, &spec->len, err) < 0) {
+    if (fnw_pickle_payload_read(payload->data, payload->len, *buf, &spec->len, err) < 0) {
         free(*buf);
         *buf = NULL;
         return -1;
@@ -120,17 +135,24 @@ static int unpickle_spec(const pb_UDSF *f, uint8_t **buf, ProtobufCBinaryData *s
 int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg, fnw_plan_step *st,
                    fnw_error *err)
 {
+    return fnw_step_build_payload(f->payload.data, f->payload.len, (int)f->function_type, id, reg, st, err);
+}
+
+int fnw_step_build_payload(const uint8_t *payload, size_t len, int function_type, const char *id,
+                           const fnw_registry *reg, fnw_plan_step *st, fnw_error *err)
+{
+    ProtobufCBinaryData given = { len, (uint8_t *)payload };
     st->transform_id = strdup(id);
     if (!st->transform_id)
         return fnw_error_set(err, "out of memory");
-    if (f->payload.len == 0)
+    if (len == 0)
         return fnw_error_set(err,
                              "transform '%s': the function payload is empty; fnworker expects a "
                              "fnworker.v1.OperationSpec there " SEE_DOCS,
                              id);
     uint8_t *unpickled = NULL;
-    ProtobufCBinaryData spec = f->payload;
-    if (fnw_pickle_payload_is_pickle(spec.data, spec.len) && unpickle_spec(f, &unpickled, &spec, err) < 0)
+    ProtobufCBinaryData spec = given;
+    if (fnw_pickle_payload_is_pickle(spec.data, spec.len) && unpickle_spec(&given, &unpickled, &spec, err) < 0)
         return fnw_error_prefix(err, "transform '%s'", id);
     /* output_type is a TypeInfo, which nests without a limit of its own */
     int rc = fnw_pb_nesting_check(&fnworker__v1__operation_spec__descriptor, spec.data, spec.len, err);
@@ -143,7 +165,7 @@ int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg, fn
                              "transform '%s': the function payload is not a valid "
                              "fnworker.v1.OperationSpec " SEE_DOCS,
                              id);
-    rc = step_from_spec(os, (int)f->function_type, reg, st, err);
+    rc = step_from_spec(os, function_type, reg, st, err);
     fnworker__v1__operation_spec__free_unpacked(os, NULL);
     if (rc < 0 && st->op)
         return fnw_error_prefix(err, "transform '%s' (operation '%s')", id, st->op->name);
@@ -162,6 +184,11 @@ void fnw_step_free(fnw_plan_step *st)
     free(st->options);
     free(st->input_field);
     fnw_type_free(st->declared_type);
+    fnw_type_free(st->result_type);
+    for (size_t j = 0; j < st->n_argument_names; j++)
+        free(st->argument_names[j]);
+    free(st->argument_names);
+    free(st->result_field);
 }
 
 /* ---- types along the chain -------------------------------------------------------- */

@@ -42,7 +42,13 @@ typedef struct fnw_plan_step {
     fnw_type *declared_type;     /* OperationSpec.output_type, owned; NULL when unset */
     char *input_field;           /* OperationSpec.input_field, owned; NULL when unset */
     const fnw_type *input_type;  /* borrowed from the plan or an earlier step */
-    const fnw_type *output_type; /* set by fnw_step_link */
+    const fnw_type *output_type; /* set by fnw_step_link (Table: by worker/table_plan.c) */
+    /* Table functions (worker/table_plan.c): OperationSpec.result_type,
+     * argument_names and result_field, owned; NULL / 0 when unset. */
+    fnw_type *result_type;
+    char **argument_names;
+    size_t n_argument_names;
+    char *result_field;
 } fnw_plan_step;
 
 /* Fills st (zeroed by the caller) from function f of transform id: a
@@ -50,6 +56,12 @@ typedef struct fnw_plan_step {
  * an operation of reg. On failure st may hold parts; fnw_step_free it. */
 int fnw_step_build(const pb_UDSF *f, const char *id, const fnw_registry *reg, fnw_plan_step *st,
                    fnw_error *err);
+
+/* The same from a function payload (an OperationSpec, or the fnworker
+ * package's pickle of one) of any transform: a Table function's
+ * UserDefinedFunction.payload, with function_type 0 (PROCESS). */
+int fnw_step_build_payload(const uint8_t *payload, size_t len, int function_type, const char *id,
+                           const fnw_registry *reg, fnw_plan_step *st, fnw_error *err);
 
 /* Types a chain of n steps fed with input and ending at a sink of type sink
  * (see the header comment). Pointers are borrowed from the arguments and
