@@ -22,6 +22,7 @@ from pyflink.table import DataTypes as D
 from pyflink.table import EnvironmentSettings, TableEnvironment
 from pyflink.table.expressions import call, col
 from pyflink.table.udf import udf as python_udf
+from pyflink.version import __version__ as PYFLINK_VERSION
 
 import fnworker
 import relay_env
@@ -31,6 +32,7 @@ from fnw_e2e import ROOT, launches, run_job_script
 from services import http_server, kserve_server, redis_client, redis_server, serve  # noqa: F401
 
 IDENTITY = Operation("identity")
+PYFLINK_1 = PYFLINK_VERSION.startswith("1.")
 
 
 @pytest.fixture
@@ -51,10 +53,22 @@ def native(runner_dir):
     assert launches(runner_dir) > before, "the job did not launch fnworker"
 
 
+def as_tuple(v):
+    """A (nested) Row as a tuple of its values. PyFlink 1.20's collect() builds a nested ROW
+    value as Row(<list of its fields>) (pyflink/table/utils.py pickled_bytes_to_python_converter),
+    2.x as Row(*fields); both give the same tuple here."""
+    if isinstance(v, Row):
+        vals = list(v)
+        if PYFLINK_1 and len(vals) == 1 and isinstance(vals[0], list):
+            vals = vals[0]
+        return tuple(as_tuple(x) for x in vals)
+    return v
+
+
 def rows(table_result):
-    """The rows of a TableResult as tuples of their values."""
+    """The rows of a TableResult as tuples of their values (nested ROWs as tuples)."""
     with table_result.collect() as it:
-        return [tuple(r) for r in it]
+        return [tuple(as_tuple(x) for x in r) for r in it]
 
 
 def changelog(table_result):
@@ -156,7 +170,7 @@ def test_identity_of_every_sql_type_one_function_per_column(t_env, native):
     for r in got:
         values = r[1:]
         assert values[0::2] == values[1::2], r     # f(x) == x, column by column
-    assert got[0][1::2] == tuple(a for _, _, a, _ in TYPES)
+    assert got[0][1::2] == tuple(as_tuple(a) for _, _, a, _ in TYPES)
     assert got[2][1::2] == (None,) * len(TYPES)
 
 
@@ -165,7 +179,7 @@ def test_identity_of_every_sql_type_one_function_per_column(t_env, native):
 # Flink's own text of them: CAST(f(x) AS STRING) against CAST(x AS STRING).
 PRECISE = [("t9", D.TIMESTAMP(9)), ("t6", D.TIMESTAMP(6)), ("t0", D.TIMESTAMP(0)),
            ("d", D.DECIMAL(38, 18)), ("ar", D.ARRAY(D.INT())), ("mp", D.MAP(D.STRING(), D.BIGINT())),
-           ("rw", D.ROW([D.FIELD("a", D.INT()), D.FIELD("b", D.STRING())]))]
+           ("rw", D.ROW([D.FIELD("a", D.INT()), D.FIELD("b", D.STRING())]))]  # (a column of ids)
 # Columns computed from a column (a VALUES of literal CASTs would reach the function as constants,
 # which carry no precision: Flink splits such a VALUES into one-row branches and folds the CASTs).
 PRECISE_VIEW = """CREATE TEMPORARY VIEW p AS SELECT id,
@@ -175,7 +189,7 @@ PRECISE_VIEW = """CREATE TEMPORARY VIEW p AS SELECT id,
   CASE WHEN id = 1 THEN CAST('12345678901234567890.123456789012345678' AS DECIMAL(38, 18)) END AS d,
   CASE WHEN id = 1 THEN ARRAY[1, CAST(NULL AS INT), id + 2] END AS ar,
   CASE WHEN id = 1 THEN MAP['k', CAST(NULL AS BIGINT)] END AS mp,
-  CASE WHEN id = 1 THEN CAST(ROW(CAST(NULL AS INT), 'x') AS ROW<a INT, b STRING>) END AS rw
+  rw
   FROM ids"""
 PRECISE_TEXT = [(1, "2024-01-02 03:04:05.123456789", "1969-12-31 23:59:59.999999", "1900-01-01 00:00:01",
                  "12345678901234567890.123456789012345678", "[1, NULL, 3]", "{k=NULL}", "(NULL, x)"),
@@ -185,7 +199,8 @@ PRECISE_TEXT = [(1, "2024-01-02 03:04:05.123456789", "1969-12-31 23:59:59.999999
 def test_timestamp_and_decimal_precision_and_nulls_inside_containers(t_env, native):
     """TIMESTAMP(9)/(6)/(0) before and after 1970, DECIMAL(38, 18), an ARRAY, a MAP and a ROW
     holding nulls: identity gives each back exactly, as Flink prints them."""
-    t_env.create_temporary_view("ids", t_env.from_elements([(1,), (2,)], D.ROW([D.FIELD("id", D.INT())])))
+    t_env.create_temporary_view("ids", t_env.from_elements(
+        [(1, Row(None, "x")), (2, None)], D.ROW([D.FIELD("id", D.INT()), D.FIELD(*PRECISE[-1])])))
     t_env.execute_sql(PRECISE_VIEW)
     for c, t in PRECISE:
         t_env.create_temporary_function("id_" + c, fnworker.udf(IDENTITY, t))
@@ -203,8 +218,8 @@ def test_identity_of_a_row_of_arguments(t_env, native):
     t_env.create_temporary_function("all_of", fnworker.udf(IDENTITY, result, argument_names=names))
     args = ", ".join("`%s`" % c for c in names)
     got = rows(t_env.execute_sql("SELECT id, all_of(%s) FROM src" % args))
-    assert [(i, tuple(r)) for i, r in got] == [
-        (1, tuple(a for _, _, a, _ in TYPES)), (2, tuple(b for _, _, _, b in TYPES))]
+    assert got == [(1, tuple(as_tuple(a) for _, _, a, _ in TYPES)),
+                   (2, tuple(as_tuple(b) for _, _, _, b in TYPES))]
 
 
 def constants_job(t_env, lits, extra=()):
@@ -220,7 +235,7 @@ def constants_job(t_env, lits, extra=()):
         sel.append("one%d(%s)" % (i, lit))
     t_env.create_temporary_view("src", t_env.from_elements([(1,), (2,)], D.ROW([D.FIELD("x", D.INT())])))
     got = rows(t_env.execute_sql("SELECT %s FROM src" % ", ".join(sel)))
-    assert [(tuple(r[0]),) + r[1:] for r in got] == [
+    assert got == [
         (tuple([x] + [v for _, _, v in lits]),) + tuple(v for _, _, v in extra) for x in (1, 2)]
 
 
@@ -292,6 +307,33 @@ def test_function_in_where_and_from_the_table_api(t_env, native):
     table = t_env.from_path("nums")
     got = rows(table.select(col("id"), call("ident", col("x")), ident_int(col("id"))).execute())
     assert got == [(i, 10 * i, i) for i in range(1, 5)]
+
+
+JITTER = Operation("echo", jitter_ms=30, seed=7).with_settings(output_mode="UNORDERED", capacity=64)
+
+
+def test_results_keep_input_order_when_calls_complete_out_of_order(t_env, native):
+    """40 calls in flight with random delays, output_mode UNORDERED: Flink's scalar operator
+    pairs results with its inputs in order, so each row still gets its own result."""
+    ints(t_env, 40)
+    t_env.create_temporary_function("slow", fnworker.udf(JITTER, D.BIGINT()))
+    assert "PythonCalc(" in t_env.explain_sql("SELECT id, slow(x) FROM nums")
+    assert rows(t_env.execute_sql("SELECT id, slow(x) FROM nums")) == [(i, 10 * i) for i in range(1, 41)]
+
+
+@pytest.fixture
+def async_scalar():
+    if not hasattr(fnworker._table._pyflink_udf(), "UserDefinedAsyncScalarFunctionWrapper"):
+        pytest.skip("PyFlink %s has no async scalar functions (2.3 and later)" % PYFLINK_VERSION)
+
+
+def test_jvm_async_scalar_operator(t_env, async_scalar, native):
+    """jvm_async=True: Flink plans its async scalar operator
+    (flink:transform:async_scalar_function:v1, PyFlink 2.x); the same rows."""
+    ints(t_env, 40)
+    t_env.create_temporary_function("slow", fnworker.udf(JITTER, D.BIGINT(), jvm_async=True))
+    assert "PythonAsyncCalc(" in t_env.explain_sql("SELECT id, slow(x) FROM nums")
+    assert rows(t_env.execute_sql("SELECT id, slow(x) FROM nums")) == [(i, 10 * i) for i in range(1, 41)]
 
 
 def test_changelog_input_keeps_row_kinds(t_env, native):
