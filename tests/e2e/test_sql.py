@@ -90,7 +90,17 @@ def http_requests(server):
 
 # ---- the package as PyFlink hands it to the JVM (no job runs) ----------------------------
 
-@pytest.mark.smoke
+def test_package_unit_tests_with_this_pyflink():
+    """python/tests/test_table.py (make python-tests runs it with Debian's python3, without
+    PyFlink, which skips its PyFlink half) with this PyFlink: each DataType's Schema.FieldType
+    as flink_fn_execution_pb2 decodes it, the functions' pickles, the refusals."""
+    import subprocess
+    p = subprocess.run([sys.executable, "-m", "unittest", "-v", "tests.test_table"],
+                       cwd=os.path.join(ROOT, "python"), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert p.returncode == 0 and "skipped" not in p.stdout, p.stdout[-3000:]
+
+
 def test_the_jvm_gets_the_fixed_payload(t_env):
     """The bytes PyFlink gives the JVM's PythonScalarFunction / PythonTableFunction are the
     fixed pickle run_in_fnworker(<OperationSpec>), not a DelegatingScalarFunction."""
