@@ -151,7 +151,8 @@ TYPES = [   # (column, type, a value, another value)
     ("by", D.BYTES(), bytearray(b"bytes"), bytearray(b"\x00")),
     ("ar", D.ARRAY(D.INT()), [1, 2, 3], []),
     ("as", D.ARRAY(D.STRING()), ["a", "b"], ["c"]),
-    ("mp", D.MAP(D.STRING(), D.BIGINT()), {"k": 1, "n": -2}, {}),   # (from_elements cannot hold a null map value: PythonTableUtils)
+    # (from_elements cannot hold a null map value: PythonTableUtils; PRECISE below has one)
+    ("mp", D.MAP(D.STRING(), D.BIGINT()), {"k": 1, "n": -2}, {}),
     ("rw", D.ROW([D.FIELD("x", D.INT()), D.FIELD("y", D.STRING()),
                   D.FIELD("z", D.ROW([D.FIELD("q", D.DOUBLE())]))]),
      Row(1, "one", Row(0.5)), Row(2, "two", Row(-1.5))),
@@ -277,7 +278,8 @@ def test_decimal_timestamp_and_null_constants(t_env, native):
     (sent as epoch milliseconds) and typed NULLs, with the result types SQL gives them."""
     constants_job(t_env, [
         ("1.25", D.DECIMAL(3, 2), Decimal("1.25")),
-        ("TIMESTAMP '2024-01-02 03:04:05.678'", D.TIMESTAMP(3), datetime.datetime(2024, 1, 2, 3, 4, 5, 678000)),
+        ("TIMESTAMP '2024-01-02 03:04:05.678'", D.TIMESTAMP(3),
+         datetime.datetime(2024, 1, 2, 3, 4, 5, 678000)),
     ], extra=[("CAST(NULL AS INT)", D.INT(), None), ("CAST(NULL AS DATE)", D.DATE(), None)])
 
 
