@@ -427,6 +427,40 @@ def test_failing_call_fails_the_job_with_fnworkers_message(t_env, native):
     assert "sql-call-failed-here" in msg, msg[-3000:]
 
 
+# ---- fnworker and Python functions in one query ---------------------------------------------
+
+def mixed(t_env, jvm_async=False):
+    ints(t_env)
+    t_env.create_temporary_function("ident", fnworker.udf(IDENTITY, D.BIGINT(), jvm_async=jvm_async))
+    t_env.create_temporary_function("plus_one", python_udf(lambda v: v + 1, result_type=D.BIGINT()))
+
+
+def test_fnworker_and_python_functions_in_one_projection_fail_clearly(t_env, native):
+    """Flink plans ident (fnworker) and plus_one (Python) into one PythonCalc, also from two
+    query blocks (its Calc merge rules fuse them, plus_one(ident(x))): fnworker cannot split
+    the operator, and the job fails saying so."""
+    mixed(t_env)
+    for q in ("SELECT id, ident(x), plus_one(x) FROM nums",
+              "SELECT id, plus_one(y) FROM (SELECT id, ident(x) AS y FROM nums)"):
+        msg = failure(lambda: t_env.execute_sql(q))
+        assert "calls both fnworker functions and Python functions" in msg, msg[-3000:]
+
+
+@pytest.mark.parametrize("query, want", [
+    ("SELECT id, ident(x), plus_one(x) FROM nums", [(i, 10 * i, 10 * i + 1) for i in range(1, 5)]),
+    ("SELECT id, plus_one(ident(x)) FROM nums", [(i, 10 * i + 1) for i in range(1, 5)]),
+    ("SELECT id, ident(plus_one(x)) FROM nums", [(i, 10 * i + 1) for i in range(1, 5)]),
+])
+def test_jvm_async_functions_mix_with_python_functions(t_env, async_scalar, native, query, want):
+    """With jvm_async=True Flink plans the fnworker function into a PythonAsyncCalc of its own,
+    apart from the Python function's PythonCalc: side by side and nested either way, fnworker
+    runs one operator and relays the other."""
+    mixed(t_env, jvm_async=True)
+    plan = t_env.explain_sql(query)
+    assert "PythonAsyncCalc(" in plan and "PythonCalc(" in plan, plan
+    assert rows(t_env.execute_sql(query)) == want
+
+
 # ---- SQL DDL: CREATE TEMPORARY SYSTEM FUNCTION ... LANGUAGE PYTHON ---------------------------
 
 def test_create_function_language_python_from_a_module(t_env, native, tmp_path, monkeypatch):
