@@ -157,8 +157,10 @@ static int add_args(build_ctx *c, const pb_UDF *u, const fnw_plan_step *st, int 
     for (size_t j = 0; j < u->n_inputs; j++) {
         fnw_type *t = NULL;
         const char *dflt;
-        if (add_arg(c, u, j, depth, &(*args)[j], &t, &dflt, err) < 0)
+        if (add_arg(c, u, j, depth, &(*args)[j], &t, &dflt, err) < 0) {
+            fnw_type_free(t); /* a constant's type, made before its bytes failed */
             return fnw_error_prefix(err, "argument %zu", j + 1);
+        }
         char gen[32];
         snprintf(gen, sizeof gen, "arg%zu", j);
         const char *name = j < st->n_argument_names        ? st->argument_names[j]
