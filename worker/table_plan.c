@@ -324,6 +324,10 @@ static int add_node(build_ctx *c, const pb_UDF *u, int column, const fnw_type *c
     if (result_shape(c, &st, (fnw_type *)st.input_type, result, &unwrap, err) < 0)
         goto fail;
     apply_async_options(c, &st);
+    if (c->p->n_steps >= MAX_NODES) { /* its nested calls came first */
+        fnw_error_set(err, "more than %d functions in one operator", MAX_NODES);
+        goto fail;
+    }
     snprintf(label, sizeof label, "transform '%s', function %zu (operation '%s')", c->tid, c->p->n_steps + 1,
              st.op->name);
     if (append_node(c, &st, args, (uint32_t)u->n_inputs, unwrap, column, result, label, out, err) < 0)
