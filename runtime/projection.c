@@ -39,12 +39,29 @@ struct fnw_projection {
     uint8_t *node_finished;
     uint32_t n_finished;
     int failed, finishing, flushing, flush_again;
+    /* frames of this projection on the stack; a free inside a sink
+     * callback waits until they have unwound (free_pending) */
+    int depth, free_pending;
     fnw_buf args, out;
     int64_t rows_in, rows_out;
     char label[128];
 };
 
 /* ---- helpers ----------------------------------------------------------------------- */
+
+static void really_free(fnw_projection *p);
+
+static void enter(fnw_projection *p)
+{
+    p->depth++;
+}
+
+/* Ends a frame; frees p when a sink callback asked to and this was the last. */
+static void leave(fnw_projection *p)
+{
+    if (--p->depth == 0 && p->free_pending)
+        really_free(p);
+}
 
 static slot *slot_of(fnw_projection *p, int64_t seq)
 {
@@ -267,12 +284,21 @@ static void flush(fnw_projection *p)
 
 /* ---- the nodes' engines --------------------------------------------------------------------- */
 
+static void node_emit_in(fnw_projection *p, node_ctx *c, const fnw_record *out);
+
 static void node_emit(void *user, const fnw_record *out)
 {
     node_ctx *c = user;
     fnw_projection *p = c->p;
     if (p->failed)
         return;
+    enter(p);
+    node_emit_in(p, c, out);
+    leave(p);
+}
+
+static void node_emit_in(fnw_projection *p, node_ctx *c, const fnw_record *out)
+{
     slot *s = slot_of(p, out->timestamp);
     const fnw_proj_node *nd = &p->d->nodes[c->i];
     if (!s) {
@@ -337,24 +363,30 @@ static void node_settled(void *user, const fnw_record *in)
     if (!p->d->table_function && p->nres[k] == 0)
         p->flags[k] |= R_NULL; /* an empty result: a null */
     s->pending--;
+    enter(p);
     push_ready_nodes(p, s->seq);
     flush(p);
+    leave(p);
 }
 
 static void node_ready(void *user)
 {
     node_ctx *c = user;
     fnw_projection *p = c->p;
-    if (!p->failed && fnw_projection_has_space(p)) {
-        if (p->sink.ready)
-            p->sink.ready(p->sink.user);
+    if (!p->failed && fnw_projection_has_space(p) && p->sink.ready) {
+        enter(p);
+        p->sink.ready(p->sink.user);
+        leave(p);
     }
 }
 
 static void node_failed(void *user, const char *message)
 {
     node_ctx *c = user;
-    proj_fail(c->p, "%s", message);
+    fnw_projection *p = c->p;
+    enter(p);
+    proj_fail(p, "%s", message);
+    leave(p);
 }
 
 static void finish_node(fnw_projection *p, uint32_t i);
@@ -381,6 +413,7 @@ static void node_finished(void *user)
     fnw_projection *p = c->p;
     if (p->failed || p->node_finished[c->i])
         return;
+    enter(p);
     p->node_finished[c->i] = 1;
     p->n_finished++;
     for (uint32_t i = c->i + 1; i < p->d->n_nodes && !p->failed; i++) {
@@ -394,6 +427,7 @@ static void node_finished(void *user)
             finish_node(p, i);
     }
     check_finished(p);
+    leave(p);
 }
 
 static void finish_node(fnw_projection *p, uint32_t i)
@@ -450,6 +484,16 @@ void fnw_projection_free(fnw_projection *p)
 {
     if (!p)
         return;
+    if (p->depth > 0) { /* inside a sink callback: once the frames unwind */
+        p->free_pending = 1;
+        p->failed = 1; /* nothing more happens meanwhile */
+        return;
+    }
+    really_free(p);
+}
+
+static void really_free(fnw_projection *p)
+{
     if (p->ring)
         for (uint32_t w = 0; w < p->d->window; w++)
             fnw_buf_free(&p->ring[w].data);
@@ -496,10 +540,20 @@ int fnw_projection_has_space(const fnw_projection *p)
     return 1;
 }
 
+static int push_in(fnw_projection *p, const fnw_record *in);
+
 int fnw_projection_push(fnw_projection *p, const fnw_record *in)
 {
     if (p->failed)
         return -1;
+    enter(p);
+    int rc = push_in(p, in);
+    leave(p);
+    return rc;
+}
+
+static int push_in(fnw_projection *p, const fnw_record *in)
+{
     if (p->next - p->head >= (int64_t)p->d->window) {
         proj_fail(p, "row %lld pushed while %u rows are in flight (the most)", (long long)p->next,
                   p->d->window);
@@ -527,11 +581,13 @@ void fnw_projection_finish(fnw_projection *p)
 {
     if (p->failed)
         return;
+    enter(p);
     p->finishing = 1;
     for (uint32_t i = 0; i < p->d->n_nodes && !p->failed; i++)
         if (call_deps(&p->d->nodes[i]) == 0)
             finish_node(p, i);
     check_finished(p);
+    leave(p);
 }
 
 void fnw_projection_abort(fnw_projection *p)

@@ -315,6 +315,7 @@ typedef struct pj {
     size_t n_in, next;
     int null_y_mod; /* y is null where it divides i */
     int finish_called, manual, feeding, again;
+    int free_at_end; /* free the projection inside sink.finished / sink.failed */
     /* what the projection said */
     out_row *outs;
     size_t n_out, cap_out;
@@ -472,6 +473,10 @@ static void on_failed(void *user, const char *message)
         h->after_end++;
     h->failed++;
     snprintf(h->fail_msg, sizeof h->fail_msg, "%s", message);
+    if (h->free_at_end) {
+        fnw_projection_free(h->p);
+        h->p = NULL;
+    }
     ev_break(h->loop, EVBREAK_ALL);
 }
 
@@ -482,6 +487,10 @@ static void on_finished(void *user)
         h->after_end++;
     h->finished++;
     h->outs_at_finished = h->n_out;
+    if (h->free_at_end) {
+        fnw_projection_free(h->p);
+        h->p = NULL;
+    }
     ev_break(h->loop, EVBREAK_ALL);
 }
 
@@ -502,6 +511,8 @@ static void pj_push_one(pj *h)
  * push) resumes the loop instead of recursing. */
 static void pj_feed(pj *h)
 {
+    if (!h->p)
+        return;
     if (h->feeding) {
         h->again = 1;
         return;
@@ -509,11 +520,11 @@ static void pj_feed(pj *h)
     h->feeding = 1;
     do {
         h->again = 0;
-        while (!h->failed && h->next < h->n_in && fnw_projection_has_space(h->p))
+        while (h->p && !h->failed && h->next < h->n_in && fnw_projection_has_space(h->p))
             pj_push_one(h);
-    } while (h->again && !h->failed);
+    } while (h->p && h->again && !h->failed);
     h->feeding = 0;
-    if (!h->failed && h->next == h->n_in && !h->finish_called) {
+    if (h->p && !h->failed && h->next == h->n_in && !h->finish_called) {
         h->finish_called = 1;
         fnw_projection_finish(h->p);
     }
@@ -1170,6 +1181,60 @@ START_TEST(full_node_engine_stops_input)
 }
 END_TEST
 
+/* The sink may free the projection from inside finished and failed
+ * (projection.h), here while finish and push are still on the stack:
+ * synchronous nodes end inside them. */
+START_TEST(sink_frees_the_projection_inside_its_callbacks)
+{
+    for (int fail = 0; fail < 2; fail++) {
+        pj h;
+        pj_init(&h);
+        g_op = &probe_sync_op;
+        const char *const ok[] = { "add=1", NULL };
+        const char *const bad[] = { "fail_at=2", NULL };
+        pj_node(&h, spec(0, 10), ok, 0, 0, 1, field_arg(&h, 0));
+        pj_node(&h, spec(0, 10), fail ? bad : ok, 1, 0, 1, field_arg(&h, 0));
+        pj_node(&h, spec(0, 10), ok, 2, 0, 1, field_arg(&h, 1));
+        pj_build(&h, 4);
+        h.free_at_end = 1;
+        pj_run(&h, 20);
+        ck_assert_ptr_null(h.p);
+        ck_assert_int_eq(h.failed, fail);
+        ck_assert_int_eq(h.finished, !fail);
+        ck_assert_uint_eq(h.n_out, fail ? 2 : 4);
+        pj_free(&h);
+    }
+}
+END_TEST
+
+/* A call that times out with TIMEOUT_EMPTY has no result: a null column. */
+START_TEST(timeout_empty_is_a_null_column)
+{
+    pj h;
+    pj_init(&h);
+    fnw_spec s = spec(1, 10);
+    s.timeout_ms = 30;
+    s.on_timeout = FNW_TIMEOUT_EMPTY;
+    const char *const c0[] = { "hold=1", NULL };
+    const char *const c1[] = { "add=1", NULL };
+    pj_node(&h, s, c0, 0, 0, 1, field_arg(&h, 0));
+    pj_node(&h, spec(0, 10), c1, 1, 0, 1, field_arg(&h, 0));
+    pj_build(&h, 3);
+    pj_run_ok(&h, 20);
+    ck_assert_uint_eq(h.n_out, 3);
+    ck_assert_uint_eq(g_nheld, 0);
+    for (size_t i = 0; i < 3; i++) {
+        int32_t v[2];
+        int null[2];
+        out_cols(&h, i, 2, v, null);
+        ck_assert(null[0]);
+        ck_assert(!null[1]);
+        ck_assert_int_eq(v[1], (int32_t)i + 1);
+    }
+    pj_free(&h);
+}
+END_TEST
+
 static Suite *projection_suite(void)
 {
     Suite *s = suite_create("projection");
@@ -1192,6 +1257,8 @@ static Suite *projection_suite(void)
     tcase_add_test(tc, null_nested_result_is_a_null_argument);
     tcase_add_test(tc, empty_bundle_finishes);
     tcase_add_test(tc, full_node_engine_stops_input);
+    tcase_add_test(tc, sink_frees_the_projection_inside_its_callbacks);
+    tcase_add_test(tc, timeout_empty_is_a_null_column);
     suite_add_tcase(s, tc);
     return s;
 }
