@@ -17,6 +17,7 @@ typedef struct slot {
     int64_t seq;  /* the row's sequence number; -1 when free */
     fnw_buf data; /* the input row, then the results */
     uint32_t in_len;
+    uint32_t tbl_off; /* a table function's rows start here (after the nested results) */
     uint32_t pending; /* nodes not settled yet */
 } slot;
 
@@ -69,6 +70,13 @@ static slot *slot_of(fnw_projection *p, int64_t seq)
         return NULL;
     slot *s = &p->ring[(uint64_t)seq % p->d->window];
     return s->seq == seq ? s : NULL;
+}
+
+/* Node i gives a table function's rows: the last node (those before it
+ * are the calls it makes for its arguments). */
+static int table_node(const fnw_projection *p, uint32_t i)
+{
+    return p->d->table_function && i == p->d->n_nodes - 1;
 }
 
 static size_t at(const fnw_projection *p, int64_t seq, uint32_t node)
@@ -173,6 +181,8 @@ static void push_node(fnw_projection *p, slot *s, uint32_t i)
     fnw_error err;
     size_t k = at(p, s->seq, i);
     p->flags[k] |= R_PUSHED;
+    if (table_node(p, i))
+        s->tbl_off = (uint32_t)s->data.len; /* its nested calls' results are all kept by now */
     if (build_args(p, s, i, &err) < 0) {
         proj_fail(p, "%s: cannot build the arguments of row %lld: %s", p->d->nodes[i].name, (long long)s->seq,
                   err.msg);
@@ -233,7 +243,7 @@ static int emit_scalar_row(fnw_projection *p, slot *s)
  * the input), then the end message. */
 static void emit_table_rows(fnw_projection *p, slot *s)
 {
-    size_t off = s->in_len;
+    size_t off = s->tbl_off;
     while (off + 4 <= s->data.len && !p->failed) {
         uint32_t len;
         memcpy(&len, s->data.p + off, 4);
@@ -307,10 +317,14 @@ static void node_emit_in(fnw_projection *p, node_ctx *c, const fnw_record *out)
         return;
     }
     size_t k = at(p, s->seq, c->i);
-    if (p->d->table_function) {
-        uint32_t len = out->data ? out->len : 0;
-        if (fnw_buf_append(&s->data, &len, 4) < 0 ||
-            fnw_buf_append(&s->data, out->data ? out->data : (const uint8_t *)"", len) < 0)
+    if (table_node(p, c->i)) {
+        if (!out->data) {
+            proj_fail(p, "%s gave a null for row %lld: a table function's results are rows", nd->name,
+                      (long long)s->seq);
+            return;
+        }
+        uint32_t len = out->len;
+        if (fnw_buf_append(&s->data, &len, 4) < 0 || fnw_buf_append(&s->data, out->data, len) < 0)
             proj_fail(p, "%s: out of memory keeping the results of row %lld", nd->name, (long long)s->seq);
         p->nres[k]++;
         return;
@@ -360,7 +374,7 @@ static void node_settled(void *user, const fnw_record *in)
     if (p->flags[k] & R_SETTLED)
         return;
     p->flags[k] |= R_SETTLED;
-    if (!p->d->table_function && p->nres[k] == 0)
+    if (!table_node(p, c->i) && p->nres[k] == 0)
         p->flags[k] |= R_NULL; /* an empty result: a null */
     s->pending--;
     enter(p);
@@ -572,6 +586,7 @@ static int push_in(fnw_projection *p, const fnw_record *in)
         return -1;
     }
     s->in_len = in->data ? in->len : 0;
+    s->tbl_off = s->in_len;
     p->rows_in++;
     push_ready_nodes(p, seq);
     return p->failed ? -1 : 0;

@@ -1235,6 +1235,61 @@ START_TEST(timeout_empty_is_a_null_column)
 }
 END_TEST
 
+/* A table function calling a scalar function for its argument: the nested
+ * results are arguments, not output rows. tf(g(x), y), g(x) = x + 1. */
+START_TEST(table_function_with_a_nested_call)
+{
+    pj h;
+    pj_init(&h);
+    const char *const g[] = { "add=1", "delay_ms=1", NULL };
+    const char *const tf[] = { "wrap=1", "fanout=1", NULL };
+    pj_node(&h, spec(1, 10), g, -1, 0, 1, field_arg(&h, 0));
+    pj_node(&h, spec(1, 10), tf, -1, 0, 2, call_arg(0), field_arg(&h, 1));
+    h.d.table_function = 1;
+    h.d.n_columns = 1;
+    pj_build(&h, 7);
+    pj_run_ok(&h, 20);
+    size_t k = 0;
+    for (int32_t x = 0; x < 7; x++) {
+        static const int fan[3] = { 0, 1, 3 };
+        for (int r = 0; r < fan[(x + 1) % 3]; r++, k++) {
+            ck_assert_uint_lt(k, h.n_out);
+            ck_assert_uint_eq(h.outs[k].len, 5);
+            ck_assert_int_eq(get_int(h.outs[k].b + 1), x + 1 + r * 1000);
+        }
+        ck_assert_uint_lt(k, h.n_out);
+        ck_assert_msg(h.outs[k].len == 1 && h.outs[k].b[0] == 0, "no end message after input %d", (int)x);
+        k++;
+        const log_entry *l = log_of("n1", x + 1);
+        ck_assert_ptr_nonnull(l);
+        ck_assert_uint_eq(l->len, 9);
+        ck_assert_int_eq(get_int(l->b + 5), 1000 + x);
+    }
+    ck_assert_uint_eq(k, h.n_out);
+    pj_free(&h);
+}
+END_TEST
+
+/* A null where a table function's row should be fails the bundle, naming
+ * the function (an empty record would corrupt Flink's stream). */
+START_TEST(table_function_null_row_fails)
+{
+    pj h;
+    pj_init(&h);
+    const char *const g[] = { "none_at=1", NULL };
+    const char *const tf[] = { "add=0", NULL };
+    pj_node(&h, spec(0, 10), g, -1, 0, 1, field_arg(&h, 0));
+    pj_node(&h, spec(0, 10), tf, -1, 0, 1, call_arg(0));
+    h.d.table_function = 1;
+    h.d.n_columns = 1;
+    pj_build(&h, 3);
+    pj_run(&h, 20);
+    ck_assert_int_eq(h.failed, 1);
+    ck_assert_msg(strstr(h.fail_msg, "function 2 (operation 'probe') gave a null for row 1"), "%s", h.fail_msg);
+    pj_free(&h);
+}
+END_TEST
+
 static Suite *projection_suite(void)
 {
     Suite *s = suite_create("projection");
@@ -1259,6 +1314,8 @@ static Suite *projection_suite(void)
     tcase_add_test(tc, full_node_engine_stops_input);
     tcase_add_test(tc, sink_frees_the_projection_inside_its_callbacks);
     tcase_add_test(tc, timeout_empty_is_a_null_column);
+    tcase_add_test(tc, table_function_with_a_nested_call);
+    tcase_add_test(tc, table_function_null_row_fails);
     suite_add_tcase(s, tc);
     return s;
 }
