@@ -385,10 +385,6 @@ static int build_functions(build_ctx *c, const pb_UDFs *f, int table_function, f
         uint32_t idx;
         if (add_node(c, f->udfs[0], -1, c->p->output_type, 0, &idx, err) < 0)
             return fnw_error_prefix(err, "table function");
-        if (c->p->n_steps != 1) /* the projection runs a table function as its one node */
-            return fnw_error_set(err, "table function: it calls another function for an argument, which "
-                                      "fnworker does not run inside a table function; compute that argument "
-                                      "in a column of its own first");
         tp->desc.table_function = 1;
         tp->desc.n_columns = (uint32_t)columns;
         return 0;
