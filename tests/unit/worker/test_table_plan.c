@@ -2,15 +2,15 @@
  * Flink's layout (tests/unit/table_build.h) read into plan steps and a
  * projection (worker/table_plan.h): the steps' argument rows (named arg0..
  * or argument_names, typed as the SQL arguments: columns, constants, nested
- * results), result types and unwrap; async options; a table function
- * (calling another for its argument); and every refusal with its message
- * (a pandas function, an Arrow coder, an
- * input column out of range, a nested call without result_type, a
- * result_type other than the column's, output_type set, too many or too
- * deeply nested functions, a table function with two functions,
- * end-message framing that does not match, identity with two
- * arguments as a scalar, a constant that is not a literal). The binary runs
- * clean under valgrind: the failure paths leak nothing. */
+ * results), result types and unwrap; async options; a table function (one
+ * calling another for its argument too); and every refusal with its
+ * message (a pandas function, an Arrow coder, an input column out of
+ * range, a nested call without result_type, a result_type other than the
+ * column's, output_type set, too many or too deeply nested functions, a
+ * table function with two functions, end-message framing that does not
+ * match, identity with two arguments as a scalar, a constant that is not a
+ * literal or is too large). The binary runs clean under valgrind: the
+ * failure paths leak nothing. */
 #include <check.h>
 
 #include "tests/unit/check_run.h"
