@@ -11,7 +11,11 @@
  * full, ready once it drains); finish of nested nodes (the parent's batch
  * flushes only after its child finished); a failing node aborts the others
  * (sink.failed once, nothing after); abort; a projection reused after
- * finish and after failure.
+ * finish and after failure; synchronous nodes (rows end inside push); a
+ * null nested result as a null argument; an empty bundle; a full node
+ * engine stopping input; the sink freeing the projection inside finished
+ * and failed; TIMEOUT_EMPTY as a null; a table function calling a scalar
+ * function, and a null where its row should be.
  *
  * Input rows are ROW<x INT, y INT> (mask byte, x, y; big-endian), x = i and
  * y = 1000 + i for row i (y null where asked). Guard timers catch hangs
