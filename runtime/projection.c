@@ -399,7 +399,7 @@ static void node_failed(void *user, const char *message)
     node_ctx *c = user;
     fnw_projection *p = c->p;
     enter(p);
-    proj_fail(p, "%s", message);
+    proj_fail(p, "%s: %s", p->d->nodes[c->i].name, message); /* which function: they share a transform */
     leave(p);
 }
 

@@ -980,7 +980,9 @@ START_TEST(failing_node_aborts_the_others)
     pj_build(&h, 10);
     pj_run(&h, 20);
     ck_assert_int_eq(h.failed, 1);
-    ck_assert_msg(strstr(h.fail_msg, "probe: failed at 3"), "%s", h.fail_msg);
+    ck_assert_msg(strstr(h.fail_msg, "transform 'T', function 2 (operation 'probe'): ") &&
+                      strstr(h.fail_msg, "probe: failed at 3"),
+                  "%s", h.fail_msg);
     ck_assert_uint_eq(g_nheld, 0); /* the other node's calls were cancelled */
     ck_assert_uint_eq(h.n_out, 0);
     pj_run_for(&h, 0.05);
