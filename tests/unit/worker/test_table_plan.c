@@ -550,6 +550,38 @@ START_TEST(oversized_constant_is_refused_cleanly)
 }
 END_TEST
 
+/* The layout around the Table transform: its consumer must be the sink,
+ * and the sink's coder a Table row coder in the descriptor. */
+START_TEST(table_layout_refusals)
+{
+    builder b;
+    shape_init(&b);
+    pb_OperationSpec id = tspec("identity");
+    pb_UDF *u[1] = { tudf1(&b, &id, in_offset(&b, 0)) };
+    scalar_shape(&b, out1(&b, STN(INT)), 1, u);
+    transform(&b, "fn/write/:0")->spec = pardo(&b, STATELESS, 0, "identity", 0);
+    expect_fail(&b, "descriptor '1-2'", "transform 'fn/write/:0' after Table transform 'transform'",
+                "expected beam:runner:sink:v1", NULL);
+    builder_free(&b);
+
+    shape_init(&b);
+    u[0] = tudf1(&b, &id, in_offset(&b, 0));
+    scalar_shape(&b, out1(&b, STN(INT)), 1, u);
+    transform(&b, "fn/write/:0")->spec = grpc_port(&b, "beam:runner:sink:v1", "no-such-coder");
+    expect_fail(&b, "descriptor '1-2'", "no-such-coder", NULL);
+    builder_free(&b);
+
+    /* a DataStream coder where the Table row coder should be */
+    shape_init(&b);
+    u[0] = tudf1(&b, &id, in_offset(&b, 0));
+    scalar_shape(&b, out1(&b, STN(INT)), 1, u);
+    add_flink_coder(&b, "ds_coder", row_of(&b, 5));
+    transform(&b, "fn/write/:0")->spec = grpc_port(&b, "beam:runner:sink:v1", "ds_coder");
+    expect_fail(&b, "transform 'transform'", "output coder", "not a Table row coder", NULL);
+    builder_free(&b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("table_plan");
@@ -574,6 +606,7 @@ int main(void)
     tcase_add_test(tc, functions_and_columns_must_agree);
     tcase_add_test(tc, bad_functions_are_refused_cleanly);
     tcase_add_test(tc, oversized_constant_is_refused_cleanly);
+    tcase_add_test(tc, table_layout_refusals);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }
