@@ -186,8 +186,10 @@ static int add_args(build_ctx *c, const pb_UDF *u, const fnw_plan_step *st, int 
         fnw_type *t = NULL;
         const char *dflt;
         const fnw_type *declared = j < st->n_argument_types ? st->argument_types[j] : NULL;
-        if (add_arg(c, u, j, declared, depth, &(*args)[j], &t, &dflt, err) < 0)
+        if (add_arg(c, u, j, declared, depth, &(*args)[j], &t, &dflt, err) < 0) {
+            fnw_type_free(t); /* a constant's type, made before its bytes failed */
             return fnw_error_prefix(err, "argument %zu", j + 1);
+        }
         if (declared && !fnw_type_equal_ignoring_names(t, declared)) {
             type_mismatch("the argument's declared type (argument_types) and the type Flink sends differ",
                           declared, t, err);
@@ -349,6 +351,10 @@ static int add_node(build_ctx *c, const pb_UDF *u, int column, const fnw_type *c
     if (result_shape(c, &st, (fnw_type *)st.input_type, result, &unwrap, err) < 0)
         goto fail;
     apply_async_options(c, &st);
+    if (c->p->n_steps >= MAX_NODES) { /* its nested calls came first */
+        fnw_error_set(err, "more than %d functions in one operator", MAX_NODES);
+        goto fail;
+    }
     snprintf(label, sizeof label, "transform '%s', function %zu (operation '%s')", c->tid, c->p->n_steps + 1,
              st.op->name);
     if (append_node(c, &st, args, (uint32_t)u->n_inputs, unwrap, column, result, label, out, err) < 0)
@@ -391,7 +397,12 @@ static uint32_t window_of(const fnw_plan *p)
         if (p->steps[i].spec.capacity > most)
             most = p->steps[i].spec.capacity;
     int64_t w = 2 * most;
-    return (uint32_t)(w < 64 ? 64 : w > 65536 ? 65536 : w);
+    w = w < 64 ? 64 : w > 65536 ? 65536 : w;
+    /* the ring keeps a few words per function and row: at most ~1M of them */
+    int64_t cells_max = (int64_t)1 << 20, n = p->n_steps ? (int64_t)p->n_steps : 1;
+    if (w * n > cells_max)
+        w = cells_max / n > 1 ? cells_max / n : 1;
+    return (uint32_t)w;
 }
 
 static int build_functions(build_ctx *c, const pb_UDFs *f, int table_function, fnw_error *err)
