@@ -21,6 +21,8 @@
 
 #include "codecs/arena.h"
 #include "codecs/pickle_const.h"
+#include "codecs/ser.h"
+#include "codecs/type.h"
 #include "codecs/type.h"
 
 typedef struct fixture {
@@ -423,6 +425,73 @@ START_TEST(an_arena_too_small_is_an_error_not_a_crash)
 }
 END_TEST
 
+/* A constant converted to the declared type, then encoded: the bytes (hex)
+ * a Flink serializer of that type writes, or the message. */
+static void convert_to(const fnw_value *v, fnw_type *to, const char *want_hex, const char *want_err)
+{
+    fnw_arena a;
+    fnw_arena_init(&a, 256, 1 << 16);
+    fnw_value out;
+    fnw_error err = { { 0 } };
+    int rc = fnw_pickle_const_convert(v, to, &a, &out, &err);
+    fnw_buf b;
+    fnw_buf_init(&b, 0);
+    if (rc == 0)
+        rc = fnw_ser_encode(to, &out, &b, &err);
+    if (want_err) {
+        ck_assert_int_eq(rc, -1);
+        ck_assert_msg(strstr(err.msg, want_err) != NULL, "%s", err.msg);
+    } else {
+        ck_assert_msg(rc == 0, "%s", err.msg);
+        char hex[256] = "";
+        for (size_t i = 0; i < b.len && 2 * i + 2 < sizeof hex; i++)
+            snprintf(hex + 2 * i, 3, "%02x", b.p[i]);
+        ck_assert_str_eq(hex, want_hex);
+    }
+    fnw_buf_free(&b);
+    fnw_arena_free(&a);
+    fnw_type_free(to);
+}
+
+static fnw_type *typed(fnw_kind k, int32_t precision, int32_t scale)
+{
+    fnw_type *t = fnw_type_new(k);
+    if (precision)
+        ck_assert_int_eq(fnw_type_set_precision(t, precision, scale, NULL), 0);
+    return t;
+}
+
+START_TEST(constants_take_the_declared_argument_type)
+{
+    fnw_value seven = fnw_value_int(FNW_LONG, 7), big = fnw_value_int(FNW_LONG, 70000);
+    convert_to(&seven, typed(FNW_INT, 0, 0), "00000007", NULL);
+    convert_to(&seven, typed(FNW_BYTE, 0, 0), "07", NULL);
+    convert_to(&big, typed(FNW_SHORT, 0, 0), NULL, "does not fit");
+    convert_to(&seven, typed(FNW_DOUBLE, 0, 0), "401c000000000000", NULL);
+    /* DECIMAL(5, 2): the text rounded to the scale ("7.00"), length-prefixed */
+    convert_to(&seven, typed(FNW_BIG_DEC, 5, 2), "00000004372e3030", NULL);
+    fnw_value dec = fnw_value_bytes(FNW_BIG_DEC, "1.255", 5);
+    convert_to(&dec, typed(FNW_BIG_DEC, 4, 2), "00000004312e3236", NULL);
+    convert_to(&dec, typed(FNW_BIG_DEC, 2, 2), NULL, "does not fit");
+    convert_to(&dec, typed(FNW_FLOAT, 0, 0), "3fa0a3d7", NULL);
+    /* a NULL literal (read as a null STRING) is a null of any type */
+    fnw_value null = fnw_value_null(FNW_STRING);
+    fnw_arena a;
+    fnw_arena_init(&a, 64, 1024);
+    fnw_value out;
+    fnw_type *int_type = typed(FNW_INT, 0, 0);
+    ck_assert_int_eq(fnw_pickle_const_convert(&null, int_type, &a, &out, NULL), 0);
+    ck_assert(out.is_null && out.kind == FNW_INT);
+    fnw_type_free(int_type);
+    fnw_arena_free(&a);
+    /* TIMESTAMP(6): millis then the nanos of the milli (0) */
+    fnw_value ts = fnw_value_timestamp(FNW_SQL_TIMESTAMP, 1000, 0);
+    convert_to(&ts, typed(FNW_SQL_TIMESTAMP, 6, 0), "00000000000003e800000000", NULL);
+    fnw_value text = fnw_value_str("x");
+    convert_to(&text, typed(FNW_INT, 0, 0), NULL, "cannot be an argument of type");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pickle_const");
@@ -437,6 +506,7 @@ int main(void)
     tcase_add_test(tc, lengths_and_text_are_checked);
     tcase_add_test(tc, integers_beyond_64_bits_and_odd_int_text_are_refused);
     tcase_add_test(tc, an_arena_too_small_is_an_error_not_a_crash);
+    tcase_add_test(tc, constants_take_the_declared_argument_type);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }
