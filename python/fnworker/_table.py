@@ -137,15 +137,36 @@ def inferred_result_field(operation, names):
     return DEFAULT_RESULT_FIELD
 
 
-def table_spec(operation, result_type_bytes, names, result_field):
+def table_spec(operation, result_type_bytes, names, result_field, argument_types=()):
     """The OperationSpec of a Table function: the operation's own spec with
-    result_type (13), argument_names (14) and result_field (15)."""
+    result_type (13), argument_names (14), result_field (15) and
+    argument_types (16, Schema.FieldType bytes each)."""
     out = operation.to_spec() + _wire.message_field(13, result_type_bytes)
     for n in names:
         out += _wire.bytes_field(14, n, keep_empty=True)
     if result_field and result_field != DEFAULT_RESULT_FIELD:
         out += _wire.bytes_field(15, result_field)
+    for t in argument_types:
+        out += _wire.message_field(16, t)
     return out
+
+
+def _input_types(input_types, names):
+    """(the list PyFlink's wrapper takes, their Schema.FieldType bytes)."""
+    if input_types is None:
+        return None, []
+    if _sqltypes.is_row(input_types):
+        types = [f.data_type for f in input_types.fields]
+    elif isinstance(input_types, (list, tuple)):
+        types = list(input_types)
+    else:
+        types = [input_types]
+    if not types:
+        raise ValueError("input_types is empty; leave it out to take the arguments as Flink types them")
+    if names and len(names) != len(types):
+        raise ValueError("argument_names has %d names but input_types %d types"
+                         % (len(names), len(types)))
+    return types, [_sqltypes.field_type(t) for t in types]
 
 
 def _check_operation(operation):
@@ -161,7 +182,7 @@ def _check_operation(operation):
 
 
 def udf(operation, result_type, argument_names=None, result_field=None, name=None,
-        deterministic=True, jvm_async=False):
+        deterministic=True, jvm_async=False, input_types=None):
     """A Flink SQL / Table API scalar function that runs ``operation`` in
     fnworker: ``t_env.create_temporary_function("score", fnworker.udf(...))``.
 
@@ -173,9 +194,14 @@ def udf(operation, result_type, argument_names=None, result_field=None, name=Non
     ``inferred_result_field``). The operation's settings (capacity,
     timeout_ms, retry, mode BATCH with batch_size/batch_timeout_ms,
     output_mode) drive the calls as in the DataStream helpers. ``jvm_async``:
-    Flink's async scalar operator (PyFlink 2.x) instead of the general one."""
+    Flink's async scalar operator (PyFlink 2.x) instead of the general one.
+    ``input_types`` (PyFlink DataTypes, one per argument): Flink casts the
+    arguments to them, and fnworker converts SQL literals to them (a literal
+    reaches it without its SQL type); unset, the arguments keep Flink's types
+    and a literal is typed from its value (integers BIGINT, ...)."""
     _check_operation(operation)
     names = _names(argument_names)
+    in_types, in_bytes = _input_types(input_types, names)
     type_bytes = _sqltypes.field_type(result_type)
     if _sqltypes.is_row(result_type):
         if result_field is not None:
@@ -187,7 +213,7 @@ def udf(operation, result_type, argument_names=None, result_field=None, name=Non
         field = inferred_result_field(operation, names) if result_field is None else result_field
         if not isinstance(field, str) or not field:
             raise ValueError("result_field must be a non-empty field name, got %r" % (field,))
-    spec = table_spec(operation, type_bytes, names, field)
+    spec = table_spec(operation, type_bytes, names, field, in_bytes)
     pudf = _pyflink_udf()
     name = name or "fnworker_" + operation.name
     if jvm_async:
@@ -197,21 +223,23 @@ def udf(operation, result_type, argument_names=None, result_field=None, name=Non
                              "later); this is PyFlink %s: leave jvm_async off (fnworker runs the "
                              "calls asynchronously either way)" % _pyflink_version())
         func = _function_class("async")(spec, bool(deterministic))
-        return wrapper(func, None, result_type, "general", bool(deterministic), name)
+        return wrapper(func, in_types, result_type, "general", bool(deterministic), name)
     func = _function_class("scalar")(spec, bool(deterministic))
-    return pudf.UserDefinedScalarFunctionWrapper(func, None, result_type, "general",
+    return pudf.UserDefinedScalarFunctionWrapper(func, in_types, result_type, "general",
                                                  bool(deterministic), name)
 
 
-def udtf(operation, result_types, argument_names=None, name=None, deterministic=True):
+def udtf(operation, result_types, argument_names=None, name=None, deterministic=True,
+         input_types=None):
     """A Flink SQL / Table API table function that runs ``operation`` in
     fnworker: every output row of a call is one row the function emits.
     ``result_types`` is a list of PyFlink DataTypes (or one, or a ROW of
     them); as PyFlink declares it to Flink, the emitted row is
     ROW<f0 T0, f1 T1, ...> and the operation's output row has those names.
-    ``argument_names`` as for ``udf``."""
+    ``argument_names`` and ``input_types`` as for ``udf``."""
     _check_operation(operation)
     names = _names(argument_names)
+    in_types, in_bytes = _input_types(input_types, names)
     if _sqltypes.is_row(result_types):
         types = [f.data_type for f in result_types.fields]
     elif isinstance(result_types, (list, tuple)):
@@ -227,8 +255,8 @@ def udtf(operation, result_types, argument_names=None, name=None, deterministic=
     # the emitted ROW, nullable as the JVM's DataTypes.ROW(DataType...) that PyFlink declares
     row = (_wire.int_field(1, _sqltypes.TYPE_NAME["ROW"]) + _wire.int_field(2, True) +
            _wire.message_field(_sqltypes.ROW_SCHEMA, body))
-    spec = table_spec(operation, row, names, None)
+    spec = table_spec(operation, row, names, None, in_bytes)
     pudf = _pyflink_udf()
     func = _function_class("table")(spec, bool(deterministic))
-    return pudf.UserDefinedTableFunctionWrapper(func, None, types, bool(deterministic),
+    return pudf.UserDefinedTableFunctionWrapper(func, in_types, types, bool(deterministic),
                                                 name or "fnworker_" + operation.name)

@@ -203,6 +203,25 @@ class PyFlinkFunctionTest(unittest.TestCase):
         self.assertIn('name: "f0" type { type_name: BIGINT',
                       flat(decode(operation_spec_of(self.pickled(t2)))))
 
+    def test_input_types(self):
+        f = fnworker.udf(Operation("identity"), D.DECIMAL(3, 2), input_types=[D.DECIMAL(3, 2)])
+        self.assertEqual([str(t) for t in f._input_types], [str(D.DECIMAL(3, 2))])   # Flink casts
+        text = flat(decode(operation_spec_of(self.pickled(f))))
+        self.assertIn("argument_types { type_name: DECIMAL nullable: true decimal_info { precision: 3 "
+                      "scale: 2 } }", text)
+        t = fnworker.udtf(Operation("echo"), [D.INT()], input_types=D.ROW([D.FIELD("a", D.INT()),
+                                                                           D.FIELD("b", D.DATE())]))
+        self.assertEqual(len(t._input_types), 2)
+        self.assertEqual(flat(decode(operation_spec_of(self.pickled(t)))).count("argument_types {"), 2)
+        self.assertNotIn("argument_types", flat(decode(operation_spec_of(
+            self.pickled(fnworker.udf(Operation("echo"), D.INT()))))))
+        with self.assertRaisesRegex(ValueError, "argument_names has 1 names but input_types 2 types"):
+            fnworker.udf(Operation("echo"), D.INT(), argument_names=["a"], input_types=[D.INT(), D.INT()])
+        with self.assertRaisesRegex(ValueError, "input_types is empty"):
+            fnworker.udf(Operation("echo"), D.INT(), input_types=[])
+        with self.assertRaisesRegex(ValueError, "MULTISET"):
+            fnworker.udf(Operation("echo"), D.INT(), input_types=[D.MULTISET(D.INT())])
+
     def test_jvm_async(self):
         if hasattr(pudf, "UserDefinedAsyncScalarFunctionWrapper"):
             f = fnworker.udf(Operation("echo"), D.INT(), jvm_async=True)

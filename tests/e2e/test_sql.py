@@ -233,30 +233,34 @@ def test_identity_of_a_row_of_arguments(t_env, native):
                    (2, tuple(as_tuple(b) for _, _, _, b in TYPES))]
 
 
-def constants_job(t_env, lits, extra=()):
+def constants_job(t_env, lits, extra=(), typed=False):
     """consts(x, <literals>): identity over ROW<x, c0, c1, ...> gives the literals back; extra
-    are (SQL, type, value) called one function each (collect() cannot carry a null inside a ROW)."""
+    are (SQL, type, value) called one function each (collect() cannot carry a null inside a
+    ROW). typed: the functions declare input_types (the literals' types)."""
     names = ["c%d" % i for i in range(len(lits))]
     result = D.ROW([D.FIELD("x", D.INT())] + [D.FIELD(n, t) for n, (_, t, _) in zip(names, lits)])
-    t_env.create_temporary_function("consts", fnworker.udf(IDENTITY, result,
-                                                           argument_names=["x"] + names))
+    types = [D.INT()] + [t for _, t, _ in lits]
+    t_env.create_temporary_function("consts", fnworker.udf(
+        IDENTITY, result, argument_names=["x"] + names, input_types=types if typed else None))
     sel = ["consts(x, %s)" % ", ".join(l for l, _, _ in lits)]
     for i, (lit, t, _) in enumerate(extra):
-        t_env.create_temporary_function("one%d" % i, fnworker.udf(IDENTITY, t))
+        t_env.create_temporary_function("one%d" % i, fnworker.udf(
+            IDENTITY, t, input_types=[t] if typed else None))
         sel.append("one%d(%s)" % (i, lit))
     t_env.create_temporary_view("src", t_env.from_elements([(1,), (2,)], D.ROW([D.FIELD("x", D.INT())])))
     got = rows(t_env.execute_sql("SELECT %s FROM src" % ", ".join(sel)))
-    assert got == [
-        (tuple([x] + [v for _, _, v in lits]),) + tuple(v for _, _, v in extra) for x in (1, 2)]
+    assert got == [(tuple([x] + [v for _, _, v in lits]),) + tuple(v for _, _, v in extra)
+                   for x in (1, 2)]
 
 
-def test_constants_of_every_literal_type(t_env, native):
-    """Literals as arguments beside a column. Flink sends each as an inputConstant: a type byte
-    and a pickle of the Java value, without its SQL type (PythonBridgeUtils.convertLiteralToPython),
-    so fnworker types them as Python would see them (codecs/pickle_const.h): every integer
-    literal BIGINT, FLOAT and DOUBLE DOUBLE, CHAR/VARCHAR STRING; the function's result type
-    says so. Each comes back as written. (A BINARY literal such as X'00ff' Flink itself refuses
-    when it plans the job: convertLiteralToPython knows no BINARY.)"""
+def test_constants_typed_from_their_values(t_env, native):
+    """Literals as arguments beside a column, without input_types. Flink sends each as an
+    inputConstant: a type byte and a pickle of the Java value, without its SQL type
+    (PythonBridgeUtils.convertLiteralToPython), so fnworker types them from the value
+    (codecs/pickle_const.h): every integer literal BIGINT, FLOAT and DOUBLE DOUBLE,
+    CHAR/VARCHAR STRING; the function's result type says so. Each comes back as written.
+    (A BINARY literal such as X'00ff' Flink itself refuses when it plans the job:
+    convertLiteralToPython knows no BINARY.)"""
     constants_job(t_env, [
         ("CAST(7 AS TINYINT)", D.BIGINT(), 7), ("CAST(-7 AS SMALLINT)", D.BIGINT(), -7),
         ("42", D.BIGINT(), 42), ("9000000000", D.BIGINT(), 9000000000),
@@ -269,18 +273,22 @@ def test_constants_of_every_literal_type(t_env, native):
     ])
 
 
-@pytest.mark.xfail(strict=True, reason="waits for the worker: a DECIMAL constant is typed BIG_DEC, "
-                   "a TIMESTAMP constant SQL_TIMESTAMP, a NULL constant a null STRING "
-                   "(codecs/pickle_const.h), so identity refuses DECIMAL(3, 2), TIMESTAMP(3), INT "
-                   "results; PyFlink gives the values back")
-def test_decimal_timestamp_and_null_constants(t_env, native):
-    """The literals whose SQL type the inputConstant does not carry: a DECIMAL, a TIMESTAMP
-    (sent as epoch milliseconds) and typed NULLs, with the result types SQL gives them."""
+def test_constants_of_every_literal_type_with_input_types(t_env, native):
+    """With input_types the function declares its arguments' SQL types; fnworker converts each
+    literal to its declared type (OperationSpec.argument_types): TINYINT, SMALLINT, INT,
+    FLOAT, DECIMAL(p, s), CHAR(n), TIMESTAMP(3), typed NULLs. Each comes back as written."""
     constants_job(t_env, [
-        ("1.25", D.DECIMAL(3, 2), Decimal("1.25")),
+        ("CAST(7 AS TINYINT)", D.TINYINT(), 7), ("CAST(-7 AS SMALLINT)", D.SMALLINT(), -7),
+        ("42", D.INT(), 42), ("9000000000", D.BIGINT(), 9000000000),
+        ("TRUE", D.BOOLEAN(), True), ("CAST(1.5 AS FLOAT)", D.FLOAT(), 1.5),
+        ("CAST(2.25 AS DOUBLE)", D.DOUBLE(), 2.25), ("1.25", D.DECIMAL(3, 2), Decimal("1.25")),
+        ("'abc'", D.CHAR(3), "abc"), ("CAST('xy' AS VARCHAR(5))", D.VARCHAR(5), "xy"),
+        ("DATE '2024-02-29'", D.DATE(), datetime.date(2024, 2, 29)),
+        ("TIME '12:34:56'", D.TIME(0), datetime.time(12, 34, 56)),
         ("TIMESTAMP '2024-01-02 03:04:05.678'", D.TIMESTAMP(3),
          datetime.datetime(2024, 1, 2, 3, 4, 5, 678000)),
-    ], extra=[("CAST(NULL AS INT)", D.INT(), None), ("CAST(NULL AS DATE)", D.DATE(), None)])
+    ], extra=[("CAST(NULL AS INT)", D.INT(), None), ("CAST(NULL AS DATE)", D.DATE(), None),
+              ("CAST(NULL AS DECIMAL(5, 1))", D.DECIMAL(5, 1), None)], typed=True)
 
 
 # ---- calls: nested, two in one SELECT, in WHERE, from the Table API -------------------------
