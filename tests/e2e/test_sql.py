@@ -329,6 +329,22 @@ def test_function_in_where_and_from_the_table_api(t_env, native):
     assert got == [(i, 10 * i, i) for i in range(1, 5)]
 
 
+def test_jvm_async_options_fill_only_what_the_spec_leaves_unset(t_env, async_scalar, native):
+    """Under jvm_async Flink sends AsyncOptions (table.exec.async-scalar.*): the spec's own
+    timeout_ms wins (5 s: calls of 500 ms pass under Flink's 100 ms), and Flink's timeout
+    applies to a spec without one (a hanging call fails after 200 ms, fnworker's message)."""
+    ints(t_env, 3)
+    t_env.get_config().set("table.exec.async-scalar.timeout", "100 ms")
+    op = Operation("echo", delay_ms=500).with_settings(timeout_ms=5000)
+    t_env.create_temporary_function("slow", fnworker.udf(op, D.BIGINT(), jvm_async=True))
+    assert rows(t_env.execute_sql("SELECT id, slow(x) FROM nums")) == [(1, 10), (2, 20), (3, 30)]
+    t_env.get_config().set("table.exec.async-scalar.timeout", "200 ms")
+    t_env.create_temporary_function("hangs", fnworker.udf(Operation("echo", hang=True), D.BIGINT(),
+                                                          jvm_async=True))
+    msg = failure(lambda: t_env.execute_sql("SELECT id, hangs(x) FROM nums"))
+    assert "operation 'echo' timed out after 200 ms" in msg, msg[-3000:]
+
+
 JITTER = Operation("echo", jitter_ms=30, seed=7).with_settings(output_mode="UNORDERED", capacity=64)
 
 
