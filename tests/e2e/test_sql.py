@@ -394,6 +394,11 @@ def test_table_function_emits_rows(t_env, native):
     got = rows(t_env.execute_sql(
         "SELECT id, a, b FROM nums, LATERAL TABLE(twice(id, x)) AS T(a, b)"))
     assert got == [(i, i, 10 * i) for i in range(1, 4) for _ in range(2)]
+    # a fnworker scalar call as the table function's argument (planned before it)
+    t_env.create_temporary_function("ident", fnworker.udf(IDENTITY, D.BIGINT()))
+    got = rows(t_env.execute_sql(
+        "SELECT id, a, b FROM nums, LATERAL TABLE(twice(id, ident(x))) AS T(a, b)"))
+    assert got == [(i, i, 10 * i) for i in range(1, 4) for _ in range(2)]
 
 
 # ---- services from SQL ------------------------------------------------------------------
