@@ -386,13 +386,17 @@ def test_changelog_input_keeps_row_kinds(t_env, native):
 
 
 def test_table_function_emits_rows(t_env, native):
-    """fnworker.udtf: echo with repeat 2 emits each argument row twice; LATERAL TABLE joins
-    them to their input row."""
+    """fnworker.udtf: echo with repeat 2 emits each argument row twice; LATERAL TABLE (and the
+    Table API's join_lateral) joins them to their input row."""
     ints(t_env, 3)
     t_env.create_temporary_function("twice", fnworker.udtf(Operation("echo", repeat=2),
                                                            [D.INT(), D.BIGINT()]))
     got = rows(t_env.execute_sql(
         "SELECT id, a, b FROM nums, LATERAL TABLE(twice(id, x)) AS T(a, b)"))
+    assert got == [(i, i, 10 * i) for i in range(1, 4) for _ in range(2)]
+    # the Table API: join_lateral
+    table = t_env.from_path("nums").join_lateral(call("twice", col("id"), col("x")).alias("a", "b"))
+    got = rows(table.select(col("id"), col("a"), col("b")).execute())
     assert got == [(i, i, 10 * i) for i in range(1, 4) for _ in range(2)]
     # a fnworker scalar call as the table function's argument (planned before it)
     t_env.create_temporary_function("ident", fnworker.udf(IDENTITY, D.BIGINT()))
