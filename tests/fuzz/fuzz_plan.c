@@ -19,7 +19,21 @@
  *    types) and sinks;
  *  - an accepted plan is whole: a source, an endpoint, at least one step
  *    whose spec is within fnworker's caps, the main sink first among its
- *    sinks, input and output types;
+ *    sinks, input and output types; a DataStream chain's types meet the
+ *    source's and the sink's;
+ *  - an accepted Table plan (worker/table_plan.c: scalar, async scalar and
+ *    table functions) is whole too: one node per step, the description's
+ *    nodes the plan's, a window of at least one row; each node's arguments
+ *    match its step's argument row: a column is a field of the input row
+ *    of that type, a constant is a null or bytes that decode as exactly
+ *    one value of its type, a nested call names an earlier node (a nested
+ *    one, no column) whose result has that type; every output column is
+ *    filled by exactly one node whose result is the column's type (a table
+ *    function: its last node's result is the output row);
+ *  - the relay's classification (worker/relay_route.c) gives the same
+ *    route twice (a refusal of a mixed descriptor with the same non-empty
+ *    message), and the copy the relay would give PyFlink's worker packs
+ *    the same twice and unpacks into a descriptor classified the same;
  *  - the descriptor cache agrees with the plan: it keeps a plan when
  *    planning succeeds, else the same message, and the same data endpoint
  *    as fnw_plan_data_url.
@@ -34,6 +48,8 @@
 #include "worker/control.h"
 #include "worker/descriptors.h"
 #include "worker/plan.h"
+#include "worker/relay_route.h"
+#include "worker/table_plan.h"
 #include "tests/fuzz/fuzz_support.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -88,6 +104,85 @@ static int same_plan(const fnw_plan *a, const fnw_plan *b)
     return 1;
 }
 
+/* The result a node gives: its output, or field 0 of it when unwrapped. */
+static const fnw_type *node_result(const fnw_plan *p, uint32_t i)
+{
+    const fnw_plan_step *s = &p->steps[i];
+    return p->table->nodes[i].unwrap ? fnw_type_child(s->output_type, 0) : s->output_type;
+}
+
+static void check_const(const fnw_type *t, const fnw_proj_arg *a)
+{
+    if (!a->bytes) {
+        CHECK(a->len == 0);
+        return;
+    }
+    fnw_arena ar;
+    fnw_value v;
+    fnw_error err;
+    size_t used = 0;
+    fnw_arena_init(&ar, 256, 0);
+    CHECK(fnw_ser_decode(t, a->bytes, a->len, &ar, &v, &used, &err) == 0 && used == a->len);
+    fnw_arena_free(&ar);
+}
+
+static void check_table(const fnw_plan *p)
+{
+    const fnw_table_plan *tp = p->table;
+    const fnw_proj_desc *d = &tp->desc;
+    CHECK(p->input_raw == p->input_type && p->output_raw == p->output_type && !p->input_field);
+    CHECK(d->n_nodes == p->n_steps && d->nodes == tp->nodes && d->window >= 1);
+    size_t columns = fnw_type_child_count(p->output_type);
+    CHECK(d->n_columns == columns);
+    int *filled = calloc(columns + 1, sizeof *filled), *called = calloc(d->n_nodes, sizeof *called);
+    CHECK(filled && called);
+    for (uint32_t i = 0; i < d->n_nodes; i++) {
+        const fnw_proj_node *n = &d->nodes[i];
+        const fnw_plan_step *s = &p->steps[i];
+        CHECK(n->name && n->name[0] && !n->whole_row && fnw_type_kind(s->input_type) == FNW_ROW);
+        CHECK(n->n_args == fnw_type_child_count(s->input_type) && (n->args || n->n_args == 0));
+        const fnw_type *res = node_result(p, i);
+        CHECK(res && (!n->unwrap || fnw_type_child_count(s->output_type) == 1));
+        for (uint32_t j = 0; j < n->n_args; j++) {
+            const fnw_proj_arg *a = &n->args[j];
+            const fnw_type *t = fnw_type_child(s->input_type, j);
+            switch (a->kind) {
+            case FNW_PROJ_FIELD:
+                CHECK(a->field && fnw_type_equal_ignoring_names(fnw_ser_field_type(a->field), t));
+                break;
+            case FNW_PROJ_CONST:
+                check_const(t, a);
+                break;
+            case FNW_PROJ_CALL:
+                CHECK(a->node < i && d->nodes[a->node].column == -1);
+                CHECK(fnw_type_equal_ignoring_names(node_result(p, a->node), t));
+                called[a->node]++;
+                break;
+            default:
+                CHECK(0);
+            }
+        }
+        if (d->table_function) {
+            CHECK(n->column == -1);
+        } else if (n->column >= 0) {
+            CHECK((size_t)n->column < columns);
+            filled[n->column]++;
+            CHECK(fnw_type_equal_ignoring_names(res, fnw_type_child(p->output_type, (size_t)n->column)));
+        }
+    }
+    for (uint32_t i = 0; i < d->n_nodes; i++) {
+        int top = d->table_function ? i + 1 == d->n_nodes : d->nodes[i].column >= 0;
+        CHECK(top ? called[i] == 0 : called[i] == 1);
+    }
+    if (d->table_function)
+        CHECK(fnw_type_equal_ignoring_names(node_result(p, d->n_nodes - 1), p->output_type));
+    else
+        for (size_t c = 0; c < columns; c++)
+            CHECK(filled[c] == 1);
+    free(filled);
+    free(called);
+}
+
 static void check_whole(const fnw_plan *p)
 {
     CHECK(p->descriptor_id && p->source_id && p->data_url && p->data_url[0]);
@@ -104,6 +199,10 @@ static void check_whole(const fnw_plan *p)
                   s->spec.batch_timeout_ms >= 0);
         else
             CHECK(s->spec.batch_size == 0 && s->spec.batch_timeout_ms == 0);
+    }
+    if (p->table) {
+        check_table(p);
+        return;
     }
     CHECK(same_type(p->steps[p->n_steps - 1].output_type, p->output_type));
     CHECK(same_type(p->steps[0].input_type, p->input_type));
@@ -261,8 +360,46 @@ static void check_refused(const fetch *f, const fnw_registry *reg, fnw_logger *l
     fnw_descriptors_free(&c);
 }
 
+/* The relay's copy of pb for PyFlink's worker, or NULL with a message. */
+static grpc_slice *relay_copy(const pb_ProcessBundleDescriptor *pb, grpc_slice *s, fnw_error *err)
+{
+    err->msg[0] = '\0';
+    if (fnw_relay_route_rewrite(pb, "127.0.0.1:1", s, err) < 0) {
+        CHECK(err->msg[0] != '\0');
+        return NULL;
+    }
+    return s;
+}
+
+static void check_route(const pb_ProcessBundleDescriptor *pb)
+{
+    fnw_error ea, eb;
+    ea.msg[0] = eb.msg[0] = '\0';
+    fnw_route ra = fnw_relay_route_classify(pb, &ea);
+    fnw_route rb = fnw_relay_route_classify(pb, &eb);
+    CHECK(ra == rb && (ra == FNW_ROUTE_NATIVE || ra == FNW_ROUTE_RELAYED || ra == FNW_ROUTE_MIXED));
+    if (ra == FNW_ROUTE_MIXED)
+        CHECK(fuzz_same_message(&ea, &eb));
+    grpc_slice sa, sb;
+    grpc_slice *a = relay_copy(pb, &sa, &ea), *b = relay_copy(pb, &sb, &eb);
+    CHECK(!a == !b);
+    if (!a) {
+        CHECK(!strcmp(ea.msg, eb.msg));
+        return;
+    }
+    CHECK(grpc_slice_eq(sa, sb));
+    pb_ProcessBundleDescriptor *copy = PB(process_bundle_descriptor__unpack)(NULL, GRPC_SLICE_LENGTH(sa),
+                                                                           GRPC_SLICE_START_PTR(sa));
+    CHECK(copy);
+    CHECK(fnw_relay_route_classify(copy, &eb) == ra);
+    PB(process_bundle_descriptor__free_unpacked)(copy, NULL);
+    grpc_slice_unref(sa);
+    grpc_slice_unref(sb);
+}
+
 static void check_plans(const pb_ProcessBundleDescriptor *pb, const fnw_registry *reg)
 {
+    check_route(pb);
     fnw_plan *a = NULL, *b = NULL;
     fnw_error ea, eb;
     int ra = fnw_plan_build(pb, reg, &a, &ea);
