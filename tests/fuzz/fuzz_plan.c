@@ -51,6 +51,7 @@
 #include "worker/relay_route.h"
 #include "worker/table_plan.h"
 #include "tests/fuzz/fuzz_support.h"
+#include "tests/fuzz/table_checks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -104,85 +105,6 @@ static int same_plan(const fnw_plan *a, const fnw_plan *b)
     return 1;
 }
 
-/* The result a node gives: its output, or field 0 of it when unwrapped. */
-static const fnw_type *node_result(const fnw_plan *p, uint32_t i)
-{
-    const fnw_plan_step *s = &p->steps[i];
-    return p->table->nodes[i].unwrap ? fnw_type_child(s->output_type, 0) : s->output_type;
-}
-
-static void check_const(const fnw_type *t, const fnw_proj_arg *a)
-{
-    if (!a->bytes) {
-        CHECK(a->len == 0);
-        return;
-    }
-    fnw_arena ar;
-    fnw_value v;
-    fnw_error err;
-    size_t used = 0;
-    fnw_arena_init(&ar, 256, 0);
-    CHECK(fnw_ser_decode(t, a->bytes, a->len, &ar, &v, &used, &err) == 0 && used == a->len);
-    fnw_arena_free(&ar);
-}
-
-static void check_table(const fnw_plan *p)
-{
-    const fnw_table_plan *tp = p->table;
-    const fnw_proj_desc *d = &tp->desc;
-    CHECK(p->input_raw == p->input_type && p->output_raw == p->output_type && !p->input_field);
-    CHECK(d->n_nodes == p->n_steps && d->nodes == tp->nodes && d->window >= 1);
-    size_t columns = fnw_type_child_count(p->output_type);
-    CHECK(d->n_columns == columns);
-    int *filled = calloc(columns + 1, sizeof *filled), *called = calloc(d->n_nodes, sizeof *called);
-    CHECK(filled && called);
-    for (uint32_t i = 0; i < d->n_nodes; i++) {
-        const fnw_proj_node *n = &d->nodes[i];
-        const fnw_plan_step *s = &p->steps[i];
-        CHECK(n->name && n->name[0] && !n->whole_row && fnw_type_kind(s->input_type) == FNW_ROW);
-        CHECK(n->n_args == fnw_type_child_count(s->input_type) && (n->args || n->n_args == 0));
-        const fnw_type *res = node_result(p, i);
-        CHECK(res && (!n->unwrap || fnw_type_child_count(s->output_type) == 1));
-        for (uint32_t j = 0; j < n->n_args; j++) {
-            const fnw_proj_arg *a = &n->args[j];
-            const fnw_type *t = fnw_type_child(s->input_type, j);
-            switch (a->kind) {
-            case FNW_PROJ_FIELD:
-                CHECK(a->field && fnw_type_equal_ignoring_names(fnw_ser_field_type(a->field), t));
-                break;
-            case FNW_PROJ_CONST:
-                check_const(t, a);
-                break;
-            case FNW_PROJ_CALL:
-                CHECK(a->node < i && d->nodes[a->node].column == -1);
-                CHECK(fnw_type_equal_ignoring_names(node_result(p, a->node), t));
-                called[a->node]++;
-                break;
-            default:
-                CHECK(0);
-            }
-        }
-        if (d->table_function) {
-            CHECK(n->column == -1);
-        } else if (n->column >= 0) {
-            CHECK((size_t)n->column < columns);
-            filled[n->column]++;
-            CHECK(fnw_type_equal_ignoring_names(res, fnw_type_child(p->output_type, (size_t)n->column)));
-        }
-    }
-    for (uint32_t i = 0; i < d->n_nodes; i++) {
-        int top = d->table_function ? i + 1 == d->n_nodes : d->nodes[i].column >= 0;
-        CHECK(top ? called[i] == 0 : called[i] == 1);
-    }
-    if (d->table_function)
-        CHECK(fnw_type_equal_ignoring_names(node_result(p, d->n_nodes - 1), p->output_type));
-    else
-        for (size_t c = 0; c < columns; c++)
-            CHECK(filled[c] == 1);
-    free(filled);
-    free(called);
-}
-
 static void check_whole(const fnw_plan *p)
 {
     CHECK(p->descriptor_id && p->source_id && p->data_url && p->data_url[0]);
@@ -201,7 +123,7 @@ static void check_whole(const fnw_plan *p)
             CHECK(s->spec.batch_size == 0 && s->spec.batch_timeout_ms == 0);
     }
     if (p->table) {
-        check_table(p);
+        fuzz_check_table(p);
         return;
     }
     CHECK(same_type(p->steps[p->n_steps - 1].output_type, p->output_type));
