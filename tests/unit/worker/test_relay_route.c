@@ -281,13 +281,10 @@ int main(void)
     tcase_add_test(tc, a_mix_is_refused_naming_both);
     tcase_add_test(tc, the_relayed_copy_points_input_and_timers_at_the_relay_and_keeps_output_and_state);
     tcase_add_test(tc, fields_the_worker_does_not_know_survive_the_copy);
-<<<<<<< HEAD
     tcase_add_test(tc, table_fnworker_functions_run_natively);
     tcase_add_test(tc, table_python_functions_are_relayed);
     tcase_add_test(tc, table_python_and_fnworker_together_are_refused);
-=======
     tcase_add_test(tc, an_endpoint_without_url_is_pointed_at_the_relay);
->>>>>>> sqlfuzz
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }
