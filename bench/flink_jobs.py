@@ -203,6 +203,153 @@ def side_pipeline(ds, rows, python):
     side.sink_to(Sink(j_sink)).name("side-sink").disable_chaining()
 
 
+# ---- W20: one SQL scoring query, three ways to run score() -------------------------------------
+
+W20_FEATURES = 8
+W20_QUERY = "SELECT id, score(features) AS score FROM events"
+
+
+def w20_events(t_env, rows):
+    """W20's table `events(id BIGINT, features ARRAY<FLOAT>)`: datagen's
+    sequence 1..rows, features[j] = ((id + j) mod 7) / 2 (exact in FLOAT), as
+    a temporary view over the source."""
+    gen = "w20gen_%d" % id(t_env)
+    t_env.execute_sql(
+        "CREATE TEMPORARY TABLE %s (id BIGINT) WITH ('connector' = 'datagen', "
+        "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '%d', "
+        "'rows-per-second' = '1000000000')" % (gen, rows))
+    feats = ", ".join("CAST(MOD(id + %d, 7) / 2.0 AS FLOAT)" % j for j in range(W20_FEATURES))
+    t_env.execute_sql("CREATE TEMPORARY VIEW events AS SELECT id, ARRAY[%s] AS features FROM %s"
+                      % (feats, gen))
+
+
+def _w20_python_udf(url):
+    """W20's side (a): a plain PyFlink scalar function in PyFlink's own worker,
+    one blocking POST per row to /score1 over one keep-alive connection
+    (http.client: a scalar function's eval is synchronous, one row at a time)."""
+    from pyflink.table import DataTypes
+    from pyflink.table.udf import ScalarFunction, udf
+
+    class Score(ScalarFunction):
+        def __init__(self, url):
+            self.url = url
+            self.conn = None
+
+        def open(self, function_context):
+            import urllib.parse
+            u = urllib.parse.urlsplit(self.url)
+            self.host, self.port, self.path = u.hostname, u.port, u.path
+
+        def eval(self, features):
+            import http.client
+            body = json.dumps({"inputs": [{"features": list(features)}]})
+            for attempt in (0, 1):   # a keep-alive connection the server closed: once more
+                if self.conn is None:
+                    self.conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
+                try:
+                    self.conn.request("POST", self.path, body, {"Content-Type": "application/json"})
+                    r = self.conn.getresponse()
+                    data = r.read()
+                    break
+                except (http.client.HTTPException, OSError):
+                    self.conn.close()
+                    self.conn = None
+                    if attempt:
+                        raise
+            if r.status != 200:
+                raise RuntimeError("score: HTTP %d from %s" % (r.status, self.url))
+            return float(json.loads(data)["outputs"][0]["score"])
+
+    return udf(Score(url), result_type=DataTypes.DOUBLE())
+
+
+def _w20_async_udf(url, connections):
+    """W20's side (b): Flink 2.x's async scalar function path (PyFlink 2.3's
+    AsyncScalarFunction: the JVM's PythonAsyncScalarFunctionOperator, PyFlink's
+    worker runs eval on an asyncio loop, up to
+    table.exec.async-scalar.max-concurrent-operations rows in flight), one
+    POST per row to /score1 with aiohttp (`connections` connections). None on a
+    PyFlink without it (1.20)."""
+    from pyflink.table import DataTypes
+    from pyflink.table import udf as pudf
+    if not hasattr(pudf, "AsyncScalarFunction"):
+        return None
+
+    class AsyncScore(pudf.AsyncScalarFunction):
+        def __init__(self, url, connections):
+            self.url = url
+            self.connections = connections
+            self.session = None
+
+        async def eval(self, features):
+            if self.session is None:
+                import aiohttp
+                self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.connections))
+            async with self.session.post(self.url, json={"inputs": [{"features": list(features)}]}) as r:
+                r.raise_for_status()
+                out = await r.json(content_type=None)
+            return float(out["outputs"][0]["score"])
+
+    return pudf.udf(AsyncScore(url, connections), result_type=DataTypes.DOUBLE())
+
+
+def _w20_fnworker_udf(p):
+    """W20's side (c): fnworker's `http` operation as the scalar function, in
+    batch mode: up to `batch` rows per POST to /score ({"inputs": [{"features":
+    [...]}, ...]}), row i's score at /outputs/i/score; run by fnworker in
+    place of PyFlink's worker (Flink's general scalar function operator)."""
+    import fnworker
+    from fnworker import Operation
+    from pyflink.table import DataTypes
+    op = Operation("http", method="POST", url=p["url"], body='{{"features": {features}}}',
+                   batch_body='{"inputs": {items}}', max_connections=p["connections"],
+                   **{"result.score": "/outputs/{i}/score"})
+    op = op.with_settings(mode="BATCH", batch_size=p["batch"], batch_timeout_ms=p["batch_timeout_ms"],
+                          capacity=p["capacity"], timeout_ms=p["timeout_ms"])
+    if hasattr(fnworker, "udf"):
+        return fnworker.udf(op, DataTypes.DOUBLE(), argument_names=["features"], result_field="score")
+    # Until fnworker.udf is on main: the function it builds, by hand (a
+    # ScalarFunction whose pickle is run_in_fnworker(<OperationSpec>), the
+    # spec with result_type DOUBLE (13), argument_names (14), result_field (15)).
+    from fnworker import _wire
+    from fnworker._payload import run_in_fnworker
+    from pyflink.table.udf import ScalarFunction, UserDefinedScalarFunctionWrapper
+    spec = (op.to_spec() + _wire.message_field(13, _wire.int_field(1, 7) + _wire.int_field(2, 1)) +
+            _wire.bytes_field(14, "features") + _wire.bytes_field(15, "score"))
+
+    class FnworkerScore(ScalarFunction):
+        def __init__(self, spec):
+            self.spec = spec
+
+        def eval(self, *args):
+            raise RuntimeError("fnworker's function ran in Python: the job's worker is not fnworker")
+
+        def __reduce__(self):
+            return (run_in_fnworker, (self.spec,))
+
+    return UserDefinedScalarFunctionWrapper(FnworkerScore(spec), None, DataTypes.DOUBLE(), "general",
+                                            True, "fnworker_http")
+
+
+def w20_job(side, t_env, rows, p):
+    """W20: registers side's score() and returns W20_QUERY's result over
+    `rows` events as a DataStream (the caller puts the DiscardingSink behind
+    it, whose read-records count every row)."""
+    w20_events(t_env, rows)
+    if side == "w20-pyflink":
+        fn = _w20_python_udf(p["url"] + "1")
+    elif side == "w20-async":
+        fn = _w20_async_udf(p["url"] + "1", p["connections"])
+        t_env.get_config().set("table.exec.async-scalar.max-concurrent-operations", str(p["capacity_row"]))
+        t_env.get_config().set("table.exec.async-scalar.buffer-capacity", str(p["capacity_row"]))
+    elif side == "w20-fnworker":
+        fn = _w20_fnworker_udf(p)
+    else:
+        raise ValueError(side)
+    t_env.create_temporary_function("score", fn)
+    return t_env.to_data_stream(t_env.sql_query(W20_QUERY))
+
+
 # ---- the operators of each side -------------------------------------------------------------
 
 def build(side, ds, p):
@@ -264,4 +411,5 @@ WORKER = {"w15-pyflink": None, "w15-pyflink-noio": None, "w16-pyflink-row": None
           "w17-pyflink": None, "w15-fnworker": "fnworker", "w16-fnworker": "fnworker",
           "w17-fnworker": "fnworker", "w17-null": "null_worker", "w17-java": "none",
           "w19a-pyflink": None, "w19b-pyflink": None, "w19a-relay": "relay", "w19b-relay": "relay",
-          "w19c-mixed": "relay", "w19c-native": "fnworker"}
+          "w19c-mixed": "relay", "w19c-native": "fnworker",
+          "w20-pyflink": None, "w20-async": None, "w20-fnworker": "fnworker"}
