@@ -342,6 +342,13 @@ def w20_job(side, t_env, rows, p):
         fn = _w20_async_udf(p["url"] + "1", p["connections"])
         t_env.get_config().set("table.exec.async-scalar.max-concurrent-operations", str(p["capacity_row"]))
         t_env.get_config().set("table.exec.async-scalar.buffer-capacity", str(p["capacity_row"]))
+        # as W15/W16's PyFlink sides: no timeout unless --pyflink-timeout (PyFlink
+        # starts a threading.Timer per row when it has one, and always with
+        # retries, which Flink's default FIXED_DELAY turns on:
+        # pyflink/fn_execution/table/async_function/operations.py); fnworker's
+        # side does not retry either
+        t_env.get_config().set("table.exec.async-scalar.retry-strategy", "NO_RETRY")
+        t_env.get_config().set("table.exec.async-scalar.timeout", "%d ms" % p["py_timeout_ms"])
     elif side == "w20-fnworker":
         fn = _w20_fnworker_udf(p)
     else:

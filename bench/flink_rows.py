@@ -398,7 +398,7 @@ def w20(runner, params, workdir, n, parts, out, rows_out, results):
         sides = [("w20-pyflink", n(30000))]
         if has_async:
             sides.append(("w20-async", n(30000)))
-        sides.append(("w20-fnworker", n(1000000, 64)))
+        sides.append(("w20-fnworker", n(640000, 64)))
         r = alternate(runner, sides, parts, out)
     finally:
         params["url"] = saved
