@@ -399,6 +399,7 @@ def w20(runner, params, workdir, n, parts, out, rows_out, results):
         if has_async:
             sides.append(("w20-async", n(30000)))
         sides.append(("w20-fnworker", n(640000, 64)))
+        sides.append(("w20-java", n(640000, 64)))
         r = alternate(runner, sides, parts, out)
     finally:
         params["url"] = saved
@@ -407,7 +408,8 @@ def w20(runner, params, workdir, n, parts, out, rows_out, results):
         server.stop()
     py, fw = r["w20-pyflink"], r["w20-fnworker"]
     asy = r.get("w20-async")
-    ok = py["ok"] and fw["ok"] and (asy is None or asy["ok"])
+    jv = r["w20-java"]
+    ok = py["ok"] and fw["ok"] and jv["ok"] and (asy is None or asy["ok"])
 
     def per_1000(a):
         return 1000.0 * a["requests"] / a["rows"] if a["rows"] else 0.0
@@ -425,18 +427,20 @@ def w20(runner, params, workdir, n, parts, out, rows_out, results):
         ratio_b = None
         rows_out.append(("W20b", "SQL score(): Flink async scalar function", "skipped: not in this PyFlink",
                          "(info)", ""))
+    rows_out.append(("W20j", "the query with a SQL expression for score() (Java only)",
+                     "%s rows/s" % fmt_rate(jv["rows_per_s"]), "(info)", "" if jv["ok"] else "FAIL"))
     limit = 1000.0 / batch * 1.2
     reqs = "PyFlink %.0f, async %s, fnworker %.1f" % (
         per_1000(py), "%.0f" % per_1000(asy) if asy is not None else "-", per_1000(fw))
     rows_out.append(("W20c", "model server requests per 1000 rows", reqs, "<= %.2f" % limit,
                      verdict(fw["ok"], per_1000(fw) <= limit)))
-    for name, a in (("pyflink udf", py), ("async scalar", asy), ("fnworker", fw)):
+    for name, a in (("pyflink udf", py), ("async scalar", asy), ("fnworker", fw), ("java only", jv)):
         if a is None:
             continue
         ng = a["service"].get("nginx", 0.0)
         out.write("  " + side_line(name, a) + "; nginx %.2f cores, %d requests for %d rows\n"
                   % (ng / a["seconds"] if a["seconds"] else 0, a["requests"], a["rows"]))
-    results["rows"]["W20"] = {"pyflink": py, "async": asy, "fnworker": fw, "ratio_pyflink": ratio,
+    results["rows"]["W20"] = {"pyflink": py, "async": asy, "fnworker": fw, "java": jv, "ratio_pyflink": ratio,
                               "ratio_async": ratio_b,
                               "requests_per_1000": {"pyflink": per_1000(py), "fnworker": per_1000(fw),
                                                     "async": per_1000(asy) if asy is not None else None}}
