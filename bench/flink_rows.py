@@ -395,11 +395,11 @@ def w20(runner, params, workdir, n, parts, out, rows_out, results):
         params["url"] = server.url()
         runner.service_pids = {"nginx": server.pid()}
         runner.requests = server.requests
-        sides = [("w20-pyflink", n(30000))]
+        sides = [("w20-pyflink", n(40000))]
         if has_async:
-            sides.append(("w20-async", n(30000)))
-        sides.append(("w20-fnworker", n(640000, 64)))
-        sides.append(("w20-java", n(640000, 64)))
+            sides.append(("w20-async", n(40000)))
+        sides.append(("w20-fnworker", n(1600000, 64)))
+        sides.append(("w20-java", n(5000000, 64)))
         r = alternate(runner, sides, parts, out)
     finally:
         params["url"] = saved
