@@ -1,10 +1,11 @@
-"""bench/flink_jobs.py — the jobs of the W15-W17 rows: one source
+"""bench/flink_jobs.py — the jobs of the W15-W20 rows: one source
 (Flink's datagen table source: N rows `Row(k STRING, n INT)`, k = 'key' +
 n % 1000, through Flink's Table-to-DataStream conversion), the operator under
 test, and Flink's DiscardingSink in a vertex of its own (its read-records
 count proves every row arrived). The sides of a row differ only in the
 operator and in the worker the job picks (`python.executable`, see
-flink-udf-runner.sh).
+flink-udf-runner.sh). W20's jobs are a SQL query over a table of their own
+(w20_job), into the same sink.
 
 The Python functions PyFlink's own worker runs are here too; the driver has
 cloudpickle pickle this module by value, so the worker needs nothing of it."""

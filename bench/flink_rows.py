@@ -1,4 +1,4 @@
-"""bench/flink_rows.py — the W15-W19 rows of `make bench`: real Flink
+"""bench/flink_rows.py — the W15-W20 rows of `make bench`: real Flink
 jobs, fnworker next to PyFlink's own Python worker on the same Flink (one
 standalone JobManager + TaskManager, flink_cluster.py) against the same local
 services (redis-server, nginx; loopback only), in one run, the sides
