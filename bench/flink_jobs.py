@@ -347,7 +347,6 @@ def w20_job(side, t_env, rows, p):
     elif side == "w20-async":
         fn = _w20_async_udf(p["url"] + "1", p["connections"])
         t_env.get_config().set("table.exec.async-scalar.max-concurrent-operations", str(p["capacity_row"]))
-        t_env.get_config().set("table.exec.async-scalar.buffer-capacity", str(p["capacity_row"]))
         # as W15/W16's PyFlink sides: no timeout unless --pyflink-timeout (PyFlink
         # starts a threading.Timer per row when it has one, and always with
         # retries, which Flink's default FIXED_DELAY turns on:
