@@ -18,8 +18,10 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "codecs/decimal.h"
 #include "codecs/type.h"
 #include "codecs/utf8.h"
 
@@ -528,4 +530,116 @@ int fnw_pickle_const_read(const uint8_t *p, size_t n, fnw_arena *a, fnw_value *o
         return fnw_error_set(err, "SQL constant: out of memory for its type");
     *out = v;
     return 0;
+}
+
+/* ---- a constant as a declared type ---------------------------------------------- */
+
+static int int_fits(fnw_kind k, int64_t i)
+{
+    switch (k) {
+    case FNW_BYTE:
+        return i >= INT8_MIN && i <= INT8_MAX;
+    case FNW_SHORT:
+        return i >= INT16_MIN && i <= INT16_MAX;
+    case FNW_INT:
+        return i >= INT32_MIN && i <= INT32_MAX;
+    default:
+        return 1;
+    }
+}
+
+static int cannot(const fnw_value *v, const fnw_type *to, fnw_error *err)
+{
+    char t[128];
+    fnw_type_format(to, t, sizeof t);
+    return fnw_error_set(err, "a constant %s cannot be an argument of type %s",
+                         fnw_kind_name((fnw_kind)v->kind), t);
+}
+
+static int from_long(const fnw_value *v, const fnw_type *to, fnw_arena *a, fnw_value *out, fnw_error *err)
+{
+    fnw_kind k = fnw_type_kind(to);
+    switch (k) {
+    case FNW_BYTE:
+    case FNW_SHORT:
+    case FNW_INT:
+    case FNW_LONG:
+        if (!int_fits(k, v->u.i)) {
+            char t[64];
+            fnw_type_format(to, t, sizeof t);
+            return fnw_error_set(err, "the constant %lld does not fit %s", (long long)v->u.i, t);
+        }
+        *out = fnw_value_int(k, v->u.i);
+        return 0;
+    case FNW_FLOAT:
+        *out = fnw_value_float((float)v->u.i);
+        return 0;
+    case FNW_DOUBLE:
+        *out = fnw_value_double((double)v->u.i);
+        return 0;
+    case FNW_BIG_DEC: {
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%lld", (long long)v->u.i);
+        char *text = fnw_arena_memdup(a, buf, (size_t)n + 1);
+        if (!text)
+            return fnw_error_set(err, "out of memory");
+        *out = fnw_value_bytes(FNW_BIG_DEC, text, (uint32_t)n);
+        return 0;
+    }
+    default:
+        return cannot(v, to, err);
+    }
+}
+
+static int from_decimal(const fnw_value *v, const fnw_type *to, fnw_value *out, fnw_error *err)
+{
+    fnw_kind k = fnw_type_kind(to);
+    if (k == FNW_BIG_DEC) {
+        *out = *v; /* the encoder rounds it to the scale and checks the precision */
+        return 0;
+    }
+    if (k != FNW_FLOAT && k != FNW_DOUBLE)
+        return cannot(v, to, err);
+    char buf[FNW_DECIMAL_TEXT_MAX * 2];
+    if (v->count >= sizeof buf)
+        return fnw_error_set(err, "the decimal constant is too long (%u characters)", v->count);
+    memcpy(buf, v->u.bytes, v->count);
+    buf[v->count] = 0;
+    double d = strtod(buf, NULL);
+    *out = k == FNW_FLOAT ? fnw_value_float((float)d) : fnw_value_double(d);
+    return 0;
+}
+
+int fnw_pickle_const_convert(const fnw_value *v, const fnw_type *to, fnw_arena *a, fnw_value *out,
+                             fnw_error *err)
+{
+    fnw_kind k = fnw_type_kind(to);
+    if (v->is_null) {
+        *out = fnw_value_null(k);
+        return 0;
+    }
+    switch ((fnw_kind)v->kind) {
+    case FNW_LONG:
+        return from_long(v, to, a, out, err);
+    case FNW_DOUBLE:
+        if (k == FNW_DOUBLE || k == FNW_FLOAT) {
+            *out = k == FNW_FLOAT ? fnw_value_float((float)v->u.d) : *v;
+            return 0;
+        }
+        return cannot(v, to, err);
+    case FNW_BIG_DEC:
+        return from_decimal(v, to, out, err);
+    case FNW_SQL_TIMESTAMP:
+        if (k == FNW_SQL_TIMESTAMP || k == FNW_LOCAL_ZONED_TIMESTAMP) {
+            *out = fnw_value_timestamp(k, v->u.i, 0);
+            return 0;
+        }
+        return cannot(v, to, err);
+    default:
+        if ((fnw_kind)v->kind == k && k != FNW_ROW && k != FNW_MAP && k != FNW_BASIC_ARRAY) {
+            *out = *v;
+            return 0;
+        }
+        return cannot(v, to, err);
+    }
 }

@@ -79,11 +79,23 @@ enum {
 /* Reads one inputConstant (p, n: type byte + pickle). On success returns 0,
  * *out is the value and *type a new type tree of out's kind (built with
  * fnw_type_new; the caller releases it with fnw_type_free). Text and bytes
- * are copied into a (NUL-terminated, count excludes the NUL), so out stays
- * valid after p is gone and until a is reset. On error returns -1, *type is
+ * are copied into a (required; NUL-terminated, count excludes the NUL), so
+ * out stays valid after p is gone and until a is reset. Meant for the plan
+ * (once per function argument), not the data path. On error returns -1, *type is
  * NULL, nothing is left allocated outside a, and err says what was wrong
  * (the type byte, the opcode and its offset in the pickle). */
 int fnw_pickle_const_read(const uint8_t *p, size_t n, fnw_arena *a, fnw_value *out, fnw_type **type,
                           fnw_error *err);
+
+/* A constant read above, as a value of type to (a function's declared
+ * argument type, OperationSpec.argument_types): a null of any type; an
+ * integer to BYTE/SHORT/INT/LONG (refused when out of range), FLOAT, DOUBLE
+ * or DECIMAL; a float to FLOAT or DOUBLE; a decimal to DECIMAL (the
+ * encoder rounds it to the type's scale and refuses an overflow), FLOAT or
+ * DOUBLE; text to STRING; a boolean to BOOLEAN; DATE, TIME to themselves;
+ * a TIMESTAMP to TIMESTAMP or TIMESTAMP_LTZ of any precision. Anything
+ * else fails naming both types. Text is borrowed from v or put in a. */
+int fnw_pickle_const_convert(const fnw_value *v, const fnw_type *to, fnw_arena *a, fnw_value *out,
+                             fnw_error *err);
 
 #endif

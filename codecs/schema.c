@@ -16,6 +16,15 @@ typedef Org__Apache__Flink__FnExecution__V1__Schema__Field pb_field;
 
 static int convert(const pb_field_type *ft, int depth, fnw_type **out, fnw_error *err);
 
+/* Messages name the path to the failing type ("field 'a': MAP value:
+ * ..."), its first PATH_LEVELS steps and "..." for the rest, so that the
+ * reason still fits the message when the type is deep. */
+#define PATH_LEVELS 8
+#define PATH(depth, ...) \
+    ((depth) <= PATH_LEVELS       ? fnw_error_prefix(err, __VA_ARGS__) \
+     : (depth) == PATH_LEVELS + 1 ? fnw_error_prefix(err, "...") \
+                                  : -1)
+
 /* The Schema.TypeName's own spelling, for messages. */
 static const char *type_name(int n)
 {
@@ -70,7 +79,7 @@ static int add_fields(fnw_type *t, const pb_schema *s, int depth, fnw_error *err
         if (!f || !f->type)
             return fnw_error_set(err, "field %zu '%s' has no type", i, name);
         if (adopt(t, f->type, name, depth, err) < 0)
-            return fnw_error_prefix(err, "field '%s'", name);
+            return PATH(depth, "field '%s'", name);
     }
     return 0;
 }
@@ -96,7 +105,7 @@ static int convert_parts(fnw_type *t, const pb_field_type *ft, int depth, fnw_er
                       err) < 0)
             return -1;
         if (adopt(t, ft->collection_element_type, NULL, depth, err) < 0)
-            return fnw_error_prefix(err, "BASIC_ARRAY element");
+            return PATH(depth, "BASIC_ARRAY element");
         return 0;
     case SN(MAP):
         if (need_info(ft, FT(MAP_INFO), ft->map_info, "map_info", err) < 0)
@@ -105,9 +114,9 @@ static int convert_parts(fnw_type *t, const pb_field_type *ft, int depth, fnw_er
             return fnw_error_set(err, "MAP type without %s",
                                  ft->map_info->key_type ? "value_type" : "key_type");
         if (adopt(t, ft->map_info->key_type, NULL, depth, err) < 0)
-            return fnw_error_prefix(err, "MAP key");
+            return PATH(depth, "MAP key");
         if (adopt(t, ft->map_info->value_type, NULL, depth, err) < 0)
-            return fnw_error_prefix(err, "MAP value");
+            return PATH(depth, "MAP value");
         return 0;
     case SN(BINARY):
     case SN(VARBINARY): {
@@ -124,6 +133,9 @@ static int convert_parts(fnw_type *t, const pb_field_type *ft, int depth, fnw_er
     case SN(DECIMAL):
         if (need_info(ft, FT(DECIMAL_INFO), ft->decimal_info, "decimal_info", err) < 0)
             return -1;
+        if (ft->decimal_info->precision < 1) /* 0 would read as unset: a DataStream BIG_DEC */
+            return fnw_error_set(err, "DECIMAL precision %d is not in 1..%d",
+                                 (int)ft->decimal_info->precision, FNW_TYPE_MAX_DECIMAL_PRECISION);
         return fnw_type_set_precision(t, ft->decimal_info->precision, ft->decimal_info->scale, err);
     case SN(TIMESTAMP):
         if (need_info(ft, FT(TIMESTAMP_INFO), ft->timestamp_info, "timestamp_info", err) < 0)

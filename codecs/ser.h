@@ -82,7 +82,12 @@ int fnw_ser_decode(const fnw_type *t, const uint8_t *p, size_t n, fnw_arena *a, 
 /* Appends the encoding of v (which must match t) to out. On failure out is
  * left as it was. Nulls are written where the format has a null marker (ROW
  * fields, BASIC/OBJECT_ARRAY elements, MAP values) or a null encoding of its
- * own (BIG_INT, INSTANT, LOCAL_DATE/TIME/DATETIME); elsewhere they fail. */
+ * own (BIG_INT, INSTANT, LOCAL_DATE/TIME/DATETIME); elsewhere they fail.
+ * A DECIMAL(p, s) (BIG_DEC with a precision) is written rounded HALF_UP to
+ * s digits after the point, and fails when it needs more than p digits
+ * (fnw_decimal_quantize); a TIMESTAMP / TIMESTAMP_LTZ of precision <= 3
+ * drops the value's nanos, one of precision 4..9 fails on nanos above
+ * 999999. */
 int fnw_ser_encode(const fnw_type *t, const fnw_value *v, fnw_buf *out, fnw_error *err);
 
 #endif

@@ -11,6 +11,8 @@
  */
 #include "codecs/ser_internal.h"
 
+#include "codecs/decimal.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +71,24 @@ static int put_blob(const wr *w, const fnw_type *t, const uint8_t *bytes, uint32
     if (n)
         memcpy(q + 4, bytes, n);
     return 0;
+}
+
+/* DECIMAL(p, s): the text rounded HALF_UP to the scale, as the JVM's
+ * DecimalData.fromBigDecimal would round it; one that needs more than p
+ * digits fails here rather than arrive as a null (see decimal.h). A
+ * DataStream BIG_DEC (no precision) goes as it is. */
+static int enc_decimal(const wr *w, const fnw_type *t, const fnw_value *v)
+{
+    if (!t->precision)
+        return put_blob(w, t, v->u.bytes, v->count);
+    if (v->count && !v->u.bytes)
+        return efail(w, t, "%u bytes but no data pointer", v->count);
+    char text[FNW_DECIMAL_TEXT_MAX];
+    size_t n = 0;
+    if (fnw_decimal_quantize((const char *)v->u.bytes, v->count, t->precision, t->scale, FNW_DECIMAL_HALF_UP,
+                             text, sizeof text, &n, w->err) < 0)
+        return fnw_error_prefix(w->err, "encoding DECIMAL");
+    return put_blob(w, t, (const uint8_t *)text, (uint32_t)n);
 }
 
 static int range(const wr *w, const fnw_type *t, int64_t v, int64_t lo, int64_t hi)
@@ -391,9 +411,10 @@ static int enc_value(const fnw_type *t, const fnw_value *v, const wr *w, int dep
     case FNW_ROW:
         return enc_row(t, v, w, depth);
     case FNW_STRING:
-    case FNW_BIG_DEC:
     case FNW_PICKLED_BYTES:
         return put_blob(w, t, v->u.bytes, v->count);
+    case FNW_BIG_DEC:
+        return enc_decimal(w, t, v);
     case FNW_BIG_INT:
         return enc_bigint(t, v, w);
     case FNW_LOCAL_DATE:

@@ -17,6 +17,7 @@ typedef struct slot {
     int64_t seq;  /* the row's sequence number; -1 when free */
     fnw_buf data; /* the input row, then the results */
     uint32_t in_len;
+    uint32_t tbl_off; /* a table function's rows start here (after the nested results) */
     uint32_t pending; /* nodes not settled yet */
 } slot;
 
@@ -39,6 +40,9 @@ struct fnw_projection {
     uint8_t *node_finished;
     uint32_t n_finished;
     int failed, finishing, flushing, flush_again;
+    /* frames of this projection on the stack; a free inside a sink
+     * callback waits until they have unwound (free_pending) */
+    int depth, free_pending;
     fnw_buf args, out;
     int64_t rows_in, rows_out;
     char label[128];
@@ -46,12 +50,33 @@ struct fnw_projection {
 
 /* ---- helpers ----------------------------------------------------------------------- */
 
+static void really_free(fnw_projection *p);
+
+static void enter(fnw_projection *p)
+{
+    p->depth++;
+}
+
+/* Ends a frame; frees p when a sink callback asked to and this was the last. */
+static void leave(fnw_projection *p)
+{
+    if (--p->depth == 0 && p->free_pending)
+        really_free(p);
+}
+
 static slot *slot_of(fnw_projection *p, int64_t seq)
 {
     if (seq < p->head || seq >= p->next)
         return NULL;
     slot *s = &p->ring[(uint64_t)seq % p->d->window];
     return s->seq == seq ? s : NULL;
+}
+
+/* Node i gives a table function's rows: the last node (those before it
+ * are the calls it makes for its arguments). */
+static int table_node(const fnw_projection *p, uint32_t i)
+{
+    return p->d->table_function && i == p->d->n_nodes - 1;
 }
 
 static size_t at(const fnw_projection *p, int64_t seq, uint32_t node)
@@ -156,6 +181,8 @@ static void push_node(fnw_projection *p, slot *s, uint32_t i)
     fnw_error err;
     size_t k = at(p, s->seq, i);
     p->flags[k] |= R_PUSHED;
+    if (table_node(p, i))
+        s->tbl_off = (uint32_t)s->data.len; /* its nested calls' results are all kept by now */
     if (build_args(p, s, i, &err) < 0) {
         proj_fail(p, "%s: cannot build the arguments of row %lld: %s", p->d->nodes[i].name, (long long)s->seq,
                   err.msg);
@@ -216,7 +243,7 @@ static int emit_scalar_row(fnw_projection *p, slot *s)
  * the input), then the end message. */
 static void emit_table_rows(fnw_projection *p, slot *s)
 {
-    size_t off = s->in_len;
+    size_t off = s->tbl_off;
     while (off + 4 <= s->data.len && !p->failed) {
         uint32_t len;
         memcpy(&len, s->data.p + off, 4);
@@ -267,12 +294,21 @@ static void flush(fnw_projection *p)
 
 /* ---- the nodes' engines --------------------------------------------------------------------- */
 
+static void node_emit_in(fnw_projection *p, node_ctx *c, const fnw_record *out);
+
 static void node_emit(void *user, const fnw_record *out)
 {
     node_ctx *c = user;
     fnw_projection *p = c->p;
     if (p->failed)
         return;
+    enter(p);
+    node_emit_in(p, c, out);
+    leave(p);
+}
+
+static void node_emit_in(fnw_projection *p, node_ctx *c, const fnw_record *out)
+{
     slot *s = slot_of(p, out->timestamp);
     const fnw_proj_node *nd = &p->d->nodes[c->i];
     if (!s) {
@@ -281,10 +317,14 @@ static void node_emit(void *user, const fnw_record *out)
         return;
     }
     size_t k = at(p, s->seq, c->i);
-    if (p->d->table_function) {
-        uint32_t len = out->data ? out->len : 0;
-        if (fnw_buf_append(&s->data, &len, 4) < 0 ||
-            fnw_buf_append(&s->data, out->data ? out->data : (const uint8_t *)"", len) < 0)
+    if (table_node(p, c->i)) {
+        if (!out->data) {
+            proj_fail(p, "%s gave a null for row %lld: a table function's results are rows", nd->name,
+                      (long long)s->seq);
+            return;
+        }
+        uint32_t len = out->len;
+        if (fnw_buf_append(&s->data, &len, 4) < 0 || fnw_buf_append(&s->data, out->data, len) < 0)
             proj_fail(p, "%s: out of memory keeping the results of row %lld", nd->name, (long long)s->seq);
         p->nres[k]++;
         return;
@@ -334,27 +374,33 @@ static void node_settled(void *user, const fnw_record *in)
     if (p->flags[k] & R_SETTLED)
         return;
     p->flags[k] |= R_SETTLED;
-    if (!p->d->table_function && p->nres[k] == 0)
+    if (!table_node(p, c->i) && p->nres[k] == 0)
         p->flags[k] |= R_NULL; /* an empty result: a null */
     s->pending--;
+    enter(p);
     push_ready_nodes(p, s->seq);
     flush(p);
+    leave(p);
 }
 
 static void node_ready(void *user)
 {
     node_ctx *c = user;
     fnw_projection *p = c->p;
-    if (!p->failed && fnw_projection_has_space(p)) {
-        if (p->sink.ready)
-            p->sink.ready(p->sink.user);
+    if (!p->failed && fnw_projection_has_space(p) && p->sink.ready) {
+        enter(p);
+        p->sink.ready(p->sink.user);
+        leave(p);
     }
 }
 
 static void node_failed(void *user, const char *message)
 {
     node_ctx *c = user;
-    proj_fail(c->p, "%s", message);
+    fnw_projection *p = c->p;
+    enter(p);
+    proj_fail(p, "%s: %s", p->d->nodes[c->i].name, message); /* which function: they share a transform */
+    leave(p);
 }
 
 static void finish_node(fnw_projection *p, uint32_t i);
@@ -381,6 +427,7 @@ static void node_finished(void *user)
     fnw_projection *p = c->p;
     if (p->failed || p->node_finished[c->i])
         return;
+    enter(p);
     p->node_finished[c->i] = 1;
     p->n_finished++;
     for (uint32_t i = c->i + 1; i < p->d->n_nodes && !p->failed; i++) {
@@ -394,6 +441,7 @@ static void node_finished(void *user)
             finish_node(p, i);
     }
     check_finished(p);
+    leave(p);
 }
 
 static void finish_node(fnw_projection *p, uint32_t i)
@@ -450,6 +498,16 @@ void fnw_projection_free(fnw_projection *p)
 {
     if (!p)
         return;
+    if (p->depth > 0) { /* inside a sink callback: once the frames unwind */
+        p->free_pending = 1;
+        p->failed = 1; /* nothing more happens meanwhile */
+        return;
+    }
+    really_free(p);
+}
+
+static void really_free(fnw_projection *p)
+{
     if (p->ring)
         for (uint32_t w = 0; w < p->d->window; w++)
             fnw_buf_free(&p->ring[w].data);
@@ -496,10 +554,20 @@ int fnw_projection_has_space(const fnw_projection *p)
     return 1;
 }
 
+static int push_in(fnw_projection *p, const fnw_record *in);
+
 int fnw_projection_push(fnw_projection *p, const fnw_record *in)
 {
     if (p->failed)
         return -1;
+    enter(p);
+    int rc = push_in(p, in);
+    leave(p);
+    return rc;
+}
+
+static int push_in(fnw_projection *p, const fnw_record *in)
+{
     if (p->next - p->head >= (int64_t)p->d->window) {
         proj_fail(p, "row %lld pushed while %u rows are in flight (the most)", (long long)p->next,
                   p->d->window);
@@ -518,6 +586,7 @@ int fnw_projection_push(fnw_projection *p, const fnw_record *in)
         return -1;
     }
     s->in_len = in->data ? in->len : 0;
+    s->tbl_off = s->in_len;
     p->rows_in++;
     push_ready_nodes(p, seq);
     return p->failed ? -1 : 0;
@@ -527,11 +596,13 @@ void fnw_projection_finish(fnw_projection *p)
 {
     if (p->failed)
         return;
+    enter(p);
     p->finishing = 1;
     for (uint32_t i = 0; i < p->d->n_nodes && !p->failed; i++)
         if (call_deps(&p->d->nodes[i]) == 0)
             finish_node(p, i);
     check_finished(p);
+    leave(p);
 }
 
 void fnw_projection_abort(fnw_projection *p)

@@ -25,8 +25,10 @@
  *              false when it is full or any node's engine is.
  *   output     scalar functions: one row per input, the columns' results
  *              as a ROW of row kind INSERT (Flink's FlattenRow bytes). A
- *              table function: each result row the operation emitted, then
- *              an end message (the single byte 0x00) per input.
+ *              table function (the last node; the nodes before it are the
+ *              calls it makes for its arguments): each result row the
+ *              operation emitted (a null fails the bundle), then an end
+ *              message (the single byte 0x00) per input.
  *   finish     a node is finished once every node it takes results from
  *              has; the sink hears finished when all have and every row
  *              has left.
@@ -77,7 +79,7 @@ typedef struct fnw_proj_desc {
     const fnw_proj_node *nodes; /* nested calls before the nodes that take their results */
     uint32_t n_nodes;
     uint32_t n_columns; /* scalar: the output row's fields, one per column node */
-    int table_function; /* one node; its results are the output rows, each input ends with 0x00 */
+    int table_function; /* the last node's results are the output rows, each input ends with 0x00 */
     uint32_t window;    /* rows in flight at most (the ring), >= 1 */
 } fnw_proj_desc;
 

@@ -112,6 +112,15 @@ static int step_from_spec(const pb_OperationSpec *os, int function_type, const f
                 return fnw_error_set(err, "out of memory");
         }
     }
+    if (os->n_argument_types) {
+        if (!(st->argument_types = calloc(os->n_argument_types, sizeof *st->argument_types)))
+            return fnw_error_set(err, "out of memory");
+        for (size_t i = 0; i < os->n_argument_types; i++) {
+            st->n_argument_types = i + 1;
+            if (fnw_schema_field_type_to_type(os->argument_types[i], &st->argument_types[i], err) < 0)
+                return fnw_error_prefix(err, "argument_types[%zu]", i);
+        }
+    }
     return copy_options(os, st, err);
 }
 
@@ -188,6 +197,9 @@ void fnw_step_free(fnw_plan_step *st)
     for (size_t j = 0; j < st->n_argument_names; j++)
         free(st->argument_names[j]);
     free(st->argument_names);
+    for (size_t j = 0; j < st->n_argument_types; j++)
+        fnw_type_free(st->argument_types[j]);
+    free(st->argument_types);
     free(st->result_field);
 }
 

@@ -44,10 +44,13 @@ typedef struct fnw_plan_step {
     const fnw_type *input_type;  /* borrowed from the plan or an earlier step */
     const fnw_type *output_type; /* set by fnw_step_link (Table: by worker/table_plan.c) */
     /* Table functions (worker/table_plan.c): OperationSpec.result_type,
-     * argument_names and result_field, owned; NULL / 0 when unset. */
+     * argument_names, argument_types and result_field, owned; NULL / 0
+     * when unset. */
     fnw_type *result_type;
     char **argument_names;
     size_t n_argument_names;
+    fnw_type **argument_types; /* OperationSpec.argument_types, owned */
+    size_t n_argument_types;
     char *result_field;
 } fnw_plan_step;
 

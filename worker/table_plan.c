@@ -80,9 +80,58 @@ static const pb_Schema *row_schema(const pb_CoderInfoDescriptor *ci, const char 
 static int add_node(build_ctx *c, const pb_UDF *u, int column, const fnw_type *column_type, int depth,
                     uint32_t *out, fnw_error *err);
 
+static int type_mismatch(const char *what, const fnw_type *a, const fnw_type *b, fnw_error *err)
+{
+    char x[384], y[384];
+    fnw_type_format(a, x, sizeof x);
+    fnw_type_format(b, y, sizeof y);
+    return fnw_error_set(err, "%s: %s, but %s", what, x, y);
+}
+
+/* A constant: read, converted to the declared type when there is one,
+ * encoded once. */
+static int add_const(build_ctx *c, const ProtobufCBinaryData *bytes, const fnw_type *declared,
+                     fnw_proj_arg *a, fnw_type **type, fnw_error *err)
+{
+    fnw_value v;
+    if (fnw_pickle_const_read(bytes->data, bytes->len, &c->arena, &v, type, err) < 0)
+        return fnw_error_prefix(err, "constant");
+    if (declared) {
+        fnw_value conv;
+        if (fnw_pickle_const_convert(&v, declared, &c->arena, &conv, err) < 0)
+            return -1;
+        fnw_type_free(*type);
+        if (!(*type = fnw_type_clone(declared)))
+            return fnw_error_set(err, "out of memory");
+        v = conv;
+    }
+    a->kind = FNW_PROJ_CONST;
+    if (v.is_null)
+        return 0;
+    fnw_buf b;
+    fnw_buf_init(&b, 1 << 20);
+    if (fnw_ser_encode(*type, &v, &b, err) < 0) {
+        fnw_buf_free(&b);
+        return fnw_error_prefix(err, "constant");
+    }
+    size_t len;
+    uint8_t *enc = fnw_buf_steal(&b, &len);
+    if (!enc && len)
+        return fnw_error_set(err, "out of memory");
+    if (!enc)
+        enc = calloc(1, 1); /* an empty value is not a null */
+    if (!enc || keep((void ***)&c->tp->consts, &c->tp->n_consts, enc) < 0) {
+        free(enc);
+        return fnw_error_set(err, "out of memory");
+    }
+    a->bytes = enc;
+    a->len = (uint32_t)len;
+    return 0;
+}
+
 /* Argument j of u: its kind, bytes and type (*type: a new tree). */
-static int add_arg(build_ctx *c, const pb_UDF *u, size_t j, int depth, fnw_proj_arg *a, fnw_type **type,
-                   const char **default_name, fnw_error *err)
+static int add_arg(build_ctx *c, const pb_UDF *u, size_t j, const fnw_type *declared, int depth,
+                   fnw_proj_arg *a, fnw_type **type, const char **default_name, fnw_error *err)
 {
     const pb_UDFInput *in = u->inputs[j];
     *default_name = NULL;
@@ -113,33 +162,8 @@ static int add_arg(build_ctx *c, const pb_UDF *u, size_t j, int depth, fnw_proj_
         *default_name = fnw_type_field_name(c->input, (size_t)off);
         break;
     }
-    case INPUT(INPUT_CONSTANT): {
-        fnw_value v;
-        if (fnw_pickle_const_read(in->inputconstant.data, in->inputconstant.len, &c->arena, &v, type, err) < 0)
-            return fnw_error_prefix(err, "constant");
-        a->kind = FNW_PROJ_CONST;
-        if (!v.is_null) {
-            fnw_buf b;
-            fnw_buf_init(&b, 1 << 20);
-            if (fnw_ser_encode(*type, &v, &b, err) < 0) {
-                fnw_buf_free(&b);
-                return fnw_error_prefix(err, "constant");
-            }
-            size_t len;
-            uint8_t *bytes = fnw_buf_steal(&b, &len);
-            if (!bytes && len)
-                return fnw_error_set(err, "out of memory");
-            if (!bytes)
-                bytes = calloc(1, 1); /* an empty value is not a null */
-            if (!bytes || keep((void ***)&c->tp->consts, &c->tp->n_consts, bytes) < 0) {
-                free(bytes);
-                return fnw_error_set(err, "out of memory");
-            }
-            a->bytes = bytes;
-            a->len = (uint32_t)len;
-        }
-        return 0;
-    }
+    case INPUT(INPUT_CONSTANT):
+        return add_const(c, &in->inputconstant, declared, a, type, err);
     default:
         return fnw_error_set(err, "an argument that is neither a column, a constant nor a function");
     }
@@ -154,11 +178,24 @@ static int add_args(build_ctx *c, const pb_UDF *u, const fnw_plan_step *st, int 
     *args = calloc(u->n_inputs ? u->n_inputs : 1, sizeof **args);
     if (!*row || !*args)
         return fnw_error_set(err, "out of memory");
+    if (st->n_argument_types && st->n_argument_types != u->n_inputs)
+        return fnw_error_set(err,
+                             "its OperationSpec declares %zu argument type(s) but the call passes %zu argument(s)",
+                             st->n_argument_types, u->n_inputs);
     for (size_t j = 0; j < u->n_inputs; j++) {
         fnw_type *t = NULL;
         const char *dflt;
-        if (add_arg(c, u, j, depth, &(*args)[j], &t, &dflt, err) < 0)
+        const fnw_type *declared = j < st->n_argument_types ? st->argument_types[j] : NULL;
+        if (add_arg(c, u, j, declared, depth, &(*args)[j], &t, &dflt, err) < 0) {
+            fnw_type_free(t); /* a constant's type, made before its bytes failed */
             return fnw_error_prefix(err, "argument %zu", j + 1);
+        }
+        if (declared && !fnw_type_equal_ignoring_names(t, declared)) {
+            type_mismatch("the argument's declared type (argument_types) and the type Flink sends differ",
+                          declared, t, err);
+            fnw_type_free(t);
+            return fnw_error_prefix(err, "argument %zu", j + 1);
+        }
         char gen[32];
         snprintf(gen, sizeof gen, "arg%zu", j);
         const char *name = j < st->n_argument_names        ? st->argument_names[j]
@@ -170,14 +207,6 @@ static int add_args(build_ctx *c, const pb_UDF *u, const fnw_plan_step *st, int 
         }
     }
     return 0;
-}
-
-static int type_mismatch(const char *what, const fnw_type *a, const fnw_type *b, fnw_error *err)
-{
-    char x[384], y[384];
-    fnw_type_format(a, x, sizeof x);
-    fnw_type_format(b, y, sizeof y);
-    return fnw_error_set(err, "%s: %s, but %s", what, x, y);
 }
 
 /* The node's output type and whether its result is field 0 of it. */
@@ -322,6 +351,10 @@ static int add_node(build_ctx *c, const pb_UDF *u, int column, const fnw_type *c
     if (result_shape(c, &st, (fnw_type *)st.input_type, result, &unwrap, err) < 0)
         goto fail;
     apply_async_options(c, &st);
+    if (c->p->n_steps >= MAX_NODES) { /* its nested calls came first */
+        fnw_error_set(err, "more than %d functions in one operator", MAX_NODES);
+        goto fail;
+    }
     snprintf(label, sizeof label, "transform '%s', function %zu (operation '%s')", c->tid, c->p->n_steps + 1,
              st.op->name);
     if (append_node(c, &st, args, (uint32_t)u->n_inputs, unwrap, column, result, label, out, err) < 0)
@@ -364,7 +397,12 @@ static uint32_t window_of(const fnw_plan *p)
         if (p->steps[i].spec.capacity > most)
             most = p->steps[i].spec.capacity;
     int64_t w = 2 * most;
-    return (uint32_t)(w < 64 ? 64 : w > 65536 ? 65536 : w);
+    w = w < 64 ? 64 : w > 65536 ? 65536 : w;
+    /* the ring keeps a few words per function and row: at most ~1M of them */
+    int64_t cells_max = (int64_t)1 << 20, n = p->n_steps ? (int64_t)p->n_steps : 1;
+    if (w * n > cells_max)
+        w = cells_max / n > 1 ? cells_max / n : 1;
+    return (uint32_t)w;
 }
 
 static int build_functions(build_ctx *c, const pb_UDFs *f, int table_function, fnw_error *err)

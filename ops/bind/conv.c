@@ -35,6 +35,9 @@ static const fnw_type *unsupported(const fnw_type *t, int depth)
         return t;
     switch (t->kind) {
     case FNW_STRING:
+    case FNW_BIG_DEC:
+    case FNW_SQL_TIMESTAMP:
+    case FNW_LOCAL_ZONED_TIMESTAMP:
         return NULL;
     case FNW_ROW:
         for (uint32_t i = 0; i < t->nchildren; i++) {
@@ -71,7 +74,8 @@ int fnw_conv_check_type(const fnw_type *t, const char *field, fnw_error *err)
     return fnw_error_set(err,
                          "output field '%s' has type %s, which a result cannot be converted into (%s is "
                          "not supported; targets are STRING, BYTE, SHORT, INT, LONG, FLOAT, DOUBLE, BOOLEAN, "
-                         "arrays and LIST of them, ROW, MAP with STRING keys)",
+                         "DECIMAL, TIMESTAMP, TIMESTAMP_LTZ, arrays and LIST of them, ROW, MAP with STRING "
+                         "keys)",
                          field ? field : "?", whole, part);
 }
 

@@ -4,7 +4,9 @@
  * comes from the caller's fnw_arena; nothing else is allocated.
  *
  * Target types (fnw_conv_check_type verifies them once, at open): STRING,
- * BYTE, SHORT, INT, LONG, FLOAT, DOUBLE, BOOLEAN; BASIC_ARRAY, OBJECT_ARRAY
+ * BYTE, SHORT, INT, LONG, FLOAT, DOUBLE, BOOLEAN, the Table types DECIMAL
+ * (BIG_DEC), TIMESTAMP (SQL_TIMESTAMP) and TIMESTAMP_LTZ
+ * (LOCAL_ZONED_TIMESTAMP); BASIC_ARRAY, OBJECT_ARRAY
  * and LIST of targets; PRIMITIVE_ARRAY of BYTE, SHORT, INT, LONG, FLOAT,
  * DOUBLE or BOOLEAN; ROW of targets; MAP<STRING, target>.
  *
@@ -23,6 +25,15 @@
  *                   (precision is rounded, range is checked)
  *   DOUBLE          any JSON number
  *   BOOLEAN         true / false only
+ *   DECIMAL         a JSON number (a real by its shortest text: 0.1 -> "0.1")
+ *                   or string in Java's BigDecimal grammar ("12.5", "1E+3");
+ *                   with a scale, rounded HALF_UP to it (1.25 -> 1.3 at
+ *                   scale 1), failing when it then needs more digits than
+ *                   the precision
+ *   TIMESTAMP, TIMESTAMP_LTZ  a JSON integer (epoch milliseconds) or ISO-8601
+ *                   text "2024-01-31T12:00:00.123456" (' ' for 'T' and a
+ *                   trailing 'Z' allowed; years 0000-9999); fraction digits
+ *                   beyond the precision dropped (ops/bind/tstext.h)
  *   arrays, LIST    a JSON array, element by element
  *   PRIMITIVE_ARRAY<BYTE>  a JSON array of integers -128..127 (as BYTE)
  *   ROW             a JSON object, field by field name; a missing member is
@@ -39,10 +50,13 @@
  *                   at most 63 bytes, FLOAT range-checked; never nan, hex
  *                   or a literal too large for a double (1e999);
  *                   BOOLEAN: "1"/"true" and "0"/"false"
+ *                   DECIMAL, TIMESTAMP, TIMESTAMP_LTZ: the text as from JSON
  *   INTEGER         BYTE..LONG in range; FLOAT, DOUBLE; BOOLEAN from 0/1
- *                   only; STRING as decimal text
+ *                   only; STRING as decimal text;
+ *                   DECIMAL, TIMESTAMP, TIMESTAMP_LTZ as from a JSON integer
  *   DOUBLE          FLOAT (range-checked), DOUBLE; BYTE..LONG when integral
- *                   and in range; STRING as the shortest decimal text
+ *                   and in range; STRING as the shortest decimal text;
+ *                   DECIMAL as from a JSON real
  *   BOOL            BOOLEAN; STRING as true/false
  *   ARRAY           arrays and LIST element by element; ROW by position
  *                   (HMGET: as many elements as fields); MAP<STRING,_> from

@@ -40,4 +40,12 @@ int fnw_conv_parse_f64(const char *p, size_t n, double *d);
 /* STRING value holding a copy of p[0..n) in a; -1 if over the arena's limit. */
 int fnw_conv_set_string(fnw_arena *a, const void *p, size_t n, fnw_value *out);
 
+/* The Table (SQL) kinds (conv_sql.c): BIG_DEC, SQL_TIMESTAMP and
+ * LOCAL_ZONED_TIMESTAMP, from text, a whole number or a double; NULL on
+ * success, else a reason. */
+int fnw_conv_is_sql_kind(fnw_kind k);
+const char *fnw_conv_set_sql_text(const fnw_type *t, const char *p, size_t n, fnw_arena *a, fnw_value *out);
+const char *fnw_conv_set_sql_i64(const fnw_type *t, int64_t v, fnw_arena *a, fnw_value *out);
+const char *fnw_conv_set_sql_f64(const fnw_type *t, double d, fnw_arena *a, fnw_value *out);
+
 #endif

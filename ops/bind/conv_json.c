@@ -98,6 +98,15 @@ static int scalar(const fnw_type *t, const json_t *j, const fnw_conv_at *at, fnw
                   fnw_error *err)
 {
     const char *why = "a JSON value of another type";
+    if (fnw_conv_is_sql_kind(t->kind)) {
+        if (json_is_string(j))
+            why = fnw_conv_set_sql_text(t, json_string_value(j), json_string_length(j), a, out);
+        else if (json_is_integer(j))
+            why = fnw_conv_set_sql_i64(t, json_integer_value(j), a, out);
+        else if (json_is_real(j))
+            why = fnw_conv_set_sql_f64(t, json_real_value(j), a, out);
+        return why ? fail(at, t, j, why, err) : 0;
+    }
     switch (t->kind) {
     case FNW_STRING:
         if (!json_is_string(j))

@@ -105,7 +105,16 @@ static int scalar(const fnw_type *t, const fnw_reply *r, const fnw_conv_at *at, 
                   fnw_error *err)
 {
     const char *why;
-    if (r->kind == FNW_REPLY_STRING)
+    if (fnw_conv_is_sql_kind(t->kind)) {
+        if (r->kind == FNW_REPLY_STRING)
+            why = fnw_conv_set_sql_text(t, r->u.str, r->len, a, out);
+        else if (r->kind == FNW_REPLY_INTEGER)
+            why = fnw_conv_set_sql_i64(t, r->u.i, a, out);
+        else if (r->kind == FNW_REPLY_DOUBLE)
+            why = fnw_conv_set_sql_f64(t, r->u.d, a, out);
+        else
+            why = "a reply of another kind";
+    } else if (r->kind == FNW_REPLY_STRING)
         why = from_string(t, r, a, out);
     else if (t->kind == FNW_STRING && r->kind != FNW_REPLY_ARRAY)
         why = as_text(r, a, out);

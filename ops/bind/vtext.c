@@ -3,6 +3,7 @@
 #include "ops/bind/vtext.h"
 
 #include "codecs/utf8.h"
+#include "ops/bind/tstext.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SCALAR_TMP FNW_TSTEXT_MAX /* room for any scalar's text */
 #define WHY_FULL "does not fit the buffer"
 #define WHY_NO_MEMORY "could not be written: out of memory"
 
@@ -43,6 +45,8 @@ static int is_text_kind(fnw_kind k)
     case FNW_FLOAT:
     case FNW_DOUBLE:
     case FNW_BIG_DEC:
+    case FNW_SQL_TIMESTAMP:
+    case FNW_LOCAL_ZONED_TIMESTAMP:
         return 1;
     default:
         return 0;
@@ -239,8 +243,8 @@ static size_t char_utf8(int64_t unit, char *tmp)
     return fnw_utf8_encode(c >= 0xd800 && c <= 0xdfff ? 0xfffd : c, tmp);
 }
 
-/* Text of a non-null scalar: p and n point at its bytes or into tmp (>= 40
- * bytes). *quote is set when JSON writes it as a string. */
+/* Text of a non-null scalar: p and n point at its bytes or into tmp
+ * (>= SCALAR_TMP bytes). *quote is set when JSON writes it as a string. */
 static void scalar_text(const fnw_type *t, const fnw_value *v, char *tmp, const uint8_t **p, size_t *n,
                         int *quote)
 {
@@ -257,17 +261,22 @@ static void scalar_text(const fnw_type *t, const fnw_value *v, char *tmp, const 
         *n = char_utf8(v->u.i, tmp);
         *quote = 1;
         return;
+    case FNW_SQL_TIMESTAMP:
+    case FNW_LOCAL_ZONED_TIMESTAMP:
+        *n = fnw_tstext_format(t, v->u.i, v->count, tmp);
+        *quote = 1;
+        return;
     case FNW_BOOLEAN:
-        *n = (size_t)snprintf(tmp, 40, "%s", v->u.i ? "true" : "false");
+        *n = (size_t)snprintf(tmp, SCALAR_TMP, "%s", v->u.i ? "true" : "false");
         return;
     case FNW_FLOAT:
-        *n = isfinite(v->u.f) ? fmt_float(tmp, 40, v->u.f) : fmt_nonfinite(tmp, v->u.f);
+        *n = isfinite(v->u.f) ? fmt_float(tmp, SCALAR_TMP, v->u.f) : fmt_nonfinite(tmp, v->u.f);
         return;
     case FNW_DOUBLE:
-        *n = isfinite(v->u.d) ? fnw_vtext_double(tmp, 40, v->u.d) : fmt_nonfinite(tmp, v->u.d);
+        *n = isfinite(v->u.d) ? fnw_vtext_double(tmp, SCALAR_TMP, v->u.d) : fmt_nonfinite(tmp, v->u.d);
         return;
     default:
-        *n = (size_t)snprintf(tmp, 40, "%" PRId64, v->u.i);
+        *n = (size_t)snprintf(tmp, SCALAR_TMP, "%" PRId64, v->u.i);
         return;
     }
 }
@@ -346,7 +355,7 @@ static int json_value(const fnw_type *t, const fnw_value *v, fnw_buf *out, const
     default:
         break;
     }
-    char tmp[40];
+    char tmp[SCALAR_TMP];
     const uint8_t *p;
     size_t n;
     int quote;
@@ -363,7 +372,7 @@ int fnw_vtext_write(const fnw_type *t, const fnw_value *v, fnw_escape esc, fnw_b
     } else if (v->is_null) {
         rc = 0;
     } else {
-        char tmp[40];
+        char tmp[SCALAR_TMP];
         const uint8_t *p;
         size_t n;
         int quote;

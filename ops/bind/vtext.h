@@ -13,6 +13,9 @@
  *   FLOAT DOUBLE          the shortest decimal that reads back to the same
  *                         number ("0.1", "1e+20", "-0"); NaN, Infinity and
  *                         -Infinity as Java spells them
+ *   TIMESTAMP(p), TIMESTAMP_LTZ(p)  ISO-8601 with p fraction digits (3
+ *                         when unset), as if in UTC; TIMESTAMP_LTZ ends in
+ *                         'Z': 2024-01-31T12:00:00.123456Z (tstext.h)
  *   null                  nothing (the empty string)
  * Other kinds (ROW, MAP, arrays, dates, binary) have no text form: the
  * template compiler rejects them (fnw_vtext_renderable) before any data.
@@ -27,7 +30,7 @@
  *              refused (it would end the header and inject another).
  *   JSON       one JSON value: null; true/false; numbers as above except that
  *              NaN and the infinities become null (JSON has no spelling for
- *              them); STRING, CHAR and BIG_DEC as quoted strings with '"',
+ *              them); STRING, CHAR, BIG_DEC and the timestamps as quoted strings with '"',
  *              '\' and control characters escaped (invalid UTF-8 is refused,
  *              not repaired); ROW as an object keyed by field name; arrays
  *              and LIST as arrays (PRIMITIVE_ARRAY<BYTE> as an array of

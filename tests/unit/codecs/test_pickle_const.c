@@ -21,6 +21,8 @@
 
 #include "codecs/arena.h"
 #include "codecs/pickle_const.h"
+#include "codecs/ser.h"
+#include "codecs/type.h"
 #include "codecs/type.h"
 
 typedef struct fixture {
@@ -42,8 +44,14 @@ typedef struct fixture {
 #define STR(s) FNW_STRING, 0, 0, 0, s, sizeof(s) - 1
 #define BYTES(s) FNW_PRIMITIVE_ARRAY, 0, 0, 0, s, sizeof(s) - 1
 #define NUL() FNW_STRING, 1, 0, 0, NULL, 0
+#define STR300() FNW_STRING, 0, 0, 0, NULL, 300 /* "abc...xyzabc..." */
 
-/* Regenerate with: sh scripts/gen-pickle-const-fixtures.sh build */
+/* Regenerate (and compare with this table) with:
+ *   sh scripts/gen-pickle-const-fixtures.sh --sql
+ * The sql_* cases are the bytes a real Flink SQL query sent for the literal
+ * named in tests/fixtures/pickle_const/sql_literals.py; the others come from
+ * GenPickleConst.java (the planner's convertLiteralToPython on a Calcite
+ * literal, or value_*: PythonBridgeUtils.pickleValue on a Java value). */
 static const fixture fixtures[] = {
     { "tinyint_7", LONG(7), "0080024b072e" },
     { "tinyint_min", LONG(-128), "0080024a80ffffff2e" },
@@ -82,7 +90,7 @@ static const fixture fixtures[] = {
     { "char_empty", STR(""), "008002580000000071002e" },
     { "char_utf8", STR("h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80"),
       "008002580f00000068c3a96c6c6f20e282ac20f09f988071002e" },
-    { "char_300", FNW_STRING, 0, 0, 0, NULL, 300,
+    { "char_300", STR300(),
       "008002582c0100006162636465666768696a6b6c6d6e6f707172737475767778797a6162636465666768696a6b6c6d6e"
       "6f707172737475767778797a6162636465666768696a6b6c6d6e6f707172737475767778797a6162636465666768696a"
       "6b6c6d6e6f707172737475767778797a6162636465666768696a6b6c6d6e6f707172737475767778797a616263646566"
@@ -106,6 +114,38 @@ static const fixture fixtures[] = {
     { "value_bytes", BYTES("\x01\x02\xff"),
       "008002635f5f6275696c74696e5f5f0a6279746561727261790a58040000000102c3bf710058070000006c6174696e2d"
       "317101865271022e" },
+    { "sql_int_42", LONG(42), "0080024b2a2e" },
+    { "sql_int_neg7", LONG(-7), "0080024af9ffffff2e" },
+    { "sql_bigint_2p31", LONG(2147483648LL), "00800249323134373438333634380a2e" },
+    { "sql_bigint_max", LONG(INT64_MAX), "00800249393232333337323033363835343737353830370a2e" },
+    { "sql_tinyint_7", LONG(7), "0080024b072e" },
+    { "sql_smallint_300", LONG(300), "0080024d2c012e" },
+    { "sql_decimal_0_5", DEC("0.5"),
+      "00800263646563696d616c0a446563696d616c0a5803000000302e357100855271012e" },
+    { "sql_decimal_1_50", DEC("1.50"),
+      "00800263646563696d616c0a446563696d616c0a5804000000312e35307100855271012e" },
+    { "sql_decimal_neg_0_001", DEC("-0.001"),
+      "00800263646563696d616c0a446563696d616c0a58060000002d302e3030317100855271012e" },
+    { "sql_decimal_18", DEC("12345678901234567.5"),
+      "00800263646563696d616c0a446563696d616c0a581300000031323334353637383930313233343536372e357100855271012e" },
+    { "sql_double_1e3", DOUBLE(1000.0), "00800247408f4000000000002e" },
+    { "sql_double_1_5e0", DOUBLE(1.5), "008002473ff80000000000002e" },
+    { "sql_float_0_1", DOUBLE((double)0.1f), "008002473fb99999a00000002e" },
+    { "sql_char_abc", STR("abc"), "008002580300000061626371002e" },
+    { "sql_char_empty", STR(""), "008002580000000071002e" },
+    { "sql_char_utf8", STR("h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80"),
+      "008002580f00000068c3a96c6c6f20e282ac20f09f988071002e" },
+    { "sql_varchar_xy", STR("xy"), "0080025802000000787971002e" },
+    { "sql_bool_true", BOOL(1), "008002882e" },
+    { "sql_bool_false", BOOL(0), "008002892e" },
+    { "sql_null_int", NUL(), "0080024e2e" },
+    { "sql_null_date", NUL(), "0080024e2e" },
+    { "sql_date", INTK(FNW_SQL_DATE, 19724), "0180024d0c4d2e" },
+    { "sql_time", INTK(FNW_SQL_TIME, 45296789), "0280024a952cb3022e" },
+    { "sql_timestamp_3", INTK(FNW_SQL_TIMESTAMP, 1704164645678LL), "03800249313730343136343634353637380a2e" },
+    { "sql_timestamp_6", INTK(FNW_SQL_TIMESTAMP, 1704164645678LL), "03800249313730343136343634353637380a2e" },
+    { "sql_timestamp_1960", INTK(FNW_SQL_TIMESTAMP, -315619200000LL),
+      "038002492d3331353631393230303030300a2e" },
 };
 #define NFIX (sizeof fixtures / sizeof fixtures[0])
 
@@ -385,6 +425,73 @@ START_TEST(an_arena_too_small_is_an_error_not_a_crash)
 }
 END_TEST
 
+/* A constant converted to the declared type, then encoded: the bytes (hex)
+ * a Flink serializer of that type writes, or the message. */
+static void convert_to(const fnw_value *v, fnw_type *to, const char *want_hex, const char *want_err)
+{
+    fnw_arena a;
+    fnw_arena_init(&a, 256, 1 << 16);
+    fnw_value out;
+    fnw_error err = { { 0 } };
+    int rc = fnw_pickle_const_convert(v, to, &a, &out, &err);
+    fnw_buf b;
+    fnw_buf_init(&b, 0);
+    if (rc == 0)
+        rc = fnw_ser_encode(to, &out, &b, &err);
+    if (want_err) {
+        ck_assert_int_eq(rc, -1);
+        ck_assert_msg(strstr(err.msg, want_err) != NULL, "%s", err.msg);
+    } else {
+        ck_assert_msg(rc == 0, "%s", err.msg);
+        char hex[256] = "";
+        for (size_t i = 0; i < b.len && 2 * i + 2 < sizeof hex; i++)
+            snprintf(hex + 2 * i, 3, "%02x", b.p[i]);
+        ck_assert_str_eq(hex, want_hex);
+    }
+    fnw_buf_free(&b);
+    fnw_arena_free(&a);
+    fnw_type_free(to);
+}
+
+static fnw_type *typed(fnw_kind k, int32_t precision, int32_t scale)
+{
+    fnw_type *t = fnw_type_new(k);
+    if (precision)
+        ck_assert_int_eq(fnw_type_set_precision(t, precision, scale, NULL), 0);
+    return t;
+}
+
+START_TEST(constants_take_the_declared_argument_type)
+{
+    fnw_value seven = fnw_value_int(FNW_LONG, 7), big = fnw_value_int(FNW_LONG, 70000);
+    convert_to(&seven, typed(FNW_INT, 0, 0), "00000007", NULL);
+    convert_to(&seven, typed(FNW_BYTE, 0, 0), "07", NULL);
+    convert_to(&big, typed(FNW_SHORT, 0, 0), NULL, "does not fit");
+    convert_to(&seven, typed(FNW_DOUBLE, 0, 0), "401c000000000000", NULL);
+    /* DECIMAL(5, 2): the text rounded to the scale ("7.00"), length-prefixed */
+    convert_to(&seven, typed(FNW_BIG_DEC, 5, 2), "00000004372e3030", NULL);
+    fnw_value dec = fnw_value_bytes(FNW_BIG_DEC, "1.255", 5);
+    convert_to(&dec, typed(FNW_BIG_DEC, 4, 2), "00000004312e3236", NULL);
+    convert_to(&dec, typed(FNW_BIG_DEC, 2, 2), NULL, "does not fit");
+    convert_to(&dec, typed(FNW_FLOAT, 0, 0), "3fa0a3d7", NULL);
+    /* a NULL literal (read as a null STRING) is a null of any type */
+    fnw_value null = fnw_value_null(FNW_STRING);
+    fnw_arena a;
+    fnw_arena_init(&a, 64, 1024);
+    fnw_value out;
+    fnw_type *int_type = typed(FNW_INT, 0, 0);
+    ck_assert_int_eq(fnw_pickle_const_convert(&null, int_type, &a, &out, NULL), 0);
+    ck_assert(out.is_null && out.kind == FNW_INT);
+    fnw_type_free(int_type);
+    fnw_arena_free(&a);
+    /* TIMESTAMP(6): millis then the nanos of the milli (0) */
+    fnw_value ts = fnw_value_timestamp(FNW_SQL_TIMESTAMP, 1000, 0);
+    convert_to(&ts, typed(FNW_SQL_TIMESTAMP, 6, 0), "00000000000003e800000000", NULL);
+    fnw_value text = fnw_value_str("x");
+    convert_to(&text, typed(FNW_INT, 0, 0), NULL, "cannot be an argument of type");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pickle_const");
@@ -399,6 +506,7 @@ int main(void)
     tcase_add_test(tc, lengths_and_text_are_checked);
     tcase_add_test(tc, integers_beyond_64_bits_and_odd_int_text_are_refused);
     tcase_add_test(tc, an_arena_too_small_is_an_error_not_a_crash);
+    tcase_add_test(tc, constants_take_the_declared_argument_type);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }

@@ -4,11 +4,13 @@
  * refused, containers, ROW by field name, MAP in document order, messages
  * naming the field path, an escaped excerpt and the type, the supported
  * target check, arena limits and hostile documents (deep nesting, integer
- * overflow). */
+ * overflow), and the Table kinds: DECIMAL(p, s) rounded to its scale,
+ * TIMESTAMP(p) / TIMESTAMP_LTZ(p) from epoch ms or ISO-8601 text. */
 #include <check.h>
 #include <float.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,7 +246,7 @@ START_TEST(test_supported_targets)
     ck_assert_msg(fnw_conv_check_type(ok, "out", &err) == 0, "%s", err.msg);
     fnw_type_free(ok);
     check_rejects(T(FNW_SQL_DATE), "SQL_DATE is not supported");
-    check_rejects(R(1, "a", T(FNW_BIG_DEC)), "(BIG_DEC is not supported");
+    check_rejects(R(1, "a", T(FNW_SQL_TIME)), "(SQL_TIME is not supported");
     check_rejects(M(T(FNW_INT), T(FNW_INT)), "MAP<INT, INT> is not supported");
     check_rejects(C(FNW_LIST, T(FNW_LOCAL_TIME)), "LOCAL_TIME is not supported");
     check_rejects(C(FNW_PRIMITIVE_ARRAY, T(FNW_CHAR)), "PRIMITIVE_ARRAY<CHAR> is not supported");
@@ -319,6 +321,83 @@ START_TEST(test_hostile_documents)
 }
 END_TEST
 
+/* A Table type: kind k with precision p and scale s. */
+static fnw_type *P(fnw_kind k, int p, int s)
+{
+    fnw_type *t = T(k);
+    fnw_error err;
+    ck_assert_msg(fnw_type_set_precision(t, p, s, &err) == 0, "%s", err.msg);
+    return t;
+}
+
+static char *dec_text(fnw_value v)
+{
+    static char buf[80];
+    ck_assert_int_eq(v.kind, FNW_BIG_DEC);
+    snprintf(buf, sizeof buf, "%.*s", (int)v.count, (const char *)v.u.bytes);
+    return buf;
+}
+
+START_TEST(test_decimals)
+{
+    ck_assert_str_eq(dec_text(conv_ok(P(FNW_BIG_DEC, 4, 1), "\"1.25\"")), "1.3");
+    ck_assert_str_eq(dec_text(conv_ok(P(FNW_BIG_DEC, 4, 1), "-1.25")), "-1.3");
+    ck_assert_str_eq(dec_text(conv_ok(P(FNW_BIG_DEC, 10, 2), "3")), "3.00");
+    ck_assert_str_eq(dec_text(conv_ok(P(FNW_BIG_DEC, 10, 2), "0.1")), "0.10");
+    ck_assert_str_eq(dec_text(conv_ok(P(FNW_BIG_DEC, 10, 0), "\"1E+3\"")), "1000");
+    /* a DataStream BIG_DEC (no precision): the text as it is */
+    ck_assert_str_eq(dec_text(conv_ok(T(FNW_BIG_DEC), "\"12.500\"")), "12.500");
+    ck_assert_str_eq(dec_text(conv_ok(T(FNW_BIG_DEC), "1e20")), "1e+20");
+    ck_assert_str_eq(dec_text(conv_ok(T(FNW_BIG_DEC), "-7")), "-7");
+    conv_fails(P(FNW_BIG_DEC, 4, 1), "12345.67",
+               "field 'r': cannot convert JSON number 12345.67 to DECIMAL(4, 1): it needs more digits than the "
+               "type's precision");
+    conv_fails(P(FNW_BIG_DEC, 4, 1), "\"1,5\"", "JSON string \"1,5\" to DECIMAL(4, 1): not a decimal number");
+    conv_fails(T(FNW_BIG_DEC), "\"NaN\"", "not a decimal number");
+    conv_fails(P(FNW_BIG_DEC, 4, 1), "true", "JSON true to DECIMAL(4, 1): a JSON value of another type");
+    conv_fails(P(FNW_BIG_DEC, 4, 1), "[1]", "a JSON value of another type");
+}
+END_TEST
+
+START_TEST(test_timestamps)
+{
+    /* 2023-11-14 22:13:20.123456789 = 1700000000123 ms + 456789 ns */
+    fnw_value v = conv_ok(P(FNW_SQL_TIMESTAMP, 6, 0), "\"2023-11-14T22:13:20.123456\"");
+    ck_assert_int_eq(v.u.i, INT64_C(1700000000123));
+    ck_assert_uint_eq(v.count, 456000);
+    v = conv_ok(P(FNW_SQL_TIMESTAMP, 9, 0), "\"2023-11-14 22:13:20.123456789Z\"");
+    ck_assert_int_eq(v.u.i, INT64_C(1700000000123));
+    ck_assert_uint_eq(v.count, 456789);
+    /* digits beyond the precision are dropped */
+    v = conv_ok(P(FNW_SQL_TIMESTAMP, 3, 0), "\"2023-11-14T22:13:20.123456789\"");
+    ck_assert_int_eq(v.u.i, INT64_C(1700000000123));
+    ck_assert_uint_eq(v.count, 0);
+    v = conv_ok(P(FNW_SQL_TIMESTAMP, 1, 0), "\"2023-11-14T22:13:20.19\"");
+    ck_assert_int_eq(v.u.i, INT64_C(1700000000100));
+    v = conv_ok(T(FNW_SQL_TIMESTAMP), "\"1969-12-31T23:59:59.999\"");
+    ck_assert_int_eq(v.u.i, -1);
+    v = conv_ok(P(FNW_LOCAL_ZONED_TIMESTAMP, 3, 0), "\"0000-01-01T00:00:00\"");
+    ck_assert_int_eq(v.u.i, INT64_C(-62167219200000));
+    ck_assert_int_eq(v.kind, FNW_LOCAL_ZONED_TIMESTAMP);
+    v = conv_ok(P(FNW_LOCAL_ZONED_TIMESTAMP, 6, 0), "1700000000123");
+    ck_assert_int_eq(v.u.i, INT64_C(1700000000123));
+    ck_assert_uint_eq(v.count, 0);
+    const char *bad[] = { "\"2023-02-29T00:00:00\"", "\"2024-13-01T00:00:00\"", "\"2024-01-01T24:00:00\"",
+                          "\"2024-01-01\"", "\"2024-01-01T00:00:00.\"", "\"2024-01-01T00:00:00.1234567891\"",
+                          "\"2024-01-01T00:00:00+01:00\"", "\"-001-01-01T00:00:00\"" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        conv_fails(P(FNW_SQL_TIMESTAMP, 6, 0), bad[i], "a timestamp is ISO-8601 text");
+    conv_ok(P(FNW_SQL_TIMESTAMP, 6, 0), "\"2024-02-29T00:00:00\""); /* a leap day */
+    conv_fails(P(FNW_SQL_TIMESTAMP, 6, 0), "1.5", "to TIMESTAMP(6): a timestamp is epoch milliseconds");
+    conv_fails(P(FNW_LOCAL_ZONED_TIMESTAMP, 3, 0), "false", "to TIMESTAMP_LTZ(3): a JSON value of another type");
+    fnw_error err;
+    fnw_type *ok = R(3, "d", P(FNW_BIG_DEC, 10, 2), "t", P(FNW_SQL_TIMESTAMP, 6, 0), "l",
+                     P(FNW_LOCAL_ZONED_TIMESTAMP, 3, 0));
+    ck_assert_msg(fnw_conv_check_type(ok, "out", &err) == 0, "%s", err.msg);
+    fnw_type_free(ok);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("conv_json");
@@ -335,6 +414,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_supported_targets);
     tcase_add_test(tc, test_arena_limit);
     tcase_add_test(tc, test_hostile_documents);
+    tcase_add_test(tc, test_decimals);
+    tcase_add_test(tc, test_timestamps);
     suite_add_tcase(s, tc);
     return s;
 }

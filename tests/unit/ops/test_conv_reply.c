@@ -263,6 +263,37 @@ START_TEST(test_hostile_replies)
 }
 END_TEST
 
+/* A Table type: kind k with precision p and scale s. */
+static fnw_type *P(fnw_kind k, int p, int s)
+{
+    fnw_type *t = T(k);
+    fnw_error err;
+    ck_assert_msg(fnw_type_set_precision(t, p, s, &err) == 0, "%s", err.msg);
+    return t;
+}
+
+START_TEST(test_table_kinds)
+{
+    fnw_value v = conv_ok(P(FNW_BIG_DEC, 4, 1), S("1.25"));
+    ck_assert_uint_eq(v.count, 3);
+    ck_assert_int_eq(memcmp(v.u.bytes, "1.3", 3), 0);
+    v = conv_ok(P(FNW_BIG_DEC, 10, 2), I(-4));
+    ck_assert_uint_eq(v.count, 5);
+    ck_assert_int_eq(memcmp(v.u.bytes, "-4.00", 5), 0);
+    v = conv_ok(P(FNW_BIG_DEC, 10, 2), D(0.125));
+    ck_assert_int_eq(memcmp(v.u.bytes, "0.13", 4), 0);
+    conv_fails(P(FNW_BIG_DEC, 2, 1), S("9.95"), "to DECIMAL(2, 1): it needs more digits than the type's precision");
+    conv_fails(P(FNW_BIG_DEC, 4, 1), B(1), "a reply of another kind");
+    v = conv_ok(P(FNW_SQL_TIMESTAMP, 6, 0), S("2023-11-14T22:13:20.123456"));
+    ck_assert_int_eq(v.u.i, INT64_C(1700000000123));
+    ck_assert_uint_eq(v.count, 456000);
+    v = conv_ok(P(FNW_LOCAL_ZONED_TIMESTAMP, 3, 0), I(42));
+    ck_assert_int_eq(v.u.i, 42);
+    conv_fails(P(FNW_SQL_TIMESTAMP, 3, 0), S("yesterday"), "a timestamp is ISO-8601 text");
+    conv_fails(P(FNW_SQL_TIMESTAMP, 3, 0), D(1.5), "a timestamp is epoch milliseconds");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("conv_reply");
@@ -276,6 +307,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_nil);
     tcase_add_test(tc, test_arrays_rows_maps);
     tcase_add_test(tc, test_hostile_replies);
+    tcase_add_test(tc, test_table_kinds);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -116,6 +116,20 @@ static void expect_scalar(fnw_kind k, fnw_value v, const char *want)
     fnw_type_free(in);
 }
 
+/* A TIMESTAMP / TIMESTAMP_LTZ of precision p rendered with esc. */
+static void expect_timestamp(fnw_kind k, int p, fnw_value v, fnw_escape esc, const char *want)
+{
+    fnw_type *t = T(k);
+    fnw_error err;
+    ck_assert_int_eq(fnw_type_set_precision(t, p, 0, &err), 0);
+    fnw_type *in = R(1, "x", t);
+    fnw_value row = fnw_value_row(FNW_INSERT, &v, 1);
+    char *got = render("{x}", esc, in, &row);
+    ck_assert_str_eq(got, want);
+    free(got);
+    fnw_type_free(in);
+}
+
 START_TEST(test_scalar_text)
 {
     expect_scalar(FNW_BOOLEAN, fnw_value_int(FNW_BOOLEAN, 0), "false");
@@ -134,6 +148,18 @@ START_TEST(test_scalar_text)
     expect_scalar(FNW_CHAR, fnw_value_int(FNW_CHAR, 0x20ac), "\xe2\x82\xac");
     expect_scalar(FNW_CHAR, fnw_value_int(FNW_CHAR, 0xd800), "\xef\xbf\xbd");
     expect_scalar(FNW_BIG_DEC, fnw_value_str("12.50"), "12.50");
+    /* the Table timestamps: ISO-8601 with the precision's fraction digits */
+    expect_timestamp(FNW_SQL_TIMESTAMP, 6, fnw_value_timestamp(FNW_SQL_TIMESTAMP, INT64_C(1700000000123), 456000),
+                     FNW_ESCAPE_RAW, "2023-11-14T22:13:20.123456");
+    expect_timestamp(FNW_SQL_TIMESTAMP, 9, fnw_value_timestamp(FNW_SQL_TIMESTAMP, -1, 999999),
+                     FNW_ESCAPE_RAW, "1969-12-31T23:59:59.999999999");
+    expect_timestamp(FNW_SQL_TIMESTAMP, 0, fnw_value_int(FNW_SQL_TIMESTAMP, 0), FNW_ESCAPE_RAW,
+                     "1970-01-01T00:00:00.000");
+    expect_timestamp(FNW_LOCAL_ZONED_TIMESTAMP, 3,
+                     fnw_value_timestamp(FNW_LOCAL_ZONED_TIMESTAMP, INT64_C(-62167219200000), 0), FNW_ESCAPE_JSON,
+                     "\"0000-01-01T00:00:00.000Z\"");
+    expect_timestamp(FNW_SQL_TIMESTAMP, 1, fnw_value_timestamp(FNW_SQL_TIMESTAMP, INT64_C(1700000000199), 0),
+                     FNW_ESCAPE_URL_QUERY, "2023-11-14T22%3A13%3A20.1");
     expect_scalar(FNW_STRING, fnw_value_bytes(FNW_STRING, NULL, 0), "");
     /* an empty (not null) string is "" in JSON, distinct from null */
     fnw_type *in = R(1, "x", T(FNW_STRING));

@@ -1,6 +1,8 @@
 /* tests/unit/worker/test_relay_route.c — which descriptors fnworker runs,
  * which it relays to PyFlink's Python worker, which it refuses, and the
- * relayed copy's endpoints. */
+ * relayed copy's endpoints; Table operators (scalar and table functions,
+ * nested calls included) by their functions: all fnworker, all Python,
+ * or both (refused naming the transform). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 
 #include "tests/unit/check_run.h"
 #include "tests/unit/descriptor_build.h"
+#include "tests/unit/table_build.h"
 #include "worker/relay_route.h"
 
 #define STATEFUL "flink:transform:ds:stateful_function:v1"
@@ -78,6 +81,87 @@ START_TEST(a_mix_is_refused_naming_both)
     ck_assert_msg(strstr(err.msg, "PythonOperatorChainingOptimizer") && strstr(err.msg, "start_new_chain"), "%s",
                   err.msg);
     builder_free(&b);
+}
+END_TEST
+
+/* ---- Table operators ------------------------------------------------------------ */
+
+/* A Python function of the Table API: its payload a cloudpickle. */
+static pb_UDF *python_udf(builder *b, int n, pb_UDFInput **inputs)
+{
+    pb_OperationSpec os = tspec("identity");
+    pb_UDF *u = tudf(b, &os, n, inputs);
+    u->payload.data = (uint8_t *)PY_PICKLE;
+    u->payload.len = sizeof PY_PICKLE;
+    return u;
+}
+
+static void table_of(builder *b, const char *urn, int n, pb_UDF **u)
+{
+    static const char *const names[] = { "a", "b" };
+    static const int types[] = { STN(INT), STN(INT) };
+    table_shape(b, urn, tschema(b, 2, names, types), tschema(b, n, names, types), tudfs(b, n, u));
+}
+
+START_TEST(table_fnworker_functions_run_natively)
+{
+    static const char *const urns[] = { URN_SCALAR, URN_ASYNC_SCALAR, URN_TABLE_FN };
+    for (int k = 0; k < 3; k++) {
+        builder b;
+        shape_init(&b);
+        pb_OperationSpec echo = tspec("echo");
+        pb_UDF *g = tudf1(&b, &echo, in_offset(&b, 0));
+        pb_UDF *u[2] = { tudf1(&b, &echo, in_udf(&b, g)), tudf1(&b, &echo, in_offset(&b, 1)) };
+        table_of(&b, urns[k], k == 2 ? 1 : 2, u);
+        fnw_error err;
+        ck_assert_msg(route_of(&b, &err) == FNW_ROUTE_NATIVE, "%s: %s", urns[k], err.msg);
+        builder_free(&b);
+    }
+}
+END_TEST
+
+START_TEST(table_python_functions_are_relayed)
+{
+    static const char *const urns[] = { URN_SCALAR, URN_ASYNC_SCALAR, URN_TABLE_FN };
+    for (int k = 0; k < 3; k++) {
+        builder b;
+        shape_init(&b);
+        pb_UDFInput *a = in_offset(&b, 0);
+        pb_UDFInput *nested = in_udf(&b, python_udf(&b, 1, &a));
+        pb_UDF *u[2] = { python_udf(&b, 1, &nested), python_udf(&b, 1, &a) };
+        table_of(&b, urns[k], k == 2 ? 1 : 2, u);
+        fnw_error err;
+        ck_assert_msg(route_of(&b, &err) == FNW_ROUTE_RELAYED, "%s: %s", urns[k], err.msg);
+        builder_free(&b);
+    }
+}
+END_TEST
+
+/* A Python column beside a fnworker one, or a fnworker function calling a
+ * Python one for its argument: refused naming the transform. */
+START_TEST(table_python_and_fnworker_together_are_refused)
+{
+    for (int k = 0; k < 2; k++) {
+        builder b;
+        shape_init(&b);
+        pb_OperationSpec echo = tspec("echo");
+        pb_UDFInput *a = in_offset(&b, 0);
+        pb_UDF *u[2];
+        if (k == 0) {
+            u[0] = tudf1(&b, &echo, a);
+            u[1] = python_udf(&b, 1, &a);
+        } else {
+            u[0] = tudf1(&b, &echo, in_udf(&b, python_udf(&b, 1, &a)));
+            u[1] = tudf1(&b, &echo, a);
+        }
+        table_of(&b, URN_SCALAR, 2, u);
+        fnw_error err;
+        ck_assert_int_eq(route_of(&b, &err), FNW_ROUTE_MIXED);
+        ck_assert_msg(strstr(err.msg, "descriptor '1-2'") && strstr(err.msg, "transform 'transform'") &&
+                          strstr(err.msg, "both fnworker functions and Python functions"),
+                      "%s", err.msg);
+        builder_free(&b);
+    }
 }
 END_TEST
 
@@ -175,6 +259,9 @@ int main(void)
     tcase_add_test(tc, a_mix_is_refused_naming_both);
     tcase_add_test(tc, the_relayed_copy_points_input_and_timers_at_the_relay_and_keeps_output_and_state);
     tcase_add_test(tc, fields_the_worker_does_not_know_survive_the_copy);
+    tcase_add_test(tc, table_fnworker_functions_run_natively);
+    tcase_add_test(tc, table_python_functions_are_relayed);
+    tcase_add_test(tc, table_python_and_fnworker_together_are_refused);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }
