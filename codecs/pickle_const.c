@@ -636,6 +636,8 @@ int fnw_pickle_const_convert(const fnw_value *v, const fnw_type *to, fnw_arena *
         }
         return cannot(v, to, err);
     default:
+        if (k == FNW_PRIMITIVE_ARRAY && fnw_type_kind(fnw_type_child(to, 0)) != FNW_BYTE)
+            return cannot(v, to, err); /* only bytes are sent as an array constant */
         if ((fnw_kind)v->kind == k && k != FNW_ROW && k != FNW_MAP && k != FNW_BASIC_ARRAY) {
             *out = *v;
             return 0;

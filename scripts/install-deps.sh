@@ -13,7 +13,8 @@
 #   valgrind  valgrind (`make valgrind`; `make bench` counts instructions with
 #             its callgrind)
 #   bench     gnuplot-nox for the plots, redis-server for W12, wrk for W13 (`make bench`)
-#   fuzz      clang with libFuzzer (`make fuzz`)
+#   fuzz      clang with libFuzzer and the sanitizer runtimes (`make fuzz`; Debian 12 ships
+#             them in libclang-rt-14-dev, which clang does not pull in)
 #   lint      clang-format (`make format`, `make format-check`) and cppcheck
 #             (`make lint`, in `make check`)
 #   image     podman, runc, catatonit and debootstrap (`make image`, the image test)
@@ -35,7 +36,7 @@ libguava-java libjsr305-java liberror-prone-java redis-server redis-tools nginx-
 python3 python3-cloudpickle openssl python3-grpcio python3-numpy python3-protobuf python3-yaml curl"
 group_valgrind="valgrind"
 group_bench="gnuplot-nox wrk redis-server redis-tools"
-group_fuzz="clang"
+group_fuzz="clang libclang-rt-14-dev"
 group_lint="clang-format cppcheck"
 group_image="podman runc catatonit debootstrap"
 group_flink="python3-venv default-jdk-headless procps maven"

@@ -145,7 +145,10 @@ static int set_url(pb_ApiServiceDescriptor *a, const char *url)
     char *copy = strdup(url);
     if (!copy)
         return -1;
-    free(a->url); /* protobuf-c's default allocator is malloc */
+    /* protobuf-c's default allocator is malloc, but an unset url is its
+     * static empty string, which must not be freed */
+    if (a->url != protobuf_c_empty_string)
+        free(a->url);
     a->url = copy;
     return 0;
 }

@@ -19,7 +19,21 @@
  *    types) and sinks;
  *  - an accepted plan is whole: a source, an endpoint, at least one step
  *    whose spec is within fnworker's caps, the main sink first among its
- *    sinks, input and output types;
+ *    sinks, input and output types; a DataStream chain's types meet the
+ *    source's and the sink's;
+ *  - an accepted Table plan (worker/table_plan.c: scalar, async scalar and
+ *    table functions) is whole too: one node per step, the description's
+ *    nodes the plan's, a window of at least one row; each node's arguments
+ *    match its step's argument row: a column is a field of the input row
+ *    of that type, a constant is a null or bytes that decode as exactly
+ *    one value of its type, a nested call names an earlier node (a nested
+ *    one, no column) whose result has that type; every output column is
+ *    filled by exactly one node whose result is the column's type (a table
+ *    function: its last node's result is the output row);
+ *  - the relay's classification (worker/relay_route.c) gives the same
+ *    route twice (a refusal of a mixed descriptor with the same non-empty
+ *    message), and the copy the relay would give PyFlink's worker packs
+ *    the same twice and unpacks into a descriptor classified the same;
  *  - the descriptor cache agrees with the plan: it keeps a plan when
  *    planning succeeds, else the same message, and the same data endpoint
  *    as fnw_plan_data_url.
@@ -34,7 +48,10 @@
 #include "worker/control.h"
 #include "worker/descriptors.h"
 #include "worker/plan.h"
+#include "worker/relay_route.h"
+#include "worker/table_plan.h"
 #include "tests/fuzz/fuzz_support.h"
+#include "tests/fuzz/table_checks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -104,6 +121,10 @@ static void check_whole(const fnw_plan *p)
                   s->spec.batch_timeout_ms >= 0);
         else
             CHECK(s->spec.batch_size == 0 && s->spec.batch_timeout_ms == 0);
+    }
+    if (p->table) {
+        fuzz_check_table(p);
+        return;
     }
     CHECK(same_type(p->steps[p->n_steps - 1].output_type, p->output_type));
     CHECK(same_type(p->steps[0].input_type, p->input_type));
@@ -261,8 +282,46 @@ static void check_refused(const fetch *f, const fnw_registry *reg, fnw_logger *l
     fnw_descriptors_free(&c);
 }
 
+/* The relay's copy of pb for PyFlink's worker, or NULL with a message. */
+static grpc_slice *relay_copy(const pb_ProcessBundleDescriptor *pb, grpc_slice *s, fnw_error *err)
+{
+    err->msg[0] = '\0';
+    if (fnw_relay_route_rewrite(pb, "127.0.0.1:1", s, err) < 0) {
+        CHECK(err->msg[0] != '\0');
+        return NULL;
+    }
+    return s;
+}
+
+static void check_route(const pb_ProcessBundleDescriptor *pb)
+{
+    fnw_error ea, eb;
+    ea.msg[0] = eb.msg[0] = '\0';
+    fnw_route ra = fnw_relay_route_classify(pb, &ea);
+    fnw_route rb = fnw_relay_route_classify(pb, &eb);
+    CHECK(ra == rb && (ra == FNW_ROUTE_NATIVE || ra == FNW_ROUTE_RELAYED || ra == FNW_ROUTE_MIXED));
+    if (ra == FNW_ROUTE_MIXED)
+        CHECK(fuzz_same_message(&ea, &eb));
+    grpc_slice sa, sb;
+    grpc_slice *a = relay_copy(pb, &sa, &ea), *b = relay_copy(pb, &sb, &eb);
+    CHECK(!a == !b);
+    if (!a) {
+        CHECK(!strcmp(ea.msg, eb.msg));
+        return;
+    }
+    CHECK(grpc_slice_eq(sa, sb));
+    pb_ProcessBundleDescriptor *copy = PB(process_bundle_descriptor__unpack)(NULL, GRPC_SLICE_LENGTH(sa),
+                                                                           GRPC_SLICE_START_PTR(sa));
+    CHECK(copy);
+    CHECK(fnw_relay_route_classify(copy, &eb) == ra);
+    PB(process_bundle_descriptor__free_unpacked)(copy, NULL);
+    grpc_slice_unref(sa);
+    grpc_slice_unref(sb);
+}
+
 static void check_plans(const pb_ProcessBundleDescriptor *pb, const fnw_registry *reg)
 {
+    check_route(pb);
     fnw_plan *a = NULL, *b = NULL;
     fnw_error ea, eb;
     int ra = fnw_plan_build(pb, reg, &a, &ea);

@@ -1,8 +1,9 @@
 /* tests/fuzz/gen_seeds_codecs.c — writes the seed corpora of the codec fuzz
- * targets (fuzz_record.c, fuzz_typeinfo.c, fuzz_avro.c) with the codecs'
- * own encoders, so each seed is a valid input the way the worker meets it:
+ * targets (fuzz_record.c, fuzz_typeinfo.c, fuzz_avro.c, fuzz_pickle_const.c,
+ * fuzz_schema.c) with the codecs' own encoders, so each seed is a valid
+ * input the way the worker meets it:
  *
- *   gen_seeds_codecs DIR     writes DIR/record/, DIR/typeinfo/ and DIR/avro/
+ *   gen_seeds_codecs DIR     writes DIR/record/, typeinfo/, avro/, pickle_const/, schema/
  *
  * Record seeds are one shape byte (record_shapes.h) then one value encoded
  * by fnw_ser_encode; TypeInfo seeds are TypeInfo messages packed by
@@ -11,15 +12,29 @@
  * The make fuzz-replay target builds this program so it keeps compiling; the
  * committed corpora were written by it (see tests/fuzz/README.md).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "codecs/bytes.h"
 #include "codecs/ser.h"
 #include "org/apache/flink/fn_execution/v1/flink-fn-execution.pb-c.h"
 #include "tests/fuzz/record_shapes.h"
+
+/* DIR/sub, made if missing. */
+static int mkdir_sub(const char *dir, const char *sub)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, sub);
+    if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+        fprintf(stderr, "gen_seeds_codecs: cannot make %s\n", path);
+        return -1;
+    }
+    return 0;
+}
 
 static int write_seed(const char *dir, const char *sub, const char *name, const void *p, size_t n)
 {
@@ -352,15 +367,267 @@ static int avro_seeds(const char *dir)
                      "{\"type\":\"fixed\",\"name\":\"N\",\"size\":1}}]}", "\x07") < 0 ? -1 : 0;
 }
 
+
+/* ---- SQL constant seeds (fuzz_pickle_const.c) ---------------------------- */
+/* Real inputConstant bytes (tests/unit/codecs/test_pickle_const.c, written
+ * by Flink 2.3's planner and PythonBridgeUtils.pickleValue), one of each
+ * opcode shape, and near misses the reader must refuse. */
+static const struct {
+    const char *name, *hex;
+} const_seeds[] = {
+    { "tinyint-7.bin", "0080024b072e" },
+    { "smallint-300.bin", "0080024d2c012e" },
+    { "int-min.bin", "0080024a000000802e" },
+    { "bigint-2p31.bin", "00800249323134373438333634380a2e" },
+    { "bigint-min.bin", "008002492d393232333337323033363835343737353830380a2e" },
+    { "float-0-1.bin", "008002473fb99999a00000002e" },
+    { "double-nan.bin", "008002477ff80000000000002e" },
+    { "decimal-1-50.bin", "00800263646563696d616c0a446563696d616c0a5804000000312e35307100855271012e" },
+    { "decimal-1e3.bin", "00800263646563696d616c0a446563696d616c0a580400000031452b337100855271012e" },
+    { "decimal-38.bin",
+      "00800263646563696d616c0a446563696d616c0a58260000003132333435363738393031323334353637383930313233"
+      "3435363738393031323334353637387100855271012e" },
+    { "bool-true.bin", "008002882e" },
+    { "bool-false.bin", "008002892e" },
+    { "char-empty.bin", "008002580000000071002e" },
+    { "char-utf8.bin", "008002580f00000068c3a96c6c6f20e282ac20f09f988071002e" },
+    { "null.bin", "0080024e2e" },
+    { "date-2024-01-02.bin", "0180024d0c4d2e" },
+    { "date-1969-12-31.bin", "0180024affffffff2e" },
+    { "time-12-34-56-789.bin", "0280024a952cb3022e" },
+    { "timestamp-2024.bin", "03800249313730343136343634353637380a2e" },
+    { "timestamp-1960.bin", "038002492d3331353631393230303030300a2e" },
+    { "bytes.bin",
+      "008002635f5f6275696c74696e5f5f0a6279746561727261790a58040000000102c3bf710058070000006c6174696e2d"
+      "317101865271022e" },
+    { "refuse-type-byte-4.bin", "0480024b012e" },
+    { "refuse-protocol-3.bin", "0080034b012e" },
+    { "refuse-date-string.bin", "01800258010000007871002e" },
+    { "refuse-timestamp-none.bin", "0380024e2e" },
+    { "refuse-time-86400000.bin", "0280024a005c26052e" },
+    { "refuse-long1.bin", "0080028a01052e" },
+    { "refuse-int-2p63.bin", "00800249393232333337323033363835343737353830380a2e" },
+    { "refuse-int-leading-zero.bin", "0080024930310a2e" },
+    { "refuse-binunicode-too-long.bin", "00800258ffffffff2e" },
+    { "refuse-not-utf8.bin", "0080025802000000c32871002e" },
+    { "refuse-global-os-system.bin", "008002636f730a73797374656d0a5802000000696471007100855271012e" },
+    { "refuse-decimal-text.bin", "00800263646563696d616c0a446563696d616c0a5803000000312e2e7100855271012e" },
+    { "refuse-bytearray-utf8.bin",
+      "008002635f5f6275696c74696e5f5f0a6279746561727261790a5802000000c4807100580500000075746638007101865271022e" },
+    { "refuse-after-stop.bin", "0080024b012e00" },
+};
+
+static int unhex(const char *h, uint8_t *out, size_t cap, size_t *n)
+{
+    size_t len = strlen(h) / 2;
+    if (len > cap)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        unsigned b;
+        if (sscanf(h + 2 * i, "%2x", &b) != 1)
+            return -1;
+        out[i] = (uint8_t)b;
+    }
+    *n = len;
+    return 0;
+}
+
+static int pickle_const_seeds(const char *dir)
+{
+    uint8_t buf[256];
+    size_t n;
+    for (size_t i = 0; i < sizeof const_seeds / sizeof const_seeds[0]; i++)
+        if (unhex(const_seeds[i].hex, buf, sizeof buf, &n) < 0 ||
+            write_seed(dir, "pickle_const", const_seeds[i].name, buf, n) < 0)
+            return -1;
+    return 0;
+}
+
+/* ---- Table Schema seeds (fuzz_schema.c) ------------------------------------ */
+/* Byte 0 picks the message (0: Schema, 1: Schema.FieldType), then its
+ * bytes packed by protobuf-c. The messages are calloc'd and left to the
+ * process's end. */
+typedef Org__Apache__Flink__FnExecution__V1__Schema pb_schema;
+typedef Org__Apache__Flink__FnExecution__V1__Schema__FieldType pb_ft;
+#define SCH(x) org__apache__flink__fn_execution__v1__schema__##x
+#define SN(x) ORG__APACHE__FLINK__FN_EXECUTION__V1__SCHEMA__TYPE_NAME__##x
+#define FTI(x) ORG__APACHE__FLINK__FN_EXECUTION__V1__SCHEMA__FIELD_TYPE__TYPE_INFO_##x
+
+static void *must(void *p)
+{
+    if (!p) {
+        fprintf(stderr, "gen_seeds_codecs: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static pb_ft *ft(int name)
+{
+    pb_ft *t = must(calloc(1, sizeof *t));
+    SCH(field_type__init)(t);
+    t->type_name = name;
+    t->nullable = 1;
+    return t;
+}
+
+static pb_ft *ft_decimal(int p, int s)
+{
+    pb_ft *t = ft(SN(DECIMAL));
+    Org__Apache__Flink__FnExecution__V1__Schema__DecimalInfo *d = must(calloc(1, sizeof *d));
+    SCH(decimal_info__init)(d);
+    d->precision = p;
+    d->scale = s;
+    t->type_info_case = FTI(DECIMAL_INFO);
+    t->decimal_info = d;
+    return t;
+}
+
+static pb_ft *ft_timestamp(int name, int p)
+{
+    pb_ft *t = ft(name);
+    if (name == SN(TIMESTAMP)) {
+        Org__Apache__Flink__FnExecution__V1__Schema__TimestampInfo *i = must(calloc(1, sizeof *i));
+        SCH(timestamp_info__init)(i);
+        i->precision = p;
+        t->type_info_case = FTI(TIMESTAMP_INFO);
+        t->timestamp_info = i;
+    } else {
+        Org__Apache__Flink__FnExecution__V1__Schema__LocalZonedTimestampInfo *i = must(calloc(1, sizeof *i));
+        SCH(local_zoned_timestamp_info__init)(i);
+        i->precision = p;
+        t->type_info_case = FTI(LOCAL_ZONED_TIMESTAMP_INFO);
+        t->local_zoned_timestamp_info = i;
+    }
+    return t;
+}
+
+static pb_ft *ft_array(pb_ft *elem)
+{
+    pb_ft *t = ft(SN(BASIC_ARRAY));
+    t->type_info_case = FTI(COLLECTION_ELEMENT_TYPE);
+    t->collection_element_type = elem;
+    return t;
+}
+
+static pb_ft *ft_map(pb_ft *k, pb_ft *v)
+{
+    pb_ft *t = ft(SN(MAP));
+    Org__Apache__Flink__FnExecution__V1__Schema__MapInfo *m = must(calloc(1, sizeof *m));
+    SCH(map_info__init)(m);
+    m->key_type = k;
+    m->value_type = v;
+    t->type_info_case = FTI(MAP_INFO);
+    t->map_info = m;
+    return t;
+}
+
+/* A Schema of n fields named names[i]. */
+static pb_schema *schema(int n, const char *const *names, pb_ft **types)
+{
+    pb_schema *s = must(calloc(1, sizeof *s));
+    SCH(init)(s);
+    s->n_fields = (size_t)n;
+    s->fields = must(calloc((size_t)n + 1, sizeof *s->fields));
+    for (int i = 0; i < n; i++) {
+        Org__Apache__Flink__FnExecution__V1__Schema__Field *f = must(calloc(1, sizeof *f));
+        SCH(field__init)(f);
+        f->name = (char *)names[i];
+        f->type = types[i];
+        s->fields[i] = f;
+    }
+    return s;
+}
+
+static pb_ft *ft_row(int n, const char *const *names, pb_ft **types)
+{
+    pb_ft *t = ft(SN(ROW));
+    t->type_info_case = FTI(ROW_SCHEMA);
+    t->row_schema = schema(n, names, types);
+    return t;
+}
+
+static int write_pb(const char *dir, const char *name, uint8_t which, const ProtobufCMessage *m)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    uint8_t *p = must(malloc(n + 1));
+    p[0] = which;
+    protobuf_c_message_pack(m, p + 1);
+    int rc = write_seed(dir, "schema", name, p, n + 1);
+    free(p);
+    return rc;
+}
+
+#define WRITE_SCHEMA(name, s) write_pb(dir, name, 0, &(s)->base)
+#define WRITE_FT(name, t) write_pb(dir, name, 1, &(t)->base)
+
+static pb_ft *deep_array(int levels)
+{
+    pb_ft *t = ft(SN(INT));
+    for (int i = 1; i < levels; i++)
+        t = ft_array(t);
+    return t;
+}
+
+static int schema_seeds(const char *dir)
+{
+    static const char *const all_names[] = { "ti", "si", "i", "bi", "dec", "f", "d", "dt", "tm", "ts3",
+                                             "ts9", "b", "bin", "vbin", "c", "vc", "ltz", "dec38" };
+    pb_ft *all[18] = { ft(SN(TINYINT)), ft(SN(SMALLINT)), ft(SN(INT)), ft(SN(BIGINT)), ft_decimal(10, 2),
+                       ft(SN(FLOAT)), ft(SN(DOUBLE)), ft(SN(DATE)), ft(SN(TIME)),
+                       ft_timestamp(SN(TIMESTAMP), 3), ft_timestamp(SN(TIMESTAMP), 9), ft(SN(BOOLEAN)),
+                       ft(SN(BINARY)), ft(SN(VARBINARY)), ft(SN(CHAR)), ft(SN(VARCHAR)),
+                       ft_timestamp(SN(LOCAL_ZONED_TIMESTAMP), 6), ft_decimal(38, 18) };
+    static const char *const inner_names[] = { "a", "b", "c" };
+    pb_ft *inner[3] = { ft(SN(INT)), ft(SN(VARCHAR)), ft_array(ft(SN(DOUBLE))) };
+    static const char *const nest_names[] = { "items", "id" };
+    pb_ft *nest[2] = { ft_array(ft_row(3, inner_names, inner)), ft(SN(BIGINT)) };
+    static const char *const map_names[] = { "m", "n" };
+    static const char *const x_name[] = { "x" };
+    pb_ft *xrow[1] = { ft(SN(BIGINT)) };
+    pb_ft *maps[2] = { ft_map(ft(SN(VARCHAR)), ft_row(1, x_name, xrow)),
+                       ft_map(ft(SN(INT)), ft_array(ft_decimal(38, 18))) };
+    static const char *const one[] = { "f" };
+    pb_ft *multiset[1] = { ft(SN(MULTISET)) };
+    pb_ft *nul[1] = { ft(SN(NULL)) };
+    pb_ft *dec0[1] = { ft_decimal(0, 0) };
+    pb_ft *dec_no_info[1] = { ft(SN(DECIMAL)) };
+    pb_ft *ts10[1] = { ft_timestamp(SN(TIMESTAMP), 10) };
+    pb_ft *unknown[1] = { ft(99) };
+    pb_ft *map_no_value = ft_map(ft(SN(INT)), NULL);
+    pb_ft *zoned = ft(SN(ZONED_TIMESTAMP));
+    return WRITE_SCHEMA("every-sql-type.bin", schema(18, all_names, all)) < 0 ||
+           WRITE_SCHEMA("array-of-row.bin", schema(2, nest_names, nest)) < 0 ||
+           WRITE_SCHEMA("maps.bin", schema(2, map_names, maps)) < 0 ||
+           WRITE_SCHEMA("empty-schema.bin", schema(0, NULL, NULL)) < 0 ||
+           WRITE_FT("fieldtype-map-varchar-row.bin", maps[0]) < 0 ||
+           WRITE_FT("fieldtype-array-row.bin", nest[0]) < 0 ||
+           WRITE_FT("fieldtype-array-64-deep.bin", deep_array(FNW_TYPE_MAX_DEPTH)) < 0 ||
+           WRITE_SCHEMA("refuse-multiset.bin", schema(1, one, multiset)) < 0 ||
+           WRITE_SCHEMA("refuse-null-type.bin", schema(1, one, nul)) < 0 ||
+           WRITE_SCHEMA("refuse-decimal-precision-0.bin", schema(1, one, dec0)) < 0 ||
+           WRITE_SCHEMA("refuse-decimal-without-info.bin", schema(1, one, dec_no_info)) < 0 ||
+           WRITE_SCHEMA("refuse-timestamp-10.bin", schema(1, one, ts10)) < 0 ||
+           WRITE_SCHEMA("refuse-unknown-type-99.bin", schema(1, one, unknown)) < 0 ||
+           WRITE_FT("refuse-map-without-value.bin", map_no_value) < 0 ||
+           WRITE_FT("refuse-zoned-timestamp.bin", zoned) < 0 ||
+           WRITE_FT("refuse-array-65-deep.bin", deep_array(FNW_TYPE_MAX_DEPTH + 1)) < 0 ||
+           WRITE_FT("refuse-array-10000-deep.bin", deep_array(10000)) < 0
+        ? -1
+        : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: gen_seeds_codecs DIR (writes DIR/record, DIR/typeinfo, DIR/avro)\n");
+        fprintf(stderr, "usage: gen_seeds_codecs DIR (writes DIR/record, DIR/typeinfo, DIR/avro, "
+                        "DIR/pickle_const, DIR/schema)\n");
         return 2;
     }
     const char *dir = argv[1];
     if (rich_full(dir) < 0 || rich_nulls(dir) < 0 || amplify(dir) < 0 || maps(dir) < 0 ||
-        typeinfo_seeds(dir) < 0 || avro_seeds(dir) < 0)
+        typeinfo_seeds(dir) < 0 || avro_seeds(dir) < 0 || mkdir_sub(dir, "pickle_const") < 0 ||
+        pickle_const_seeds(dir) < 0 || mkdir_sub(dir, "schema") < 0 || schema_seeds(dir) < 0)
         return 1;
     return 0;
 }

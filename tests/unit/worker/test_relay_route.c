@@ -249,6 +249,28 @@ START_TEST(fields_the_worker_does_not_know_survive_the_copy)
 }
 END_TEST
 
+/* An endpoint without a url (protobuf-c's static empty string, never
+ * malloc'd) is given the relay's url too: freeing the old one once crashed
+ * (fuzz_plan, finding-relay-rewrite-*-without-url.bin). */
+START_TEST(an_endpoint_without_url_is_pointed_at_the_relay)
+{
+    builder b;
+    flink_shape(&b, 1, "beam:coder:param_windowed_value:v1");
+    set_python(&b, "transform-0", STATELESS, 0);
+    pb_ApiServiceDescriptor timer = ORG__APACHE__BEAM__MODEL__PIPELINE__V1__API_SERVICE_DESCRIPTOR__INIT;
+    b.d.timer_api_service_descriptor = &timer;
+    grpc_slice out;
+    fnw_error err;
+    ck_assert_int_eq(fnw_relay_route_rewrite(&b.d, "127.0.0.1:4242", &out, &err), 0);
+    pb_ProcessBundleDescriptor *d = unpack_slice(out);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(d->timer_api_service_descriptor->url, "127.0.0.1:4242");
+    PB(process_bundle_descriptor__free_unpacked)(d, NULL);
+    grpc_slice_unref(out);
+    builder_free(&b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("relay_route");
@@ -262,6 +284,7 @@ int main(void)
     tcase_add_test(tc, table_fnworker_functions_run_natively);
     tcase_add_test(tc, table_python_functions_are_relayed);
     tcase_add_test(tc, table_python_and_fnworker_together_are_refused);
+    tcase_add_test(tc, an_endpoint_without_url_is_pointed_at_the_relay);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }
