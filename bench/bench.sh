@@ -4,7 +4,7 @@
 # the table in build/bench/results.txt next to results.json, and draws the plots
 # (gnuplot, Debian package gnuplot-nox) into build/bench/*.png.
 #   sh bench/bench.sh [BUILD_DIR] [fnbench options, e.g. --only W1,W2 --scale 0.1]
-# Then the W15-W19 rows (below).
+# Then the W15-W20 rows (below).
 set -eu
 BUILD=${1:-build}
 [ $# -gt 0 ] && shift
@@ -18,7 +18,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
   echo "gnuplot is not installed (Debian package gnuplot-nox): no plots" >&2
 fi
-# W15-W19: real Flink jobs, fnworker next to PyFlink's own Python worker
+# W15-W20: real Flink jobs, fnworker next to PyFlink's own Python worker
 # (bench/flink_rows.py, in the PyFlink venv; table also in
 # $OUT/flink-results.txt). Skipped with BENCH_FLINK=0, when fnbench was asked
 # for a subset (--only), or without the venv (make flink-venvs).
@@ -31,12 +31,12 @@ for a in "$@"; do
   prev=$a
 done
 case " $* " in
-  *" --only "*) echo "W15-W19 (Flink rows): skipped (--only)" ;;
+  *" --only "*) echo "W15-W20 (Flink rows): skipped (--only)" ;;
   *)
     if [ "${BENCH_FLINK:-1}" = 0 ]; then
-      echo "W15-W19 (Flink rows): skipped (BENCH_FLINK=0)"
+      echo "W15-W20 (Flink rows): skipped (BENCH_FLINK=0)"
     elif [ ! -x "$venv_py" ]; then
-      echo "W15-W19 (Flink rows): skipped: no PyFlink venv at $venv_py (make flink-venvs)"
+      echo "W15-W20 (Flink rows): skipped: no PyFlink venv at $venv_py (make flink-venvs)"
     else
       echo
       # shellcheck disable=SC2086

@@ -1,10 +1,11 @@
-"""bench/flink_jobs.py — the jobs of the W15-W17 rows: one source
+"""bench/flink_jobs.py — the jobs of the W15-W20 rows: one source
 (Flink's datagen table source: N rows `Row(k STRING, n INT)`, k = 'key' +
 n % 1000, through Flink's Table-to-DataStream conversion), the operator under
 test, and Flink's DiscardingSink in a vertex of its own (its read-records
 count proves every row arrived). The sides of a row differ only in the
 operator and in the worker the job picks (`python.executable`, see
-flink-udf-runner.sh).
+flink-udf-runner.sh). W20's jobs are a SQL query over a table of their own
+(w20_job), into the same sink.
 
 The Python functions PyFlink's own worker runs are here too; the driver has
 cloudpickle pickle this module by value, so the worker needs nothing of it."""
@@ -203,6 +204,166 @@ def side_pipeline(ds, rows, python):
     side.sink_to(Sink(j_sink)).name("side-sink").disable_chaining()
 
 
+# ---- W20: one SQL scoring query, three ways to run score() -------------------------------------
+
+W20_FEATURES = 8
+W20_QUERY = "SELECT id, score(features) AS score FROM events"
+# W20's reference: the same query with a SQL expression in place of score(),
+# no Python operator at all (what the JVM's side of the query costs alone)
+W20_JAVA_QUERY = "SELECT id, CAST(ARRAY_MAX(features) AS DOUBLE) + 0.5 AS score FROM events"
+
+
+def w20_events(t_env, rows):
+    """W20's table `events(id BIGINT, features ARRAY<FLOAT>)`: datagen's
+    sequence 1..rows, features[j] = ((id + j) mod 7) / 2 (exact in FLOAT), as
+    a temporary view over the source. In DOUBLE arithmetic: `/ 2.0` (a
+    DECIMAL literal) made the JVM's part of the query cost 11 us a row and
+    bounded every side at ~70 k rows/s."""
+    gen = "w20gen_%d" % id(t_env)
+    t_env.execute_sql(
+        "CREATE TEMPORARY TABLE %s (id BIGINT) WITH ('connector' = 'datagen', "
+        "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '%d', "
+        "'rows-per-second' = '1000000000')" % (gen, rows))
+    feats = ", ".join("CAST(MOD(id + %d, 7) * 0.5e0 AS FLOAT)" % j for j in range(W20_FEATURES))
+    t_env.execute_sql("CREATE TEMPORARY VIEW events AS SELECT id, ARRAY[%s] AS features FROM %s"
+                      % (feats, gen))
+
+
+def _w20_python_udf(url):
+    """W20's side (a): a plain PyFlink scalar function in PyFlink's own worker,
+    one blocking POST per row to /score1 over one keep-alive connection
+    (http.client: a scalar function's eval is synchronous, one row at a time)."""
+    from pyflink.table import DataTypes
+    from pyflink.table.udf import ScalarFunction, udf
+
+    class Score(ScalarFunction):
+        def __init__(self, url):
+            self.url = url
+            self.conn = None
+
+        def open(self, function_context):
+            import urllib.parse
+            u = urllib.parse.urlsplit(self.url)
+            self.host, self.port, self.path = u.hostname, u.port, u.path
+
+        def eval(self, features):
+            import http.client
+            body = json.dumps({"inputs": [{"features": list(features)}]})
+            for attempt in (0, 1):   # a keep-alive connection the server closed: once more
+                if self.conn is None:
+                    self.conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
+                try:
+                    self.conn.request("POST", self.path, body, {"Content-Type": "application/json"})
+                    r = self.conn.getresponse()
+                    data = r.read()
+                    break
+                except (http.client.HTTPException, OSError):
+                    self.conn.close()
+                    self.conn = None
+                    if attempt:
+                        raise
+            if r.status != 200:
+                raise RuntimeError("score: HTTP %d from %s" % (r.status, self.url))
+            return float(json.loads(data)["outputs"][0]["score"])
+
+    return udf(Score(url), result_type=DataTypes.DOUBLE())
+
+
+def _w20_async_udf(url, connections):
+    """W20's side (b): Flink 2.x's async scalar function path (PyFlink 2.3's
+    AsyncScalarFunction: the JVM's PythonAsyncScalarFunctionOperator, PyFlink's
+    worker runs eval on an asyncio loop, up to
+    table.exec.async-scalar.max-concurrent-operations rows in flight), one
+    POST per row to /score1 with aiohttp (`connections` connections). None on a
+    PyFlink without it (1.20)."""
+    from pyflink.table import DataTypes
+    from pyflink.table import udf as pudf
+    if not hasattr(pudf, "AsyncScalarFunction"):
+        return None
+
+    class AsyncScore(pudf.AsyncScalarFunction):
+        def __init__(self, url, connections):
+            self.url = url
+            self.connections = connections
+            self.session = None
+
+        async def eval(self, features):
+            if self.session is None:
+                import aiohttp
+                self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.connections))
+            async with self.session.post(self.url, json={"inputs": [{"features": list(features)}]}) as r:
+                r.raise_for_status()
+                out = await r.json(content_type=None)
+            return float(out["outputs"][0]["score"])
+
+    return pudf.udf(AsyncScore(url, connections), result_type=DataTypes.DOUBLE())
+
+
+def _w20_fnworker_udf(p):
+    """W20's side (c): fnworker's `http` operation as the scalar function, in
+    batch mode: up to `batch` rows per POST to /score ({"inputs": [{"features":
+    [...]}, ...]}), row i's score at /outputs/i/score; run by fnworker in
+    place of PyFlink's worker (Flink's general scalar function operator)."""
+    import fnworker
+    from fnworker import Operation
+    from pyflink.table import DataTypes
+    op = Operation("http", method="POST", url=p["url"], body='{{"features": {features}}}',
+                   batch_body='{"inputs": {items}}', max_connections=p["connections"],
+                   **{"result.score": "/outputs/{i}/score"})
+    op = op.with_settings(mode="BATCH", batch_size=p["batch"], batch_timeout_ms=p["batch_timeout_ms"],
+                          capacity=p["capacity"], timeout_ms=p["timeout_ms"])
+    if hasattr(fnworker, "udf"):
+        return fnworker.udf(op, DataTypes.DOUBLE(), argument_names=["features"], result_field="score")
+    # Until fnworker.udf is on main: the function it builds, by hand (a
+    # ScalarFunction whose pickle is run_in_fnworker(<OperationSpec>), the
+    # spec with result_type DOUBLE (13), argument_names (14), result_field (15)).
+    from fnworker import _wire
+    from fnworker._payload import run_in_fnworker
+    from pyflink.table.udf import ScalarFunction, UserDefinedScalarFunctionWrapper
+    spec = (op.to_spec() + _wire.message_field(13, _wire.int_field(1, 7) + _wire.int_field(2, 1)) +
+            _wire.bytes_field(14, "features") + _wire.bytes_field(15, "score"))
+
+    class FnworkerScore(ScalarFunction):
+        def __init__(self, spec):
+            self.spec = spec
+
+        def eval(self, *args):
+            raise RuntimeError("fnworker's function ran in Python: the job's worker is not fnworker")
+
+        def __reduce__(self):
+            return (run_in_fnworker, (self.spec,))
+
+    return UserDefinedScalarFunctionWrapper(FnworkerScore(spec), None, DataTypes.DOUBLE(), "general",
+                                            True, "fnworker_http")
+
+
+def w20_job(side, t_env, rows, p):
+    """W20: registers side's score() and returns W20_QUERY's result over
+    `rows` events as a DataStream (the caller puts the DiscardingSink behind
+    it, whose read-records count every row)."""
+    w20_events(t_env, rows)
+    if side == "w20-pyflink":
+        fn = _w20_python_udf(p["url"] + "1")
+    elif side == "w20-async":
+        fn = _w20_async_udf(p["url"] + "1", p["connections"])
+        t_env.get_config().set("table.exec.async-scalar.max-concurrent-operations", str(p["capacity_row"]))
+        # as W15/W16's PyFlink sides: no timeout unless --pyflink-timeout (PyFlink
+        # starts a threading.Timer per row when it has one, and always with
+        # retries, which Flink's default FIXED_DELAY turns on:
+        # pyflink/fn_execution/table/async_function/operations.py); fnworker's
+        # side does not retry either
+        t_env.get_config().set("table.exec.async-scalar.retry-strategy", "NO_RETRY")
+        t_env.get_config().set("table.exec.async-scalar.timeout", "%d ms" % p["py_timeout_ms"])
+    elif side == "w20-fnworker":
+        fn = _w20_fnworker_udf(p)
+    elif side == "w20-java":
+        return t_env.to_data_stream(t_env.sql_query(W20_JAVA_QUERY))
+    else:
+        raise ValueError(side)
+    t_env.create_temporary_function("score", fn)
+    return t_env.to_data_stream(t_env.sql_query(W20_QUERY))
+
+
 # ---- the operators of each side -------------------------------------------------------------
 
 def build(side, ds, p):
@@ -242,7 +403,11 @@ def build(side, ds, p):
     if side == "w17-fnworker":
         return fnworker.process(ds, Operation("identity"), output_type=IN_ROW)
     if side == "w17-null":
-        return fnworker.process(ds, Operation("identity"), output_type=NULL_OUT)
+        # the null worker reads no spec; output_type in the spec tells the
+        # package's build-time check (an identity's output type must be its
+        # input's) that NULL_OUT is meant
+        return fnworker.process(ds, Operation("identity").with_settings(output_type=NULL_OUT),
+                                output_type=NULL_OUT)
     if side == "w17-java":
         return ds
     if side in ("w19a-pyflink", "w19a-relay"):
@@ -264,4 +429,6 @@ WORKER = {"w15-pyflink": None, "w15-pyflink-noio": None, "w16-pyflink-row": None
           "w17-pyflink": None, "w15-fnworker": "fnworker", "w16-fnworker": "fnworker",
           "w17-fnworker": "fnworker", "w17-null": "null_worker", "w17-java": "none",
           "w19a-pyflink": None, "w19b-pyflink": None, "w19a-relay": "relay", "w19b-relay": "relay",
-          "w19c-mixed": "relay", "w19c-native": "fnworker"}
+          "w19c-mixed": "relay", "w19c-native": "fnworker",
+          "w20-pyflink": None, "w20-async": None, "w20-fnworker": "fnworker",
+          "w20-java": "none"}

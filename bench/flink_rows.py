@@ -1,4 +1,4 @@
-"""bench/flink_rows.py — the W15-W19 rows of `make bench`: real Flink
+"""bench/flink_rows.py — the W15-W20 rows of `make bench`: real Flink
 jobs, fnworker next to PyFlink's own Python worker on the same Flink (one
 standalone JobManager + TaskManager, flink_cluster.py) against the same local
 services (redis-server, nginx; loopback only), in one run, the sides
@@ -116,6 +116,47 @@ class Services:
                            stderr=subprocess.DEVNULL)
 
 
+class ScoreServer:
+    """W20's model server: bench/score_nginx.sh (nginx's no-work /score and
+    /score1, and /status, whose handled-requests counter is read around each
+    job)."""
+
+    def __init__(self, workdir):
+        self.dir = os.path.join(workdir, "score")
+        self.port = None
+
+    def start(self):
+        out = subprocess.run(["sh", os.path.join(HERE, "score_nginx.sh"), "start", self.dir,
+                              "--owner", str(os.getpid())],
+                             check=True, stdout=subprocess.PIPE, text=True).stdout
+        self.port = int(out.split()[-1])
+        return self
+
+    def url(self):
+        return "http://127.0.0.1:%d/score" % self.port
+
+    def requests(self):
+        """Every request the server has handled so far, this one included."""
+        import urllib.request
+        with urllib.request.urlopen("http://127.0.0.1:%d/status" % self.port, timeout=10) as r:
+            lines = r.read().decode().splitlines()
+        return int(lines[2].split()[2])
+
+    def pid(self):
+        with open(os.path.join(self.dir, "nginx.pid")) as f:
+            master = int(f.read().strip())
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                st = flink_cluster._proc_stat(int(name))
+                if st and st[0] == master:
+                    return int(name)    # the one worker process
+        return master
+
+    def stop(self):
+        subprocess.run(["sh", os.path.join(HERE, "score_nginx.sh"), "stop", self.dir],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def proc_ticks(pid):
     st = flink_cluster._proc_stat(pid)
     return st[1] if st else 0
@@ -133,6 +174,7 @@ class Runner:
         self.jar = os.path.join(flink_cluster.pyflink_home(), "opt",
                                             "flink-python-2.3.0.jar")
         self.service_pids = {}
+        self.requests = None    # W20: a function reading the model server's request count
 
     def run(self, side, rows):
         """Runs one job of a side; returns its figures (a dict)."""
@@ -162,9 +204,13 @@ class Runner:
         else:
             env.set_python_executable(os.path.join(self.runner_dir, "workers", worker))
         t_env = StreamTableEnvironment.create(env)
-        ds = flink_jobs.source(t_env, rows)
-        flink_jobs.discard(flink_jobs.build(side, ds, self.p))
+        if side.startswith("w20"):
+            ds = flink_jobs.w20_job(side, t_env, rows, self.p)
+        else:
+            ds = flink_jobs.build(side, flink_jobs.source(t_env, rows), self.p)
+        flink_jobs.discard(ds)
         before = len(launches(self.runner_dir))
+        req0 = self.requests() if self.requests else None
         svc0 = {k: proc_ticks(pid) for k, pid in self.service_pids.items()}
         w0 = time.time()
         client = env.execute_async("%s %d rows" % (side, rows))
@@ -173,6 +219,9 @@ class Runner:
         w1 = time.time()
         svc1 = {k: proc_ticks(pid) for k, pid in self.service_pids.items()}
         fig = {"side": side, "rows": rows, "job": job_id, "state": d["state"], "ok": False}
+        if req0 is not None:
+            # the second reading counts itself: the job's requests are the difference - 1
+            fig["requests"] = self.requests() - req0 - 1
         if d["state"] != "FINISHED":
             fig["error"] = self.cluster.exceptions(job_id)
             self.log.write("%s: job %s %s\n%s\n" % (side, job_id, d["state"], fig["error"]))
@@ -260,7 +309,7 @@ def alternate(runner, sides, parts, out):
     """Runs each side's `parts` jobs in turns (a, b, ..., a, b, ...); returns
     {side: aggregate} (rows and seconds summed over its parts)."""
     agg = {s: {"rows": 0, "seconds": 0.0, "tm": 0.0, "worker": 0.0, "parts": [], "ok": True,
-               "machine": [], "service": {}, "threads": {}} for s in sides}
+               "machine": [], "service": {}, "threads": {}, "requests": 0} for s in sides}
     for i in range(parts):
         order = sides if i % 2 == 0 else list(reversed(sides))
         for side, rows in order:
@@ -275,6 +324,7 @@ def alternate(runner, sides, parts, out):
             a["seconds"] += f["seconds"]
             a["tm"] += f["tm_cpu_s"]
             a["worker"] += f["worker_cpu_s"]
+            a["requests"] += f.get("requests") or 0
             if f["machine_cores"] is not None:
                 a["machine"].append(f["machine_cores"])
             for k, v in f["service_cpu_s"].items():
@@ -323,6 +373,80 @@ def w19_row(name, what, pyflink, relayed):
             ">= 90%", verdict(True, ratio >= 0.9))
 
 
+def w20(runner, params, workdir, n, parts, out, rows_out, results):
+    """W20 (issue 22): one SQL query, `SELECT id, score(features) FROM events`,
+    with score() a plain PyFlink scalar function (PyFlink's worker, one
+    blocking POST per row), Flink 2.x's async scalar function (PyFlink's
+    worker, aiohttp, one POST per row, 64 in flight), and fnworker's http
+    operation in batch mode (64 rows per POST); the model server's request
+    count per side. Returns the exit status bits."""
+    from pyflink.table import udf as pudf
+    has_async = hasattr(pudf, "AsyncScalarFunction")
+    batch = params["batch"]
+    out.write("W20: SQL `%s` over datagen events (ARRAY<FLOAT> of %d features), score() against nginx "
+              "/score (no work); fnworker http batch %d, batch_timeout %d ms\n"
+              % (flink_jobs.W20_QUERY, flink_jobs.W20_FEATURES, batch, params["batch_timeout_ms"]))
+    if not has_async:
+        out.write("  Flink's async scalar function path: not in this PyFlink (it is new in 2.3; "
+                  "1.20 has no AsyncScalarFunction): its side is skipped\n")
+    server = ScoreServer(workdir).start()
+    saved = params["url"]
+    try:
+        params["url"] = server.url()
+        runner.service_pids = {"nginx": server.pid()}
+        runner.requests = server.requests
+        sides = [("w20-pyflink", n(40000))]
+        if has_async:
+            sides.append(("w20-async", n(40000)))
+        sides.append(("w20-fnworker", n(1600000, 64)))
+        sides.append(("w20-java", n(5000000, 64)))
+        r = alternate(runner, sides, parts, out)
+    finally:
+        params["url"] = saved
+        runner.requests = None
+        runner.service_pids = {}
+        server.stop()
+    py, fw = r["w20-pyflink"], r["w20-fnworker"]
+    asy = r.get("w20-async")
+    jv = r["w20-java"]
+    ok = py["ok"] and fw["ok"] and jv["ok"] and (asy is None or asy["ok"])
+
+    def per_1000(a):
+        return 1000.0 * a["requests"] / a["rows"] if a["rows"] else 0.0
+
+    ratio = fw["rows_per_s"] / py["rows_per_s"] if py["rows_per_s"] else 0
+    rows_out.append(("W20a", "SQL score(): PyFlink scalar UDF vs fnworker http batch %d" % batch,
+                     "%s vs %s rows/s = %.1fx" % (fmt_rate(py["rows_per_s"]), fmt_rate(fw["rows_per_s"]), ratio),
+                     ">= 3x", verdict(py["ok"] and fw["ok"], ratio >= 3)))
+    if asy is not None:
+        ratio_b = fw["rows_per_s"] / asy["rows_per_s"] if asy["rows_per_s"] else 0
+        rows_out.append(("W20b", "SQL score(): Flink async scalar function vs fnworker",
+                         "%s vs %s rows/s = %.1fx" % (fmt_rate(asy["rows_per_s"]), fmt_rate(fw["rows_per_s"]),
+                                                      ratio_b), "(info)", "" if asy["ok"] and fw["ok"] else "FAIL"))
+    else:
+        ratio_b = None
+        rows_out.append(("W20b", "SQL score(): Flink async scalar function", "skipped: not in this PyFlink",
+                         "(info)", ""))
+    rows_out.append(("W20j", "the query with a SQL expression for score() (Java only)",
+                     "%s rows/s" % fmt_rate(jv["rows_per_s"]), "(info)", "" if jv["ok"] else "FAIL"))
+    limit = 1000.0 / batch * 1.2
+    reqs = "PyFlink %.0f, async %s, fnworker %.1f" % (
+        per_1000(py), "%.0f" % per_1000(asy) if asy is not None else "-", per_1000(fw))
+    rows_out.append(("W20c", "model server requests per 1000 rows", reqs, "<= %.2f" % limit,
+                     verdict(fw["ok"], per_1000(fw) <= limit)))
+    for name, a in (("pyflink udf", py), ("async scalar", asy), ("fnworker", fw), ("java only", jv)):
+        if a is None:
+            continue
+        ng = a["service"].get("nginx", 0.0)
+        out.write("  " + side_line(name, a) + "; nginx %.2f cores, %d requests for %d rows\n"
+                  % (ng / a["seconds"] if a["seconds"] else 0, a["requests"], a["rows"]))
+    results["rows"]["W20"] = {"pyflink": py, "async": asy, "fnworker": fw, "java": jv, "ratio_pyflink": ratio,
+                              "ratio_async": ratio_b,
+                              "requests_per_1000": {"pyflink": per_1000(py), "fnworker": per_1000(fw),
+                                                    "async": per_1000(asy) if asy is not None else None}}
+    return 0 if ok else 1
+
+
 def verdict(ok, passed):
     if not ok:
         return "FAIL"
@@ -334,7 +458,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=None)
     ap.add_argument("--smoke", action="store_true", help="tiny jobs: counts and plumbing only")
-    ap.add_argument("--only", default="W15,W16,W17,W19")
+    ap.add_argument("--only", default="W15,W16,W17,W19,W20")
     ap.add_argument("--parts", type=int, default=None, help="jobs per side, alternating (default 2)")
     ap.add_argument("--scale", type=float, default=1.0, help="every row count x this")
     ap.add_argument("--bundle-size", type=int, default=0,
@@ -506,6 +630,9 @@ def main():
             results["rows"]["W19"] = {k: v for k, v in (("pyflink_map", py), ("relay_map", rl), ("pyflink_keyed", kp),
                                       ("relay_keyed", kr), ("native", nat), ("mixed", mix)) if v is not empty}
             rc |= 0 if all(a["ok"] for a in (py, kp, rl, kr, nat, mix)) else 1
+
+        if "W20" in only:
+            rc |= w20(runner, params, workdir, n, parts, out, rows_out, results)
 
         load = [m for row in results["rows"].values() for a in row.values() if isinstance(a, dict)
                 for m in a.get("machine", [])]
