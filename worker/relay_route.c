@@ -114,8 +114,9 @@ fnw_route fnw_relay_route_classify(const pb_ProcessBundleDescriptor *d, fnw_erro
                           "descriptor '%s', transform '%s': one SQL projection (or WHERE clause) calls both "
                           "fnworker functions and Python functions; Flink runs them as one Python operator, "
                           "which fnworker cannot split (its relay runs whole operators in PyFlink's worker). "
-                          "Call only fnworker functions, or only Python functions, in one query block (see "
-                          "docs/pyflink.md, \"SQL and the Table API\")",
+                          "Flink merges query blocks into one such operator, so on PyFlink 2.x build the fnworker "
+                          "function with fnworker.udf(..., jvm_async=True): Flink then plans it into an operator "
+                          "of its own (see docs/pyflink.md, \"SQL and the Table API\")",
                           d->id, d->transforms[i]->key);
             return FNW_ROUTE_MIXED;
         }
