@@ -511,14 +511,14 @@ def test_create_function_language_python_from_a_module(t_env, native, tmp_path, 
 
 # ---- the docs' example, as written ---------------------------------------------------------
 
-SECTION = "### Example: scoring rows in SQL"
+SECTION = "## Flink SQL: one function, batched calls"
 
 
 def docs_example():
-    with open(os.path.join(ROOT, "docs", "pyflink.md"), encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         text = f.read()
     m = re.search(re.escape(SECTION) + r"\n.*?```python\n(.*?)```", text, re.S)
-    assert m, "docs/pyflink.md has no python block after %r" % SECTION
+    assert m, "README.md has no python block after %r" % SECTION
     return m.group(1)
 
 
