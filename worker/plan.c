@@ -92,7 +92,7 @@ static const char *main_output(const pb_PTransform *t)
 /* The CoderInfoDescriptor a wire coder carries, through
  * param_windowed_value and length_prefix down to flink:coder:v1. */
 static int coder_info(const pb_ProcessBundleDescriptor *d, const char *coder_id, int depth,
-                      pb_CoderInfoDescriptor **out, fnw_error *err)
+                      pb_CoderInfoDescriptor **out, const char **flink_id, fnw_error *err)
 {
     if (depth > 8)
         return fnw_error_set(err, "coder '%s' nests too deeply", coder_id);
@@ -103,7 +103,7 @@ static int coder_info(const pb_ProcessBundleDescriptor *d, const char *coder_id,
     if (!strcmp(urn, URN_PARAM_WV) || !strcmp(urn, URN_LENGTH_PREFIX)) {
         if (c->n_component_coder_ids < 1)
             return fnw_error_set(err, "coder '%s' (%s) has no component coder", coder_id, urn);
-        return coder_info(d, c->component_coder_ids[0], depth + 1, out, err);
+        return coder_info(d, c->component_coder_ids[0], depth + 1, out, flink_id, err);
     }
     if (!strcmp(urn, URN_WV))
         return fnw_error_set(err,
@@ -117,6 +117,7 @@ static int coder_info(const pb_ProcessBundleDescriptor *d, const char *coder_id,
     if (fnw_pb_nesting_check(&PBF(coder_info_descriptor__descriptor), c->spec->payload.data,
                              c->spec->payload.len, err) < 0)
         return fnw_error_prefix(err, "coder '%s'", coder_id);
+    *flink_id = coder_id;
     *out = PBF(coder_info_descriptor__unpack)(NULL, c->spec->payload.len, c->spec->payload.data);
     if (!*out)
         return fnw_error_set(err, "coder '%s': payload is not a CoderInfoDescriptor", coder_id);
@@ -127,7 +128,8 @@ int fnw_plan_coder_info(const pb_ProcessBundleDescriptor *d, const char *coder_i
                         pb_CoderInfoDescriptor **out, fnw_error *err)
 {
     *out = NULL;
-    return coder_info(d, coder_id, 0, out, err);
+    const char *flink_id = coder_id;
+    return coder_info(d, coder_id, 0, out, &flink_id, err);
 }
 
 /* The Flink type a DataStream wire coder carries (CoderInfoDescriptor.raw_type). */
@@ -135,8 +137,9 @@ static int coder_flink_type(const pb_ProcessBundleDescriptor *d, const char *cod
                             fnw_type **out, fnw_error *err)
 {
     pb_CoderInfoDescriptor *ci = NULL;
-    if (coder_info(d, coder_id, depth, &ci, err) < 0)
-        return -1;
+    const char *outer_id = coder_id;
+    if (coder_info(d, outer_id, depth, &ci, &coder_id, err) < 0)
+        return -1; /* coder_id: the flink:coder:v1 coder itself, named in the messages below */
     int rc = 0;
     if (ci->data_type_case != ORG__APACHE__FLINK__FN_EXECUTION__V1__CODER_INFO_DESCRIPTOR__DATA_TYPE_RAW_TYPE ||
         !ci->raw_type || !ci->raw_type->type_info) {
