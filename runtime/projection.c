@@ -35,8 +35,7 @@ struct fnw_projection {
     /* ring-major arrays: [slot * n_nodes + node] */
     uint32_t *res_off, *res_len, *nres;
     uint8_t *flags;
-    int64_t head, next;      /* oldest row in flight; next sequence number */
-    uint32_t *finished_deps; /* per node: how many of its CALL args' nodes have finished */
+    int64_t head, next; /* oldest row in flight; next sequence number */
     uint8_t *node_finished;
     uint32_t n_finished;
     int failed, finishing, flushing, flush_again;
@@ -147,8 +146,6 @@ static int build_args(fnw_projection *p, slot *s, uint32_t i, fnw_error *err)
 {
     const fnw_proj_node *nd = &p->d->nodes[i];
     fnw_buf_clear(&p->args);
-    if (nd->whole_row)
-        return fnw_buf_append(&p->args, s->data.p, s->in_len) < 0 ? fnw_error_set(err, "out of memory") : 0;
     size_t mb = mask_bytes(nd->n_args);
     if (fnw_buf_reserve(&p->args, mb) < 0)
         return fnw_error_set(err, "out of memory");
@@ -403,8 +400,6 @@ static void node_failed(void *user, const char *message)
     leave(p);
 }
 
-static void finish_node(fnw_projection *p, uint32_t i);
-
 static int takes_from(const fnw_proj_node *nd, uint32_t node)
 {
     for (uint32_t j = 0; j < nd->n_args; j++)
@@ -413,12 +408,23 @@ static int takes_from(const fnw_proj_node *nd, uint32_t node)
     return 0;
 }
 
-static uint32_t call_deps(const fnw_proj_node *nd)
+static int takes_results(const fnw_proj_node *nd)
 {
-    uint32_t n = 0;
     for (uint32_t j = 0; j < nd->n_args; j++)
-        n += nd->args[j].kind == FNW_PROJ_CALL;
-    return n;
+        if (nd->args[j].kind == FNW_PROJ_CALL)
+            return 1;
+    return 0;
+}
+
+/* Every node whose results node i takes has finished (true for a node that
+ * takes none): i may be finished. */
+static int deps_finished(const fnw_projection *p, uint32_t i)
+{
+    const fnw_proj_node *nd = &p->d->nodes[i];
+    for (uint32_t j = 0; j < nd->n_args; j++)
+        if (nd->args[j].kind == FNW_PROJ_CALL && !p->node_finished[nd->args[j].node])
+            return 0;
+    return 1;
 }
 
 static void node_finished(void *user)
@@ -430,23 +436,11 @@ static void node_finished(void *user)
     enter(p);
     p->node_finished[c->i] = 1;
     p->n_finished++;
-    for (uint32_t i = c->i + 1; i < p->d->n_nodes && !p->failed; i++) {
-        const fnw_proj_node *nd = &p->d->nodes[i];
-        if (!takes_from(nd, c->i))
-            continue;
-        for (uint32_t j = 0; j < nd->n_args; j++)
-            if (nd->args[j].kind == FNW_PROJ_CALL && nd->args[j].node == c->i)
-                p->finished_deps[i]++;
-        if (p->finished_deps[i] == call_deps(nd))
-            finish_node(p, i);
-    }
+    for (uint32_t i = c->i + 1; i < p->d->n_nodes && !p->failed; i++)
+        if (takes_from(&p->d->nodes[i], c->i) && deps_finished(p, i))
+            fnw_engine_finish(p->engines[i]);
     check_finished(p);
     leave(p);
-}
-
-static void finish_node(fnw_projection *p, uint32_t i)
-{
-    fnw_engine_finish(p->engines[i]);
 }
 
 static void check_finished(fnw_projection *p)
@@ -474,10 +468,9 @@ fnw_projection *fnw_projection_new(const fnw_proj_desc *d, fnw_engine *const *en
     p->res_len = calloc(cells, sizeof *p->res_len);
     p->nres = calloc(cells, sizeof *p->nres);
     p->flags = calloc(cells, 1);
-    p->finished_deps = calloc(d->n_nodes, sizeof *p->finished_deps);
     p->node_finished = calloc(d->n_nodes, 1);
     if (!p->engines || !p->ctx || !p->ring || !p->res_off || !p->res_len || !p->nres || !p->flags ||
-        !p->finished_deps || !p->node_finished) {
+        !p->node_finished) {
         fnw_projection_free(p);
         return NULL;
     }
@@ -520,7 +513,6 @@ static void really_free(fnw_projection *p)
     free(p->res_len);
     free(p->nres);
     free(p->flags);
-    free(p->finished_deps);
     free(p->node_finished);
     free(p);
 }
@@ -532,7 +524,6 @@ void fnw_projection_start(fnw_projection *p, const fnw_engine_sink *sink, const 
     p->head = p->next = 0;
     p->n_finished = 0;
     p->rows_in = p->rows_out = 0;
-    memset(p->finished_deps, 0, p->d->n_nodes * sizeof *p->finished_deps);
     memset(p->node_finished, 0, p->d->n_nodes);
     for (uint32_t w = 0; w < p->d->window; w++)
         p->ring[w].seq = -1;
@@ -599,8 +590,8 @@ void fnw_projection_finish(fnw_projection *p)
     enter(p);
     p->finishing = 1;
     for (uint32_t i = 0; i < p->d->n_nodes && !p->failed; i++)
-        if (call_deps(&p->d->nodes[i]) == 0)
-            finish_node(p, i);
+        if (!takes_results(&p->d->nodes[i])) /* the others: once what they take has finished */
+            fnw_engine_finish(p->engines[i]);
     check_finished(p);
     leave(p);
 }

@@ -69,7 +69,6 @@ typedef struct fnw_proj_arg {
 typedef struct fnw_proj_node {
     const fnw_proj_arg *args;
     uint32_t n_args;
-    int whole_row;    /* the node takes the input row itself (no args) */
     int unwrap;       /* its result is field 0 of the one-field ROW its operation emits */
     int column;       /* the output column it fills; -1 for a nested call */
     const char *name; /* for messages: "transform 'T', function 2 (operation 'http')" */

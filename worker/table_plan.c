@@ -279,22 +279,14 @@ static int append_node(build_ctx *c, fnw_plan_step *st, fnw_proj_arg *args, uint
     fnw_proj_node *nodes = steps ? realloc(tp->nodes, (n + 1) * sizeof *nodes) : NULL;
     if (nodes)
         tp->nodes = nodes;
-    fnw_proj_arg **a = nodes ? realloc(tp->args, (n + 1) * sizeof *a) : NULL;
-    if (a)
-        tp->args = a;
-    char **names = a ? realloc(tp->names, (n + 1) * sizeof *names) : NULL;
-    if (names)
-        tp->names = names;
-    const fnw_type **res = names ? realloc(c->node_result, (n + 1) * sizeof *res) : NULL;
+    const fnw_type **res = nodes ? realloc(c->node_result, (n + 1) * sizeof *res) : NULL;
     if (res)
         c->node_result = res;
     char *copy = res ? strdup(label) : NULL;
     if (!copy)
         return fnw_error_set(err, "out of memory");
     p->steps[n] = *st;
-    tp->args[n] = args;
-    tp->names[n] = copy;
-    tp->nodes[n] = (fnw_proj_node){ args, n_args, 0, unwrap, column, copy };
+    tp->nodes[n] = (fnw_proj_node){ args, n_args, unwrap, column, copy };
     c->node_result[n] = result;
     p->n_steps = n + 1;
     tp->desc.n_nodes = (uint32_t)(n + 1);
@@ -468,11 +460,9 @@ void fnw_table_plan_free(fnw_table_plan *tp)
     if (!tp)
         return;
     for (uint32_t i = 0; i < tp->desc.n_nodes; i++) {
-        free(tp->args[i]);
-        free(tp->names[i]);
+        free((fnw_proj_arg *)tp->nodes[i].args);
+        free((char *)tp->nodes[i].name);
     }
-    free(tp->args);
-    free(tp->names);
     free(tp->nodes);
     for (size_t i = 0; i < tp->n_fields; i++)
         fnw_ser_field_free(tp->fields[i]);

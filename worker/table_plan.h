@@ -46,9 +46,7 @@
 
 typedef struct fnw_table_plan {
     fnw_proj_desc desc;
-    fnw_proj_node *nodes;
-    fnw_proj_arg **args;    /* per node, owned */
-    char **names;           /* per node: its name for messages, owned */
+    fnw_proj_node *nodes;   /* each node's args and name are owned */
     fnw_ser_field **fields; /* owned */
     size_t n_fields;
     uint8_t **consts; /* encoded constants, owned */

@@ -58,7 +58,7 @@ static void fuzz_check_table(const fnw_plan *p)
     for (uint32_t i = 0; i < d->n_nodes; i++) {
         const fnw_proj_node *n = &d->nodes[i];
         const fnw_plan_step *s = &p->steps[i];
-        CHECK(n->name && n->name[0] && !n->whole_row && fnw_type_kind(s->input_type) == FNW_ROW);
+        CHECK(n->name && n->name[0] && fnw_type_kind(s->input_type) == FNW_ROW);
         CHECK(n->n_args == fnw_type_child_count(s->input_type) && (n->args || n->n_args == 0));
         const fnw_type *res = node_result(p, i);
         CHECK(res && (!n->unwrap || fnw_type_child_count(s->output_type) == 1));

@@ -426,7 +426,7 @@ static void pj_node(pj *h, fnw_spec s, const char *const *kv, int column, int un
         h->args[i][j] = va_arg(ap, fnw_proj_arg);
     va_end(ap);
     snprintf(h->names[i], sizeof h->names[i], "transform 'T', function %u (operation 'probe')", i + 1);
-    h->nodes[i] = (fnw_proj_node){ h->args[i], (uint32_t)n_args, 0, unwrap, column, h->names[i] };
+    h->nodes[i] = (fnw_proj_node){ h->args[i], (uint32_t)n_args, unwrap, column, h->names[i] };
     h->d.n_nodes = i + 1;
     if (column >= 0 && (uint32_t)column + 1 > h->d.n_columns)
         h->d.n_columns = (uint32_t)column + 1;
