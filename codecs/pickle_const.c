@@ -16,12 +16,12 @@
  * node (fnw_type_new), made after the value has been read. */
 #include "codecs/pickle_const.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codecs/decimal.h"
+#include "codecs/pickle_cursor.h"
 #include "codecs/type.h"
 #include "codecs/utf8.h"
 
@@ -51,10 +51,7 @@ enum {
 
 static const char *const type_names[] = { "0, a plain value", "1, a DATE", "2, a TIME", "3, a TIMESTAMP" };
 
-typedef struct cursor {
-    const uint8_t *start, *p, *end;
-    char why[240]; /* why the grammar stopped, with the byte offset */
-} cursor;
+typedef fnw_pickle_cursor cursor;
 
 typedef struct view {
     const uint8_t *p;
@@ -116,27 +113,11 @@ static const char *op_name(int op)
     return "an opcode razorvine does not write";
 }
 
-__attribute__((format(printf, 2, 3))) static int stop(cursor *c, const char *fmt, ...)
-{
-    int k = snprintf(c->why, sizeof c->why, "byte %zu: ", (size_t)(c->p - c->start));
-    va_list ap;
-    va_start(ap, fmt);
-    if (k > 0 && (size_t)k < sizeof c->why)
-        vsnprintf(c->why + k, sizeof c->why - (size_t)k, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static size_t left(const cursor *c)
-{
-    return (size_t)(c->end - c->p);
-}
-
 /* The next opcode, consumed. */
 static int take_op(cursor *c, int *op)
 {
     if (c->p == c->end)
-        return stop(c, "the pickle ends before its STOP opcode");
+        return fnw_pickle_cursor_stop(c, "the pickle ends before its STOP opcode");
     *op = *c->p++;
     return 0;
 }
@@ -148,7 +129,8 @@ static int expect_op(cursor *c, int want)
         return -1;
     if (op != want) {
         c->p--;
-        return stop(c, "opcode 0x%02x (%s) where %s was expected", op, op_name(op), op_name(want));
+        return fnw_pickle_cursor_stop(c, "opcode 0x%02x (%s) where %s was expected", op, op_name(op),
+                                      op_name(want));
     }
     return 0;
 }
@@ -156,8 +138,9 @@ static int expect_op(cursor *c, int want)
 /* width bytes of operand, little-endian (big-endian when big). */
 static int take_fixed(cursor *c, int width, int big, uint64_t *v, int op)
 {
-    if (left(c) < (size_t)width)
-        return stop(c, "the pickle ends inside the %d-byte operand of %s", width, op_name(op));
+    if (fnw_pickle_cursor_left(c) < (size_t)width)
+        return fnw_pickle_cursor_stop(c, "the pickle ends inside the %d-byte operand of %s", width,
+                                      op_name(op));
     uint64_t x = 0;
     for (int i = 0; i < width; i++)
         x = x << 8 | c->p[big ? i : width - 1 - i];
@@ -185,14 +168,14 @@ static int take_str(cursor *c, view *v)
     uint64_t len = 0;
     if (expect_op(c, OP_BINUNICODE) < 0 || take_fixed(c, 4, 0, &len, OP_BINUNICODE) < 0)
         return -1;
-    if (len > left(c)) {
+    if (len > fnw_pickle_cursor_left(c)) {
         c->p = at;
-        return stop(c, "a BINUNICODE of %llu bytes, but only %zu bytes are left", (unsigned long long)len,
-                    left(c) - 5);
+        return fnw_pickle_cursor_stop(c, "a BINUNICODE of %llu bytes, but only %zu bytes are left",
+                                      (unsigned long long)len, fnw_pickle_cursor_left(c) - 5);
     }
     if (!fnw_utf8_valid(c->p, (size_t)len)) {
         c->p = at;
-        return stop(c, "a BINUNICODE string that is not valid UTF-8");
+        return fnw_pickle_cursor_stop(c, "a BINUNICODE string that is not valid UTF-8");
     }
     v->p = c->p;
     v->n = (size_t)len;
@@ -211,38 +194,41 @@ static int view_is(const view *v, const char *s)
 static int take_int_text(cursor *c, int64_t *out)
 {
     const uint8_t *at = c->p;
-    size_t lim = left(c) < INT_TEXT_MAX + 2 ? left(c) : INT_TEXT_MAX + 2;
+    size_t lim = fnw_pickle_cursor_left(c) < INT_TEXT_MAX + 2 ? fnw_pickle_cursor_left(c) : INT_TEXT_MAX + 2;
     const uint8_t *nl = memchr(c->p, '\n', lim);
     if (!nl) {
-        if (left(c) <= INT_TEXT_MAX + 1)
-            return stop(c, "an INT operand without its newline");
-        return stop(c,
-                    "an INT operand of more than %d characters: an integer wider than 64 bits (BIGINT) "
-                    "or not a number",
-                    INT_TEXT_MAX);
+        if (fnw_pickle_cursor_left(c) <= INT_TEXT_MAX + 1)
+            return fnw_pickle_cursor_stop(c, "an INT operand without its newline");
+        return fnw_pickle_cursor_stop(c,
+                                      "an INT operand of more than %d characters: an integer wider than 64 bits (BIGINT) "
+                                      "or not a number",
+                                      INT_TEXT_MAX);
     }
     size_t len = (size_t)(nl - c->p);
     int neg = len > 0 && c->p[0] == '-';
     const uint8_t *d = c->p + neg;
     size_t nd = len - (size_t)neg;
     if (nd == 0 || (nd > 1 && d[0] == '0') || (neg && nd == 1 && d[0] == '0'))
-        return stop(c, "an INT operand that is not a decimal integer as Java writes one");
+        return fnw_pickle_cursor_stop(c, "an INT operand that is not a decimal integer as Java writes one");
     /* Accumulate as a negative number: its range holds INT64_MIN. */
     int64_t v = 0;
     for (size_t i = 0; i < nd; i++) {
         if (d[i] < '0' || d[i] > '9')
-            return stop(c, "an INT operand that is not a decimal integer as Java writes one");
+            return fnw_pickle_cursor_stop(c,
+                                          "an INT operand that is not a decimal integer as Java writes one");
         int dig = d[i] - '0';
         if (v < (INT64_MIN + dig) / 10) {
             c->p = at;
-            return stop(c, "the integer %.*s is wider than 64 bits (BIGINT)", (int)len, (const char *)at);
+            return fnw_pickle_cursor_stop(c, "the integer %.*s is wider than 64 bits (BIGINT)", (int)len,
+                                          (const char *)at);
         }
         v = v * 10 - dig;
     }
     if (!neg) {
         if (v == INT64_MIN) {
             c->p = at;
-            return stop(c, "the integer %.*s is wider than 64 bits (BIGINT)", (int)len, (const char *)at);
+            return fnw_pickle_cursor_stop(c, "the integer %.*s is wider than 64 bits (BIGINT)", (int)len,
+                                          (const char *)at);
         }
         v = -v;
     }
@@ -319,7 +305,7 @@ static int latin1_from_utf8(cursor *c, const view *v, fnw_arena *a, fnw_value *o
 {
     uint8_t *buf = fnw_arena_alloc(a, v->n + 1);
     if (!buf)
-        return stop(c, "no arena memory for %zu bytes", v->n);
+        return fnw_pickle_cursor_stop(c, "no arena memory for %zu bytes", v->n);
     size_t k = 0;
     for (size_t i = 0; i < v->n; i++) {
         uint8_t b = v->p[i];
@@ -330,7 +316,7 @@ static int latin1_from_utf8(cursor *c, const view *v, fnw_arena *a, fnw_value *o
             i++;
         } else {
             c->p = v->p + i;
-            return stop(c, "bytearray text that is not Latin-1 written as UTF-8");
+            return fnw_pickle_cursor_stop(c, "bytearray text that is not Latin-1 written as UTF-8");
         }
     }
     buf[k] = 0;
@@ -341,10 +327,10 @@ static int latin1_from_utf8(cursor *c, const view *v, fnw_arena *a, fnw_value *o
 static int copy_text(cursor *c, fnw_kind kind, const view *v, fnw_arena *a, fnw_value *out)
 {
     if (v->n > UINT32_MAX - 1)
-        return stop(c, "a string of %zu bytes", v->n);
+        return fnw_pickle_cursor_stop(c, "a string of %zu bytes", v->n);
     char *buf = fnw_arena_alloc(a, v->n + 1);
     if (!buf)
-        return stop(c, "no arena memory for a string of %zu bytes", v->n);
+        return fnw_pickle_cursor_stop(c, "no arena memory for a string of %zu bytes", v->n);
     if (v->n)
         memcpy(buf, v->p, v->n);
     buf[v->n] = 0;
@@ -356,12 +342,12 @@ static int copy_text(cursor *c, fnw_kind kind, const view *v, fnw_arena *a, fnw_
 static int take_global_call(cursor *c, fnw_arena *a, fnw_value *out)
 {
     const uint8_t *at = c->p - 1;
-    size_t lim = left(c) < 64 ? left(c) : 64;
+    size_t lim = fnw_pickle_cursor_left(c) < 64 ? fnw_pickle_cursor_left(c) : 64;
     const uint8_t *nl1 = memchr(c->p, '\n', lim);
     const uint8_t *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(c->p + lim - nl1 - 1)) : NULL;
     if (!nl2) {
         c->p = at;
-        return stop(c, "a GLOBAL whose module and name are not two short lines");
+        return fnw_pickle_cursor_stop(c, "a GLOBAL whose module and name are not two short lines");
     }
     view mod = { c->p, (size_t)(nl1 - c->p) }, name = { nl1 + 1, (size_t)(nl2 - nl1 - 1) };
     c->p = nl2 + 1;
@@ -376,7 +362,9 @@ static int take_global_call(cursor *c, fnw_arena *a, fnw_value *out)
         }
         shown[k] = 0;
         c->p = at;
-        return stop(c, "GLOBAL %s, where only decimal.Decimal or __builtin__.bytearray may stand", shown);
+        return fnw_pickle_cursor_stop(c,
+                                      "GLOBAL %s, where only decimal.Decimal or __builtin__.bytearray may stand",
+                                      shown);
     }
     if (skip_memo(c) < 0)
         return -1;
@@ -387,7 +375,7 @@ static int take_global_call(cursor *c, fnw_arena *a, fnw_value *out)
         if (take_str(c, &enc) < 0)
             return -1;
         if (!view_is(&enc, "latin-1"))
-            return stop(c, "a bytearray with an encoding other than 'latin-1'");
+            return fnw_pickle_cursor_stop(c, "a bytearray with an encoding other than 'latin-1'");
     }
     if (expect_op(c, is_dec ? OP_TUPLE1 : OP_TUPLE2) < 0 || skip_memo(c) < 0 || expect_op(c, OP_REDUCE) < 0 ||
         skip_memo(c) < 0)
@@ -396,8 +384,9 @@ static int take_global_call(cursor *c, fnw_arena *a, fnw_value *out)
         return latin1_from_utf8(c, &text, a, out);
     if (!decimal_text_ok(&text)) {
         c->p = text.p;
-        return stop(c, "Decimal text '%.*s' is not a decimal number as Java's BigDecimal writes one",
-                    (int)(text.n < 60 ? text.n : 60), (const char *)text.p);
+        return fnw_pickle_cursor_stop(c,
+                                      "Decimal text '%.*s' is not a decimal number as Java's BigDecimal writes one",
+                                      (int)(text.n < 60 ? text.n : 60), (const char *)text.p);
     }
     return copy_text(c, FNW_BIG_DEC, &text, a, out);
 }
@@ -443,8 +432,9 @@ static int take_value(cursor *c, fnw_arena *a, fnw_value *out)
         return take_global_call(c, a, out);
     default:
         c->p--;
-        return stop(c, "opcode 0x%02x (%s) where razorvine writes a number, string, boolean, None or Decimal",
-                    op, op_name(op));
+        return fnw_pickle_cursor_stop(c,
+                                      "opcode 0x%02x (%s) where razorvine writes a number, string, boolean, None or Decimal",
+                                      op, op_name(op));
     }
 }
 
@@ -457,10 +447,11 @@ static int take_temporal(cursor *c, int tb, fnw_value *out)
         return -1;
     if (!is_int_op(op)) {
         c->p--;
-        return stop(c, "opcode 0x%02x (%s) where the integer of a %s was expected", op, op_name(op),
-                    tb == FNW_PICKLE_CONST_DATE   ? "DATE"
-                    : tb == FNW_PICKLE_CONST_TIME ? "TIME"
-                                                  : "TIMESTAMP");
+        return fnw_pickle_cursor_stop(c, "opcode 0x%02x (%s) where the integer of a %s was expected", op,
+                                      op_name(op),
+                                      tb == FNW_PICKLE_CONST_DATE   ? "DATE"
+                                      : tb == FNW_PICKLE_CONST_TIME ? "TIME"
+                                                                    : "TIMESTAMP");
     }
     int64_t v;
     if (take_int(c, op, &v) < 0)
@@ -468,13 +459,15 @@ static int take_temporal(cursor *c, int tb, fnw_value *out)
     if (tb == FNW_PICKLE_CONST_DATE) {
         if (v < INT32_MIN || v > INT32_MAX) {
             c->p = at;
-            return stop(c, "a DATE of %lld days, beyond the 32 bits of a SQL DATE", (long long)v);
+            return fnw_pickle_cursor_stop(c, "a DATE of %lld days, beyond the 32 bits of a SQL DATE",
+                                          (long long)v);
         }
         *out = fnw_value_int(FNW_SQL_DATE, v);
     } else if (tb == FNW_PICKLE_CONST_TIME) {
         if (v < 0 || v >= TIME_MS_PER_DAY) {
             c->p = at;
-            return stop(c, "a TIME of %lld ms, outside a day (0 to %d)", (long long)v, TIME_MS_PER_DAY - 1);
+            return fnw_pickle_cursor_stop(c, "a TIME of %lld ms, outside a day (0 to %d)", (long long)v,
+                                          TIME_MS_PER_DAY - 1);
         }
         *out = fnw_value_int(FNW_SQL_TIME, v);
     } else {
@@ -513,15 +506,15 @@ int fnw_pickle_const_read(const uint8_t *p, size_t n, fnw_arena *a, fnw_value *o
     cursor c = { .start = p, .p = p + 1, .end = p + n };
     fnw_value v = { 0 };
     int rc = 0;
-    if (left(&c) < 2 || c.p[0] != OP_PROTO || c.p[1] != 2) {
-        rc = stop(&c, "not a pickle of protocol 2 (razorvine writes PROTO 2 first)");
+    if (fnw_pickle_cursor_left(&c) < 2 || c.p[0] != OP_PROTO || c.p[1] != 2) {
+        rc = fnw_pickle_cursor_stop(&c, "not a pickle of protocol 2 (razorvine writes PROTO 2 first)");
     } else {
         c.p += 2;
         rc = tb == FNW_PICKLE_CONST_PLAIN ? take_value(&c, a, &v) : take_temporal(&c, tb, &v);
         if (rc == 0)
             rc = expect_op(&c, OP_STOP);
         if (rc == 0 && c.p != c.end)
-            rc = stop(&c, "%zu bytes after the STOP opcode", left(&c));
+            rc = fnw_pickle_cursor_stop(&c, "%zu bytes after the STOP opcode", fnw_pickle_cursor_left(&c));
     }
     if (rc < 0)
         return fnw_error_set(err, "SQL constant (type byte %s): %s", type_names[tb], c.why);

@@ -16,9 +16,9 @@
  * the bytes left. */
 #include "codecs/pickle_payload.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
+
+#include "codecs/pickle_cursor.h"
 
 enum {
     OP_PROTO = 0x80,
@@ -50,10 +50,7 @@ enum {
     "`ordered_wait(ds, Operation(\"echo\"), Time.seconds(5), output_type=...)`, so that the payload " \
     "names a native operation " SEE_DOCS
 
-typedef struct cursor {
-    const uint8_t *start, *p, *end;
-    char why[200]; /* why the grammar stopped, with the byte offset */
-} cursor;
+typedef fnw_pickle_cursor cursor;
 
 /* A string operand: its bytes as written (UNICODE's are raw-unicode-escape). */
 typedef struct view {
@@ -62,34 +59,19 @@ typedef struct view {
     int op;
 } view;
 
-__attribute__((format(printf, 2, 3))) static int stop(cursor *c, const char *fmt, ...)
-{
-    int k = snprintf(c->why, sizeof c->why, "byte %zu: ", (size_t)(c->p - c->start));
-    va_list ap;
-    va_start(ap, fmt);
-    if (k > 0 && (size_t)k < sizeof c->why)
-        vsnprintf(c->why + k, sizeof c->why - (size_t)k, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static size_t left(const cursor *c)
-{
-    return (size_t)(c->end - c->p);
-}
-
 /* A little-endian length of width bytes after the opcode; the bytes it
  * counts must follow. */
 static int take_len(cursor *c, int width, uint64_t *len)
 {
-    if (left(c) < (size_t)width)
-        return stop(c, "the pickle ends inside a %d-byte length", width);
+    if (fnw_pickle_cursor_left(c) < (size_t)width)
+        return fnw_pickle_cursor_stop(c, "the pickle ends inside a %d-byte length", width);
     uint64_t v = 0;
     for (int i = width - 1; i >= 0; i--)
         v = v << 8 | c->p[i];
     c->p += width;
-    if (v > left(c))
-        return stop(c, "a length of %llu bytes, but only %zu bytes are left", (unsigned long long)v, left(c));
+    if (v > fnw_pickle_cursor_left(c))
+        return fnw_pickle_cursor_stop(c, "a length of %llu bytes, but only %zu bytes are left",
+                                      (unsigned long long)v, fnw_pickle_cursor_left(c));
     *len = v;
     return 0;
 }
@@ -111,7 +93,7 @@ static int take_op(cursor *c, int *op)
     if (skip_frames(c) < 0)
         return -1;
     if (c->p == c->end)
-        return stop(c, "the pickle ends before its STOP opcode");
+        return fnw_pickle_cursor_stop(c, "the pickle ends before its STOP opcode");
     *op = *c->p++;
     return 0;
 }
@@ -123,7 +105,7 @@ static int expect_op(cursor *c, int want, const char *name)
         return -1;
     if (op != want) {
         c->p--;
-        return stop(c, "opcode 0x%02x where %s was expected", op, name);
+        return fnw_pickle_cursor_stop(c, "opcode 0x%02x where %s was expected", op, name);
     }
     return 0;
 }
@@ -131,7 +113,7 @@ static int expect_op(cursor *c, int want, const char *name)
 /* Decimal digits up to a newline: PUT's memo index. */
 static int skip_put_index(cursor *c)
 {
-    for (size_t i = 0; i < left(c) && i <= 10; i++) {
+    for (size_t i = 0; i < fnw_pickle_cursor_left(c) && i <= 10; i++) {
         if (c->p[i] == '\n' && i > 0) {
             c->p += i + 1;
             return 0;
@@ -139,7 +121,7 @@ static int skip_put_index(cursor *c)
         if (c->p[i] < '0' || c->p[i] > '9')
             break;
     }
-    return stop(c, "a PUT without a decimal memo index and newline");
+    return fnw_pickle_cursor_stop(c, "a PUT without a decimal memo index and newline");
 }
 
 /* Memo opcodes after a value: they only name it for later GETs. */
@@ -159,8 +141,8 @@ static int skip_memo(cursor *c)
         }
         if (need == 0)
             return 0;
-        if (left(c) < need)
-            return stop(c, "the pickle ends inside a memo opcode");
+        if (fnw_pickle_cursor_left(c) < need)
+            return fnw_pickle_cursor_stop(c, "the pickle ends inside a memo opcode");
         c->p += need;
     }
 }
@@ -168,9 +150,9 @@ static int skip_memo(cursor *c)
 /* The text up to a newline (GLOBAL's and UNICODE's operands). */
 static int take_line(cursor *c, view *v)
 {
-    const uint8_t *nl = memchr(c->p, '\n', left(c));
+    const uint8_t *nl = memchr(c->p, '\n', fnw_pickle_cursor_left(c));
     if (!nl)
-        return stop(c, "a text operand without its newline");
+        return fnw_pickle_cursor_stop(c, "a text operand without its newline");
     v->p = c->p;
     v->n = (size_t)(nl - c->p);
     c->p = nl + 1;
@@ -191,7 +173,7 @@ static int take_str(cursor *c, view *v)
     }
     if (op != OP_SHORT_BINUNICODE && op != OP_BINUNICODE) {
         c->p--;
-        return stop(c, "opcode 0x%02x where a string was expected", op);
+        return fnw_pickle_cursor_stop(c, "opcode 0x%02x where a string was expected", op);
     }
     if (take_len(c, op == OP_SHORT_BINUNICODE ? 1 : 4, &len) < 0)
         return -1;
@@ -253,17 +235,17 @@ static int take_codecs_bytes(cursor *c, view *data)
         return -1;
     if (!view_is(&mod, "_codecs") || !view_is(&name, "encode")) {
         c->p = at;
-        return stop(c,
-                    "a call of something other than _codecs.encode where the OperationSpec bytes were expected");
+        return fnw_pickle_cursor_stop(
+            c, "a call of something other than _codecs.encode where the OperationSpec bytes were expected");
     }
     if (take_mark(c, &marked) < 0 || take_str(c, data) < 0)
         return -1;
     if (data->op == OP_UNICODE)
-        return stop(c, "the OperationSpec text is a protocol-0 UNICODE string");
+        return fnw_pickle_cursor_stop(c, "the OperationSpec text is a protocol-0 UNICODE string");
     if (take_str(c, &enc) < 0)
         return -1;
     if (!view_is(&enc, "latin1"))
-        return stop(c, "_codecs.encode with an encoding other than 'latin1'");
+        return fnw_pickle_cursor_stop(c, "_codecs.encode with an encoding other than 'latin1'");
     if (close_tuple(c, marked, 2) < 0)
         return -1;
     return expect_op(c, OP_REDUCE, "REDUCE") < 0 ? -1 : skip_memo(c);
@@ -283,7 +265,7 @@ static int take_spec_bytes(cursor *c, view *data)
     int width = op == OP_SHORT_BINBYTES ? 1 : op == OP_BINBYTES ? 4 : op == OP_BINBYTES8 ? 8 : 0;
     if (width == 0) {
         c->p--;
-        return stop(c, "opcode 0x%02x where the OperationSpec bytes were expected", op);
+        return fnw_pickle_cursor_stop(c, "opcode 0x%02x where the OperationSpec bytes were expected", op);
     }
     if (take_len(c, width, &len) < 0)
         return -1;
@@ -303,7 +285,7 @@ static int take_call(cursor *c, view *data)
     if (expect_op(c, OP_REDUCE, "REDUCE") < 0 || skip_memo(c) < 0 || expect_op(c, OP_STOP, "STOP") < 0)
         return -1;
     if (c->p != c->end)
-        return stop(c, "%zu bytes after the STOP opcode", left(c));
+        return fnw_pickle_cursor_stop(c, "%zu bytes after the STOP opcode", fnw_pickle_cursor_left(c));
     return 0;
 }
 
@@ -320,7 +302,7 @@ static int latin1_from_utf8(cursor *c, const view *v, uint8_t *out, size_t *out_
             i++;
         } else {
             c->p = v->p + i;
-            return stop(c, "the OperationSpec text is not Latin-1 written as UTF-8");
+            return fnw_pickle_cursor_stop(c, "the OperationSpec text is not Latin-1 written as UTF-8");
         }
     }
     *out_len = k;
