@@ -347,6 +347,8 @@ typedef struct fnw_op_env {
      * and capacity), and the spec's time limit per call in ms (0: none). */
     size_t batch_size;
     int64_t timeout_ms;
+    /* Added in ABI 1, at the end: fnworker's, for fnw_op_counter(). */
+    struct fnw_counter_set *counters;
 } fnw_op_env;
 
 /* The type of an operation's outputs. Flink describes only an operator's
@@ -419,6 +421,22 @@ void fnw_call_fail(fnw_call *c, const char *fmt, ...) __attribute__((format(prin
 #define FNW_CALL_NO_RETRY (-1)
 void fnw_call_fail_after(fnw_call *c, int64_t delay_ms, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ---- counters: figures an operation reports (added in ABI 1 without breaking it)
+ * A count an operation keeps of its own (a cache's hits, say) is reported
+ * with fnworker's figures for the step: as a Flink user metric
+ * <operator scope>.fnworker.<operation>_<index>.<name>, summed over bundles,
+ * and in the worker pool's Prometheus endpoint. Register in open(): at most
+ * FNW_COUNTERS_MAX per instance; a name is 1..32 of [a-z0-9_], starting
+ * with a letter; the same name twice gives the same counter. A counter is
+ * valid until close(); fnw_counter_add may be called from any thread (a
+ * blocking operation's too). */
+#define FNW_COUNTERS_MAX 16
+typedef struct fnw_counter fnw_counter;
+/* NULL with err set when the name is not valid or the instance has
+ * FNW_COUNTERS_MAX counters already. */
+fnw_counter *fnw_op_counter(const fnw_op_env *env, const char *name, fnw_error *err);
+void fnw_counter_add(fnw_counter *c, int64_t n);
 
 /* ---- blocking operations ---------------------------------------------------------
  * invoke_blocking runs on a pool thread (worker flag --blocking-threads,

@@ -273,9 +273,9 @@ static void report_timed_out(const fnw_call *c, const char *tail)
 
 /* ---- attempts, retries ------------------------------------------------------------ */
 
-static int64_t ms_since(struct ev_loop *loop, ev_tstamp t)
+static int64_t us_since(struct ev_loop *loop, ev_tstamp t)
 {
-    double d = (ev_now(loop) - t) * 1000.;
+    double d = (ev_now(loop) - t) * 1e6;
     return d > 0 ? (int64_t)(d + 0.5) : 0;
 }
 
@@ -311,7 +311,7 @@ static void report_done(fnw_call *c)
 {
     const fnw_call_setup *s = c->s;
     ev_timer_stop(s->loop, &c->timeout_w);
-    s->cb->done(s->user, c->in, c->n, ms_since(s->loop, c->started));
+    s->cb->done(s->user, c->in, c->n, us_since(s->loop, c->started));
 }
 
 static int retry_allowed(const fnw_call *c)

@@ -53,8 +53,9 @@ typedef struct fnw_call_callbacks {
      * back then is released without done(). */
     int (*stopped)(void *user);
     /* The result is final: in[0..n-1] carry their staged outputs (valid
-     * during the callback). elapsed_ms runs from the first attempt. */
-    void (*done)(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_ms);
+     * during the callback). elapsed_us runs from the first attempt (loop
+     * time, in microseconds). */
+    void (*done)(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_us);
     /* A call has ended and let go of its entries: emit what is ready. */
     void (*drain)(void *user);
     /* Direct path only: one output, now. Non-zero refuses it. */

@@ -53,6 +53,7 @@ struct fnw_engine {
     fnw_entry_pool entries;
     fnw_call_setup call_setup; /* what every call of this engine shares */
     fnw_call_pool calls;       /* queued calls */
+    fnw_counter_set counters;  /* the operation's own (fnw_op_counter) */
     fnw_call *direct;          /* direct mode's one call */
     fnw_buf scratch;
 
@@ -66,6 +67,7 @@ struct fnw_engine {
 static void engine_free(fnw_engine *e);
 static void cleanup(fnw_engine *e);
 static void drain(fnw_engine *e);
+static void metrics_gauges_init(fnw_engine *e);
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -240,10 +242,12 @@ static int on_call_stopped(void *user)
 }
 
 /* The call's entries have their final outputs: complete them in the queue. */
-static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_ms)
+static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_us)
 {
     fnw_engine *e = user;
-    dist_add(&e->m.call_duration_ms, elapsed_ms);
+    dist_add(&e->m.call_duration_ms, (elapsed_us + 500) / 1000);
+    fnw_hist_add(&e->m.call_latency_us, elapsed_us);
+    e->m.successes++;
     for (size_t i = 0; i < n; i++) {
         if (in[i]->nspans == 0)
             e->m.empty_results++;
@@ -457,6 +461,7 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
     e->call_cap = s.batched ? (size_t)(s.batch_size < s.capacity ? s.batch_size : s.capacity) : 1;
     e->env.batch_size = e->call_cap;
     e->env.timeout_ms = s.timeout_ms;
+    e->env.counters = &e->counters;
     fnw_queue_init(&e->queue, s.unordered);
     fnw_entry_pool_init(&e->entries);
     fnw_call_pool_init(&e->calls, &e->call_setup, e->call_cap);
@@ -535,6 +540,8 @@ void fnw_engine_start(fnw_engine *e, const fnw_engine_sink *sink, const char *bu
         e->sink.emit_user = e->sink.user;
     snprintf(e->label, sizeof e->label, "%s", bundle_label ? bundle_label : "");
     memset(&e->m, 0, sizeof e->m);
+    metrics_gauges_init(e);
+    fnw_counter_set_reset(&e->counters);
     e->next_index = 0;
     e->blocked = 0;
     e->bstate = B_ACTIVE;
@@ -599,6 +606,18 @@ void fnw_engine_abort(fnw_engine *e)
 const fnw_engine_metrics *fnw_engine_metrics_get(const fnw_engine *e)
 {
     return &e->m;
+}
+
+/* The gauges a new bundle starts with: -1 for what this engine does not
+ * have, the counters' table for the exporters. */
+static void metrics_gauges_init(fnw_engine *e)
+{
+    e->m.concurrency_limit = -1;
+    e->m.breaker_state = -1;
+    e->m.batch_target = -1;
+    e->m.inflight_calls = 0;
+    e->m.ncounters = e->counters.n;
+    e->m.counters = e->counters.items;
 }
 
 /* ---- read-only views, for diagnostics ---------------------------------------------- */

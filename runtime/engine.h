@@ -36,6 +36,8 @@
 #include <stdint.h>
 
 #include "codecs/error.h"
+#include "runtime/counter.h"
+#include "runtime/hist.h"
 #include "runtime/operation.h"
 #include "runtime/record.h"
 #include "runtime/spec.h"
@@ -86,6 +88,24 @@ typedef struct fnw_engine_metrics {
     fnw_dist batch_size;         /* inputs per call */
     fnw_dist call_duration_ms;   /* first attempt to settle */
     int64_t inflight_high_water; /* max inputs in flight at once */
+
+    /* Service calls. Counters are this bundle's, like the ones above. */
+    int64_t successes;        /* calls that ended with a result (outputs or an empty one) */
+    int64_t overloaded;       /* attempts the service refused as overloaded (429, 503, ...) */
+    int64_t fallbacks;        /* inputs given on_failure's result instead of failing the bundle */
+    int64_t breaker_rejected; /* inputs answered at once because the breaker was open */
+    int64_t breaker_opened;   /* times the circuit breaker opened */
+    fnw_hist call_latency_us; /* first attempt to settle, in µs */
+    /* Gauges: the state when the metrics are read; -1 where it does not
+     * apply (no adaptive concurrency, no breaker, no adaptive batch size). */
+    int64_t concurrency_limit; /* calls the operation may have out now */
+    int64_t breaker_state;     /* 0 closed, 1 open, 2 half-open */
+    int64_t batch_target;      /* the adaptive batch size now */
+    int64_t inflight_calls;    /* calls out now */
+    /* The operation's own counters (fnw_op_counter), this bundle's values;
+     * valid while the engine lives. */
+    size_t ncounters;
+    const fnw_counter *counters;
 } fnw_engine_metrics;
 
 /* Validates the spec against the operation, opens an operation instance. */

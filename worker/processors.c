@@ -17,7 +17,7 @@ int fnw_processors_open(struct ev_loop *loop, const fnw_plan *plan, fnw_processo
     for (size_t i = 0; i < plan->n_steps; i++) {
         const fnw_plan_step *st = &plan->steps[i];
         fnw_op_env env = {
-            loop, &st->opts, st->input_type, st->output_type, st->transform_id, st->spec.batched, 0, 0
+            loop, &st->opts, st->input_type, st->output_type, st->transform_id, st->spec.batched, 0, 0, NULL
         };
         if (fnw_engine_new(loop, st->op, &st->spec, &env, &p->engines[i], err) < 0) {
             fnw_error_prefix(err, "transform '%s'", st->transform_id);

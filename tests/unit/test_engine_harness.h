@@ -138,7 +138,7 @@ static inline int h_create_opts(harness *h, const char *op_name, const fnw_spec 
     fnw_options opts = { n, items };
     const fnw_operation *op = fnw_registry_find(&h->reg, op_name, &h->err);
     ck_assert_msg(op != NULL, "%s", h->err.msg);
-    fnw_op_env env = { h->loop, &opts, h->type, h->type, "t1", spec->batched, 0, 0 };
+    fnw_op_env env = { h->loop, &opts, h->type, h->type, "t1", spec->batched, 0, 0, NULL };
     return fnw_engine_new(h->loop, op, spec, &env, &h->e, &h->err);
 }
 

@@ -122,7 +122,7 @@ static const fnw_operation plus_one_op = {
 static inline void h_create_op(harness *h, const fnw_operation *op, const fnw_spec *spec)
 {
     fnw_options opts = { 0, NULL };
-    fnw_op_env env = { h->loop, &opts, h->type, h->type, "t1", spec->batched, 0, 0 };
+    fnw_op_env env = { h->loop, &opts, h->type, h->type, "t1", spec->batched, 0, 0, NULL };
     int rc = fnw_engine_new(h->loop, op, spec, &env, &h->e, &h->err);
     ck_assert_msg(rc == 0, "%s", h->err.msg);
 }

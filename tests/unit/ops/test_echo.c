@@ -47,7 +47,7 @@ START_TEST(test_type_check)
     h_init(&h);
     fnw_type *str = fnw_type_new(FNW_STRING);
     fnw_options opts = { 0, NULL };
-    fnw_op_env env = { h.loop, &opts, h.type, str, "t1", 0, 1, 0 };
+    fnw_op_env env = { h.loop, &opts, h.type, str, "t1", 0, 1, 0, NULL };
     fnw_spec s = h_spec();
     const fnw_operation *op = fnw_registry_find(&h.reg, "echo", &h.err);
     ck_assert_int_eq(fnw_engine_new(h.loop, op, &s, &env, &h.e, &h.err), -1);

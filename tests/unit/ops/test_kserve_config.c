@@ -51,7 +51,7 @@ static int config(fnw_kserve_config *c, fnw_error *err, int n, const char *const
         if (items[i].value)
             items[w++] = items[i];
     fnw_options o = { w, items };
-    fnw_op_env env = { NULL, &o, g_in, g_out, "t1", 1, 64, 0 };
+    fnw_op_env env = { NULL, &o, g_in, g_out, "t1", 1, 64, 0, NULL };
     return fnw_kserve_config_init(c, &env, "kserve", err);
 }
 

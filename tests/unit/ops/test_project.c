@@ -36,7 +36,7 @@ static int open_with(const char *fields, const fnw_type *in, const fnw_type *out
 {
     fnw_option o = { "fields", fields };
     fnw_options opts = { fields ? 1 : 0, &o };
-    fnw_op_env env = { NULL, &opts, in, out, "t1", 0, 1, 0 };
+    fnw_op_env env = { NULL, &opts, in, out, "t1", 0, 1, 0, NULL };
     const fnw_operation *op = project_op();
     void *state = NULL;
     int rc = op->open(&env, &state, err);
@@ -144,7 +144,7 @@ START_TEST(test_projects_rows)
     fnw_type *out = TN(FNW_ROW, 2, T(FNW_LONG), T(FNW_INT));
     fnw_option o = { "fields", "f2,f0" };
     fnw_options opts = { 1, &o };
-    fnw_op_env env = { loop, &opts, in, out, "t1", 0, 1, 0 };
+    fnw_op_env env = { loop, &opts, in, out, "t1", 0, 1, 0, NULL };
     fnw_spec spec;
     memset(&spec, 0, sizeof spec);
     fnw_engine *e = NULL;

@@ -169,12 +169,12 @@ static int f_stopped(void *user)
     return F.stopped;
 }
 
-static void f_done(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_ms)
+static void f_done(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_us)
 {
     inside();
     note("done");
     F.done_n = n;
-    F.done_elapsed = elapsed_ms;
+    F.done_elapsed = elapsed_us / 1000;
     for (size_t i = 0; i < n && i < 4; i++)
         F.done_spans[i] = in[i]->nspans;
 }

@@ -59,10 +59,10 @@ static void f_nop(void *user) {}
 static int f_stopped(void *user) { return 0; }
 static int f_emit(void *user, const fnw_record *out) { return -1; }
 
-static void f_done(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_ms)
+static void f_done(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_us)
 {
     note("done");
-    F.elapsed = elapsed_ms;
+    F.elapsed = elapsed_us / 1000;
 }
 
 static void f_failed(void *user, const fnw_call *c, const char *what, const char *tail)

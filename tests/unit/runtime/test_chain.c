@@ -127,7 +127,7 @@ static void ch_step_op(ch *h, const fnw_operation *op, const char *op_name, fnw_
         ck_assert_msg(op != NULL, "%s", h->err.msg);
     }
     snprintf(tid, sizeof tid, "s%zu", h->n);
-    fnw_op_env env = { h->loop, &opts, h->type, h->type, tid, s.batched, 0, 0 };
+    fnw_op_env env = { h->loop, &opts, h->type, h->type, tid, s.batched, 0, 0, NULL };
     int rc = fnw_engine_new(h->loop, op, &s, &env, &h->e[h->n], &h->err);
     ck_assert_msg(rc == 0, "step %zu: %s", h->n, h->err.msg);
     h->cap[h->n] = s.capacity ? s.capacity : 100;

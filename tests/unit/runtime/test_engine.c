@@ -68,7 +68,7 @@ START_TEST(test_identity_type_mismatch)
     h_init(&h);
     fnw_type *lng = fnw_type_new(FNW_LONG);
     fnw_options opts = { 0, NULL };
-    fnw_op_env env = { h.loop, &opts, h.type, lng, "t1", 0, 1, 0 };
+    fnw_op_env env = { h.loop, &opts, h.type, lng, "t1", 0, 1, 0, NULL };
     fnw_spec s = h_spec();
     const fnw_operation *op = fnw_registry_find(&h.reg, "identity", &h.err);
     ck_assert_int_eq(fnw_engine_new(h.loop, op, &s, &env, &h.e, &h.err), -1);
@@ -80,12 +80,12 @@ START_TEST(test_identity_type_mismatch)
     fnw_type *a = fnw_type_new(FNW_ROW), *b = fnw_type_new(FNW_ROW);
     ck_assert_int_eq(fnw_type_add_child(a, fnw_type_new(FNW_INT), "n", &h.err), 0);
     ck_assert_int_eq(fnw_type_add_child(b, fnw_type_new(FNW_STRING), "n", &h.err), 0);
-    fnw_op_env env2 = { h.loop, &opts, a, b, "t1", 0, 1, 0 };
+    fnw_op_env env2 = { h.loop, &opts, a, b, "t1", 0, 1, 0, NULL };
     ck_assert_int_eq(fnw_engine_new(h.loop, op, &s, &env2, &h.e, &h.err), -1);
     ck_assert_str_eq(h.err.msg, "operation 'identity' needs the output type to equal the input type: "
                                 "input ROW<n INT>, output ROW<n STRING>");
     /* equal types are accepted */
-    fnw_op_env env3 = { h.loop, &opts, a, a, "t1", 0, 1, 0 };
+    fnw_op_env env3 = { h.loop, &opts, a, a, "t1", 0, 1, 0, NULL };
     ck_assert_int_eq(fnw_engine_new(h.loop, op, &s, &env3, &h.e, &h.err), 0);
     fnw_type_free(a);
     fnw_type_free(b);

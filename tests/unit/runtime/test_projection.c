@@ -417,7 +417,7 @@ static void pj_node(pj *h, fnw_spec s, const char *const *kv, int column, int un
     }
     fnw_options opts = { k, items };
     snprintf(tid, sizeof tid, "n%u", i);
-    fnw_op_env env = { h->loop, &opts, h->type, h->type, tid, s.batched, 0, 0 };
+    fnw_op_env env = { h->loop, &opts, h->type, h->type, tid, s.batched, 0, 0, NULL };
     int rc = fnw_engine_new(h->loop, g_op, &s, &env, &h->e[i], &h->err);
     ck_assert_msg(rc == 0, "node %u: %s", i, h->err.msg);
     va_list ap;
@@ -1040,7 +1040,7 @@ START_TEST(reuse_after_finish_and_failure)
     fnw_option items[1] = { { .key = "fail_at", .value = "14" } };
     fnw_options opts = { 1, items };
     fnw_spec s = spec(1, 10);
-    fnw_op_env env = { h.loop, &opts, h.type, h.type, "n1", 0, 0, 0 };
+    fnw_op_env env = { h.loop, &opts, h.type, h.type, "n1", 0, 0, 0, NULL };
     ck_assert_int_eq(fnw_engine_new(h.loop, &probe_op, &s, &env, &h.e[1], &h.err), 0);
     fnw_projection_free(h.p);
     h.p = fnw_projection_new(&h.d, h.e);

@@ -204,7 +204,7 @@ static void run_recorder(harness *h, const fnw_spec *s, int fails)
     rec_n = 0;
     h_init(h);
     fnw_options opts = { 0, NULL };
-    fnw_op_env env = { h->loop, &opts, h->type, h->type, "t1", 0, 1, 0 };
+    fnw_op_env env = { h->loop, &opts, h->type, h->type, "t1", 0, 1, 0, NULL };
     ck_assert_int_eq(fnw_engine_new(h->loop, &rec_op, s, &env, &h->e, &h->err), 0);
     h_inputs(h, 1);
     h_run(h, 10);
@@ -318,7 +318,7 @@ START_TEST(test_failed_attempt_outputs_are_discarded)
     h_init(&h);
     fnw_spec s = retry_spec(fixed(2, 3), 5000);
     fnw_options opts = { 0, NULL };
-    fnw_op_env env = { h.loop, &opts, h.type, h.type, "t1", 0, 1, 0 };
+    fnw_op_env env = { h.loop, &opts, h.type, h.type, "t1", 0, 1, 0, NULL };
     ck_assert_int_eq(fnw_engine_new(h.loop, &flaky_op, &s, &env, &h.e, &h.err), 0);
     h_inputs(&h, 5);
     h_run_ok(&h, 5);
