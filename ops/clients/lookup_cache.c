@@ -29,6 +29,7 @@ typedef struct entry {
 
 struct fnw_lookup_flight {
     node n;
+    fnw_lookup_cache *cache;
     fnw_lookup_waiter *first, *last;
     void *req;
     int settled;
@@ -275,6 +276,7 @@ static fnw_lookup_flight *flight_new(fnw_lookup_cache *c, uint64_t h, const void
     if (klen)
         memcpy(f->keybuf, key, klen);
     f->n = (node){ .hash = h, .klen = klen, .key = f->keybuf };
+    f->cache = c;
     f->first = f->last = NULL;
     f->req = NULL;
     f->settled = 0;
@@ -468,4 +470,66 @@ void fnw_lookup_cache_stats_get(const fnw_lookup_cache *c, fnw_lookup_cache_stat
 {
     *out = c->st;
     out->bytes = c->bytes;
+}
+
+void *fnw_lookup_cache_owner(const fnw_lookup_flight *f)
+{
+    return f->cache->cfg.owner;
+}
+
+static const char *const cache_options[] = { "cache_max_rows", "cache_ttl_ms", "cache_max_bytes", "cache_missing",
+                                             NULL };
+
+int fnw_lookup_cache_is_option(const char *key)
+{
+    for (size_t i = 0; cache_options[i]; i++)
+        if (strcmp(key, cache_options[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int fnw_lookup_cache_open(const fnw_op_env *env, const char *op_name, void *owner, fnw_lookup_cache **out,
+                          int *cache_missing, fnw_error *err)
+{
+    const fnw_options *o = env->options;
+    *out = NULL;
+    *cache_missing = 0;
+    for (size_t i = 0; env->batched && cache_options[i]; i++)
+        if (fnw_options_get(o, cache_options[i]))
+            return fnw_error_set(err,
+                                 "operation '%s': option '%s' works in per-element mode only (the cache keeps "
+                                 "one answer per row's request; in mode BATCH a request carries many rows): "
+                                 "remove it or use mode PER_ELEMENT",
+                                 op_name, cache_options[i]);
+    int64_t rows, ttl, bytes;
+    if (fnw_options_int(o, "cache_max_rows", 0, 0, FNW_LOOKUP_CACHE_MAX_ROWS, &rows, err) ||
+        fnw_options_int(o, "cache_ttl_ms", 0, 0, (int64_t)365 * 24 * 3600 * 1000, &ttl, err) ||
+        fnw_options_int(o, "cache_max_bytes", FNW_LOOKUP_CACHE_DEFAULT_BYTES, 1, FNW_LOOKUP_CACHE_MAX_BYTES, &bytes,
+                        err) ||
+        fnw_options_bool(o, "cache_missing", 0, cache_missing, err)) {
+        fnw_error why = *err;
+        return fnw_error_set(err, "operation '%s': %s", op_name, why.msg);
+    }
+    if (rows == 0) {
+        for (size_t i = 1; cache_options[i]; i++)
+            if (fnw_options_get(o, cache_options[i]))
+                return fnw_error_set(err,
+                                     "operation '%s': option '%s' needs option 'cache_max_rows' (the number of "
+                                     "answers the cache keeps; 0 or absent: no cache)",
+                                     op_name, cache_options[i]);
+        return 0;
+    }
+    fnw_lookup_cache_config cfg = { .max_rows = rows, .max_bytes = bytes, .ttl_ms = ttl, .owner = owner };
+    fnw_counter **slots[] = { &cfg.hits, &cfg.misses, &cfg.coalesced, &cfg.evictions, &cfg.expired, &cfg.entries };
+    const char *names[] = { "cache_hits", "cache_misses", "cache_coalesced", "cache_evictions", "cache_expired",
+                            "cache_entries" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        fnw_error why;
+        if (env->counters && !(*slots[i] = fnw_op_counter(env, names[i], &why)))
+            return fnw_error_set(err, "operation '%s': %s", op_name, why.msg);
+    }
+    fnw_error why;
+    if (!(*out = fnw_lookup_cache_new(&cfg, &why)))
+        return fnw_error_set(err, "operation '%s': %s", op_name, why.msg);
+    return 0;
 }

@@ -65,6 +65,7 @@ typedef struct fnw_lookup_cache_config {
     int64_t (*now_ms)(void *clock);
     void *clock;
     fnw_counter *hits, *misses, *coalesced, *evictions, *expired, *entries;
+    void *owner; /* the operation's, for fnw_lookup_cache_owner */
 } fnw_lookup_cache_config;
 
 typedef struct fnw_lookup_cache_stats {
@@ -110,6 +111,21 @@ void *fnw_lookup_cache_leave(fnw_lookup_cache *c, fnw_lookup_waiter *w);
 /* Removes key's entry, if any (an answer a row could not use: the retry
  * asks the service again). */
 void fnw_lookup_cache_drop(fnw_lookup_cache *c, const void *key, size_t klen);
+
+/* The config's owner, from a flight (a reply callback's user). */
+void *fnw_lookup_cache_owner(const fnw_lookup_flight *f);
+
+/* An operation's cache from its options (cache_max_rows: 0 or absent = no
+ * cache, *out NULL; cache_ttl_ms; cache_max_bytes; cache_missing into
+ * *cache_missing), with the counters cache_hits, cache_misses,
+ * cache_coalesced, cache_evictions, cache_expired and cache_entries
+ * registered. Refuses every cache option in batch mode, naming it. The
+ * message names the option. */
+int fnw_lookup_cache_open(const fnw_op_env *env, const char *op_name, void *owner, fnw_lookup_cache **out,
+                          int *cache_missing, fnw_error *err);
+
+/* 1 when key is an option of the cache (cache_*). */
+int fnw_lookup_cache_is_option(const char *key);
 
 void fnw_lookup_cache_stats_get(const fnw_lookup_cache *c, fnw_lookup_cache_stats *out);
 
