@@ -10,7 +10,7 @@
 
 #define MIN_BUCKETS 64
 #define MAX_BUCKETS ((size_t)1 << 25)
-#define SPARE_FLIGHTS 256
+#define SPARE_FLIGHTS 4096 /* flights at most = calls in flight (the capacity) */
 
 typedef struct node {
     struct node *chain;
