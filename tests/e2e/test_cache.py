@@ -1,0 +1,82 @@
+"""The lookup cache of the redis and http operations (cache_max_rows, per
+element) in real Flink jobs: rows with repeated keys get exactly the outputs
+an uncached job gives, while the service is called once per distinct key
+(Redis: server-side INFO commandstats; HTTP: the test server's /count)."""
+
+import json
+import urllib.request
+
+from pyflink.common import Time, Types
+
+import fnworker
+from fnworker import Operation
+from fnw_e2e import collect
+from services import http_server, redis_client, redis_server  # noqa: F401 (fixtures)
+
+CLICK = Types.ROW_NAMED(["id", "user_id"], [Types.LONG(), Types.LONG()])
+PROFILE = Types.ROW_NAMED(["id", "user_id", "name", "tier"],
+                          [Types.LONG(), Types.LONG(), Types.STRING(), Types.STRING()])
+
+
+def hgetall_calls(r):
+    return r.info("commandstats").get("cmdstat_hgetall", {}).get("calls", 0)
+
+
+def test_cached_profile_lookup_calls_redis_once_per_user(env, ran_in_fnworker, redis_server):
+    """600 clicks of 25 users (users 21..25 have no profile): every output is
+    the click's own id with its user's profile (null fields for a missing
+    one), in input order; Redis sees one HGETALL per user, missing ones
+    included (cache_missing true)."""
+    r = redis_client(redis_server)
+    r.flushall()
+    for u in range(1, 21):
+        r.hset("profile:%d" % u, mapping={"name": "user-%d" % u, "tier": ("gold", "silver")[u % 2]})
+    r.config_resetstat()
+    clicks = [(i, i * 7 % 25 + 1) for i in range(600)]
+    ds = env.from_collection(clicks, type_info=CLICK)
+    op = Operation("redis", address=redis_server.address, command="HGETALL profile:{user_id}",
+                   result_fields="name,tier", cache_max_rows=10000, cache_ttl_ms=600000,
+                   cache_missing=True)
+    got = [tuple(x) for x in collect(fnworker.ordered_wait(ds, op, Time.seconds(10), 100,
+                                                           output_type=PROFILE))]
+    want = [(i, u, "user-%d" % u, ("gold", "silver")[u % 2]) if u <= 20 else (i, u, None, None)
+            for i, u in clicks]
+    assert got == want
+    assert hgetall_calls(r) == 25
+
+
+def test_uncached_lookup_calls_redis_per_row(env, ran_in_fnworker, redis_server):
+    """The control: the same job without cache_max_rows calls Redis for every row."""
+    r = redis_client(redis_server)
+    r.flushall()
+    for u in range(1, 21):
+        r.hset("profile:%d" % u, mapping={"name": "user-%d" % u, "tier": "gold"})
+    r.config_resetstat()
+    clicks = [(i, i % 20 + 1) for i in range(200)]
+    ds = env.from_collection(clicks, type_info=CLICK)
+    op = Operation("redis", address=redis_server.address, command="HGETALL profile:{user_id}",
+                   result_fields="name,tier")
+    got = [tuple(x) for x in collect(fnworker.ordered_wait(ds, op, Time.seconds(10), 100,
+                                                           output_type=PROFILE))]
+    assert got == [(i, u, "user-%d" % u, "gold") for i, u in clicks]
+    assert hgetall_calls(r) == 200
+
+
+def test_cached_http_lookup_requests_once_per_key(env, ran_in_fnworker, http_server):
+    """http per element with the cache: 300 rows of 12 keys, each row's own
+    id kept, one request per key at the server."""
+    def count():
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback only
+        with opener.open(http_server.url("/count"), timeout=5) as resp:
+            return json.loads(resp.read())["requests"]
+
+    out = Types.ROW_NAMED(["id", "user_id", "path"], [Types.LONG(), Types.LONG(), Types.STRING()])
+    rows = [(i, i * 5 % 12) for i in range(300)]
+    ds = env.from_collection(rows, type_info=CLICK)
+    op = Operation("http", url=http_server.url("/headers/u/{user_id}"), **{"result.path": "/_path"},
+                   cache_max_rows=100)
+    before = count()
+    got = [tuple(x) for x in collect(fnworker.unordered_wait(ds, op, Time.seconds(10), 64,
+                                                             output_type=out))]
+    assert sorted(got) == [(i, u, "/headers/u/%d" % u) for i, u in rows]
+    assert count() - before == 12
