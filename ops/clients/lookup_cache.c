@@ -216,7 +216,8 @@ static void store(fnw_lookup_cache *c, const node *k, const void *val, size_t le
         spare = (entry *)old;
     }
     int64_t now = now_ms(c);
-    while (c->tail && ((int64_t)c->st.entries + 1 > c->cfg.max_rows || c->bytes + need > (size_t)c->cfg.max_bytes)) {
+    while (c->tail &&
+           ((int64_t)c->st.entries + 1 > c->cfg.max_rows || c->bytes + need > (size_t)c->cfg.max_bytes)) {
         entry *v = c->tail;
         entry_unlink(c, v, v->expires <= now ? GONE_EXPIRED : GONE_EVICTED);
         if (!spare || spare->cap < v->cap) {
@@ -421,7 +422,8 @@ void fnw_lookup_cache_set_request(fnw_lookup_flight *f, void *req)
     f->req = req;
 }
 
-void fnw_lookup_cache_settle(fnw_lookup_cache *c, fnw_lookup_flight *f, const void *val, size_t len, int store_it)
+void fnw_lookup_cache_settle(fnw_lookup_cache *c, fnw_lookup_flight *f, const void *val, size_t len,
+                             int store_it)
 {
     if (f->settled)
         return;
@@ -477,8 +479,8 @@ void *fnw_lookup_cache_owner(const fnw_lookup_flight *f)
     return f->cache->cfg.owner;
 }
 
-static const char *const cache_options[] = { "cache_max_rows", "cache_ttl_ms", "cache_max_bytes", "cache_missing",
-                                             NULL };
+static const char *const cache_options[] = { "cache_max_rows", "cache_ttl_ms", "cache_max_bytes",
+                                             "cache_missing", NULL };
 
 int fnw_lookup_cache_is_option(const char *key)
 {
@@ -504,8 +506,8 @@ int fnw_lookup_cache_open(const fnw_op_env *env, const char *op_name, void *owne
     int64_t rows, ttl, bytes;
     if (fnw_options_int(o, "cache_max_rows", 0, 0, FNW_LOOKUP_CACHE_MAX_ROWS, &rows, err) ||
         fnw_options_int(o, "cache_ttl_ms", 0, 0, (int64_t)365 * 24 * 3600 * 1000, &ttl, err) ||
-        fnw_options_int(o, "cache_max_bytes", FNW_LOOKUP_CACHE_DEFAULT_BYTES, 1, FNW_LOOKUP_CACHE_MAX_BYTES, &bytes,
-                        err) ||
+        fnw_options_int(o, "cache_max_bytes", FNW_LOOKUP_CACHE_DEFAULT_BYTES, 1, FNW_LOOKUP_CACHE_MAX_BYTES,
+                        &bytes, err) ||
         fnw_options_bool(o, "cache_missing", 0, cache_missing, err)) {
         fnw_error why = *err;
         return fnw_error_set(err, "operation '%s': %s", op_name, why.msg);
@@ -520,9 +522,10 @@ int fnw_lookup_cache_open(const fnw_op_env *env, const char *op_name, void *owne
         return 0;
     }
     fnw_lookup_cache_config cfg = { .max_rows = rows, .max_bytes = bytes, .ttl_ms = ttl, .owner = owner };
-    fnw_counter **slots[] = { &cfg.hits, &cfg.misses, &cfg.coalesced, &cfg.evictions, &cfg.expired, &cfg.entries };
-    const char *names[] = { "cache_hits", "cache_misses", "cache_coalesced", "cache_evictions", "cache_expired",
-                            "cache_entries" };
+    fnw_counter **slots[] = { &cfg.hits,      &cfg.misses,  &cfg.coalesced,
+                              &cfg.evictions, &cfg.expired, &cfg.entries };
+    const char *names[] = { "cache_hits",      "cache_misses",  "cache_coalesced",
+                            "cache_evictions", "cache_expired", "cache_entries" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         fnw_error why;
         if (env->counters && !(*slots[i] = fnw_op_counter(env, names[i], &why)))

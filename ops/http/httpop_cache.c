@@ -30,8 +30,8 @@ static void on_flight_done(void *user, const fnw_http_response *resp, const fnw_
 {
     fnw_lookup_flight *f = user;
     httpop_state *st = fnw_lookup_cache_owner(f);
-    int keep = !err && resp && ((resp->status >= 200 && resp->status < 300) ||
-                                (resp->status == 404 && st->cache_missing));
+    int keep = !err && resp &&
+               ((resp->status >= 200 && resp->status < 300) || (resp->status == 404 && st->cache_missing));
     fnw_buf *a = &st->cache_answer;
     fnw_buf_clear(a);
     if (keep) {

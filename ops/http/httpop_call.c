@@ -26,7 +26,8 @@ typedef struct httpop_ctx {
     fnw_http_req *req;
     fnw_value *rows; /* the decoded inputs */
     char what[256];  /* "GET http://host/path" (no query) for messages */
-    fnw_lookup_waiter w; /* with the cache: waiting on a request (httpop_cache.c) */
+    /* with the cache: waiting on a request (httpop_cache.c) */
+    fnw_lookup_waiter w;
     int cached;
 } httpop_ctx;
 

@@ -70,7 +70,8 @@ typedef struct httpop_state {
     fnw_buf buf; /* request text under construction */
     fnw_buf body_buf;
     uint64_t missing; /* elements dropped by on_missing=empty */
-    fnw_lookup_cache *cache; /* per element with cache_max_rows, else NULL */
+    /* the lookup cache: per element with cache_max_rows, else NULL */
+    fnw_lookup_cache *cache;
     int cache_missing;
     fnw_http_done_fn cache_done; /* the call's response handler, for every waiter */
     fnw_buf cache_key, cache_answer;

@@ -374,7 +374,8 @@ static void on_flight_reply(void *user, const redisReply *reply, const fnw_error
      * complete may start another whose reply reuses st->flat later */
     fnw_buf flat = st->flat;
     fnw_buf_init(&st->flat, 0);
-    fnw_lookup_cache_settle(st->cache, f, flat.p, flat.len, st->cache_missing || !reply_is_missing(st->conf, reply));
+    fnw_lookup_cache_settle(st->cache, f, flat.p, flat.len,
+                            st->cache_missing || !reply_is_missing(st->conf, reply));
     for (fnw_lookup_waiter *w; (w = fnw_lookup_cache_next(st->cache, f));)
         cached_answer(w->user, flat.p, flat.len);
     if (!st->flat.cap) {
@@ -431,7 +432,8 @@ static void cached_invoke(rcall *rc)
         return;
     fnw_lookup_flight *f = rc->w.flight;
     fnw_redis_cmd *cmd;
-    if (fnw_redis_send(st->pool, (int)st->conf->argc, st->argv, st->lens, on_flight_reply, f, &cmd, &err) != 0) {
+    if (fnw_redis_send(st->pool, (int)st->conf->argc, st->argv, st->lens, on_flight_reply, f, &cmd, &err) !=
+        0) {
         flight_fail(st, f, err.msg);
         return;
     }
