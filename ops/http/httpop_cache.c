@@ -12,16 +12,27 @@
 
 #include "ops/http/httpop_internal.h"
 
+static int is_secret_line(const httpop_state *st, const char *line)
+{
+    for (size_t i = 0; i < st->n_headers; i++)
+        if (st->headers[i].line == line)
+            return 1;
+    return 0;
+}
+
 /* method NUL url NUL (header NUL)* body: the parts cannot run into each
- * other (the URL and the header lines hold no NUL; the body is last). */
-static int make_key(fnw_buf *k, const fnw_http_request *rq)
+ * other (the URL and the header lines hold no NUL; the body is last).
+ * Header lines from the environment are left out: they are the same for
+ * every row, and the cache should not hold copies of a secret. */
+static int make_key(const httpop_state *st, fnw_buf *k, const fnw_http_request *rq)
 {
     fnw_buf_clear(k);
     const char *m = rq->method ? rq->method : "GET";
     if (fnw_buf_append(k, m, strlen(m) + 1) || fnw_buf_append(k, rq->url, strlen(rq->url) + 1))
         return -1;
     for (size_t i = 0; i < rq->n_headers; i++)
-        if (fnw_buf_append(k, rq->headers[i], strlen(rq->headers[i]) + 1))
+        if (!is_secret_line(st, rq->headers[i]) &&
+            fnw_buf_append(k, rq->headers[i], strlen(rq->headers[i]) + 1))
             return -1;
     return rq->body_len ? fnw_buf_append(k, rq->body, rq->body_len) : 0;
 }
@@ -49,7 +60,7 @@ int fnw_httpop_cache_send(httpop_state *st, const fnw_http_request *rq, fnw_http
                           fnw_lookup_waiter *w, fnw_error *err)
 {
     st->cache_done = done;
-    if (make_key(&st->cache_key, rq) != 0)
+    if (make_key(st, &st->cache_key, rq) != 0)
         return fnw_error_set(err, "out of memory for the cache key");
     *w = (fnw_lookup_waiter){ .user = x };
     const void *val;
