@@ -152,6 +152,9 @@ static void drv_init(drv *d)
     d->out = R(3, "id", T(FNW_INT), "name", T(FNW_STRING), "v", T(FNW_STRING));
 }
 
+static int64_t spec_timeout_ms = 10000;
+static fnw_timeout_action spec_on_timeout = FNW_TIMEOUT_FAIL;
+
 static int drv_create(drv *d, const char *op_name, int batched, const char *const *kv)
 {
     fnw_option items[32];
@@ -164,7 +167,8 @@ static int drv_create(drv *d, const char *op_name, int batched, const char *cons
     fnw_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.capacity = 64;
-    spec.timeout_ms = 10000;
+    spec.timeout_ms = spec_timeout_ms;
+    spec.on_timeout = spec_on_timeout;
     spec.batched = batched;
     spec.batch_size = batched ? 8 : 0;
     fnw_op_env env = { .loop = d->loop, .options = &opts, .input_type = d->in, .output_type = d->out,
@@ -467,6 +471,45 @@ START_TEST(test_http_failures_not_kept)
 }
 END_TEST
 
+START_TEST(test_http_waiters_time_out_and_leave)
+{
+    /* 20 rows of one key whose answer takes 3 s, a 300 ms timeout with an
+     * empty result: one request is sent, every waiting call times out and
+     * leaves, the last one cancels the request, the bundle ends empty */
+    char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/delay?ms={id}", http_port);
+    drv d;
+    drv_init(&d);
+    const char *kv[] = { "url", url, "result.v", "/nothing", "cache_max_rows", "100", NULL };
+    spec_timeout_ms = 300;
+    spec_on_timeout = FNW_TIMEOUT_EMPTY;
+    int rc = drv_create(&d, "http", 0, kv);
+    spec_timeout_ms = 10000;
+    spec_on_timeout = FNW_TIMEOUT_FAIL;
+    ck_assert_msg(rc == 0, "%s", d.err.msg);
+    int32_t ids[20];
+    for (int i = 0; i < 20; i++)
+        ids[i] = 3000;
+    long before = http_requests();
+    bundle(&d, ids, 20);
+    ck_assert_msg(!d.failed, "%s", d.fail_msg);
+    ck_assert_uint_eq(d.n_out, 0);
+    ck_assert_int_eq(counter(&d, "cache_misses"), 1);
+    ck_assert_int_eq(counter(&d, "cache_coalesced"), 19);
+    ck_assert_int_eq(counter(&d, "cache_entries"), 0);
+    ck_assert_int_eq(fnw_engine_metrics_get(d.e)->timeouts, 20);
+    ck_assert_int_le(http_requests() - before, 1);
+    /* the instance goes on: a fast key answers */
+    for (int i = 0; i < 20; i++)
+        ids[i] = 1;
+    bundle(&d, ids, 20);
+    ck_assert_msg(!d.failed, "%s", d.fail_msg);
+    ck_assert_uint_eq(d.n_out, 20);
+    ck_assert_int_eq(counter(&d, "cache_misses"), 1);
+    drv_free(&d);
+}
+END_TEST
+
 START_TEST(test_batch_mode_refuses_cache_options)
 {
     snprintf(addr, sizeof addr, "127.0.0.1:%d", redis_port);
@@ -498,6 +541,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_redis_failure_reaches_every_waiter);
     tcase_add_test(tc, test_http_repeated_keys_one_request_each);
     tcase_add_test(tc, test_http_failures_not_kept);
+    tcase_add_test(tc, test_http_waiters_time_out_and_leave);
     tcase_add_test(tc, test_batch_mode_refuses_cache_options);
     suite_add_tcase(s, tc);
     return s;
