@@ -194,13 +194,14 @@ static void entry_unlink(fnw_lookup_cache *c, entry *e, int why)
     lru_unlink(c, e);
     c->bytes -= e->n.klen + e->vlen;
     c->st.entries--;
-    fnw_counter_add(c->cfg.entries, -1);
     if (why == GONE_EVICTED) {
         c->st.evictions++;
         fnw_counter_add(c->cfg.evictions, 1);
     } else if (why == GONE_EXPIRED) {
         c->st.expired++;
         fnw_counter_add(c->cfg.expired, 1);
+    } else {
+        fnw_counter_add(c->cfg.dropped, 1);
     }
 }
 
@@ -250,7 +251,7 @@ static void store(fnw_lookup_cache *c, const node *k, const void *val, size_t le
     lru_push_head(c, e);
     c->bytes += need;
     c->st.entries++;
-    fnw_counter_add(c->cfg.entries, 1);
+    fnw_counter_add(c->cfg.stored, 1);
 }
 
 /* ---- flights ------------------------------------------------------------------------- */
@@ -522,10 +523,10 @@ int fnw_lookup_cache_open(const fnw_op_env *env, const char *op_name, void *owne
         return 0;
     }
     fnw_lookup_cache_config cfg = { .max_rows = rows, .max_bytes = bytes, .ttl_ms = ttl, .owner = owner };
-    fnw_counter **slots[] = { &cfg.hits,      &cfg.misses,  &cfg.coalesced,
-                              &cfg.evictions, &cfg.expired, &cfg.entries };
-    const char *names[] = { "cache_hits",      "cache_misses",  "cache_coalesced",
-                            "cache_evictions", "cache_expired", "cache_entries" };
+    fnw_counter **slots[] = { &cfg.hits,    &cfg.misses, &cfg.coalesced, &cfg.evictions,
+                              &cfg.expired, &cfg.stored, &cfg.dropped };
+    const char *names[] = { "cache_hits",    "cache_misses", "cache_coalesced", "cache_evictions",
+                            "cache_expired", "cache_stored", "cache_dropped" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         fnw_error why;
         if (env->counters && !(*slots[i] = fnw_op_counter(env, names[i], &why)))

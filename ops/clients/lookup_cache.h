@@ -28,9 +28,11 @@
  *
  * Counters (fnw_counter, may be NULL): hits, misses (a get that led a new
  * request), coalesced (a get that joined a flight), evictions (entries
- * pushed out by a bound), expired (entries dropped for their age), entries
- * (+1 per stored entry, -1 per removed one: summed over bundles it is the
- * number of entries held). The same figures are in fnw_lookup_cache_stats.
+ * pushed out by a bound), expired (entries dropped for their age), stored
+ * (answers kept), dropped (entries removed otherwise: replaced, or an
+ * answer a row could not use). All only grow (Prometheus counters): the
+ * entries held are stored - evictions - expired - dropped. The same
+ * figures are in fnw_lookup_cache_stats.
  *
  * Threading: the loop's thread only; nothing is locked.
  */
@@ -64,7 +66,7 @@ typedef struct fnw_lookup_cache_config {
     /* the clock, in ms (tests inject one); NULL = CLOCK_MONOTONIC */
     int64_t (*now_ms)(void *clock);
     void *clock;
-    fnw_counter *hits, *misses, *coalesced, *evictions, *expired, *entries;
+    fnw_counter *hits, *misses, *coalesced, *evictions, *expired, *stored, *dropped;
     void *owner; /* the operation's, for fnw_lookup_cache_owner */
 } fnw_lookup_cache_config;
 
@@ -118,7 +120,8 @@ void *fnw_lookup_cache_owner(const fnw_lookup_flight *f);
 /* An operation's cache from its options (cache_max_rows: 0 or absent = no
  * cache, *out NULL; cache_ttl_ms; cache_max_bytes; cache_missing into
  * *cache_missing), with the counters cache_hits, cache_misses,
- * cache_coalesced, cache_evictions, cache_expired and cache_entries
+ * cache_coalesced, cache_evictions, cache_expired, cache_stored and
+ * cache_dropped
  * registered. Refuses every cache option in batch mode, naming it. The
  * message names the option. */
 int fnw_lookup_cache_open(const fnw_op_env *env, const char *op_name, void *owner, fnw_lookup_cache **out,

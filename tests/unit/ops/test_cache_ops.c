@@ -333,7 +333,7 @@ START_TEST(test_redis_repeated_keys_one_call_each)
     ck_assert_int_eq(counter(&d, "cache_misses"), calls);
     ck_assert_int_gt(counter(&d, "cache_coalesced"), 0); /* 64 calls start before any reply */
     ck_assert_int_eq(counter(&d, "cache_hits") + counter(&d, "cache_coalesced") + calls, 300);
-    ck_assert_int_eq(counter(&d, "cache_entries"), 10);
+    ck_assert_int_eq(counter(&d, "cache_stored"), 10);
     /* the next bundle is answered from the cache (kept across bundles), except the missing keys */
     before = redis_calls("get");
     bundle(&d, ids, 300);
@@ -394,7 +394,7 @@ START_TEST(test_redis_failure_reaches_every_waiter)
     bundle(&d, ids, 20);
     ck_assert(d.failed);
     ck_assert_msg(strstr(d.fail_msg, "WRONGTYPE") && strstr(d.fail_msg, "GET k:1"), "%s", d.fail_msg);
-    ck_assert_int_eq(counter(&d, "cache_entries"), 0); /* never kept */
+    ck_assert_int_eq(counter(&d, "cache_stored"), 0); /* never kept */
     long calls = redis_calls("get") - before;
     ck_assert_int_ge(calls, 1);
     ck_assert_int_lt(calls, 20); /* the rows out together shared the one call */
@@ -458,7 +458,7 @@ START_TEST(test_http_failures_not_kept)
     ck_assert_msg(!d.failed, "%s", d.fail_msg);
     ck_assert_uint_eq(d.n_out, 10);
     ck_assert(d.out_v_null[9]);
-    ck_assert_int_eq(counter(&d, "cache_entries"), 0);
+    ck_assert_int_eq(counter(&d, "cache_stored"), 0);
     long first = http_requests() - before;
     ck_assert_int_ge(first, 1);
     for (int i = 0; i < 10; i++)
@@ -466,7 +466,7 @@ START_TEST(test_http_failures_not_kept)
     bundle(&d, ids, 10);
     ck_assert(d.failed);
     ck_assert_msg(strstr(d.fail_msg, "HTTP status 400"), "%s", d.fail_msg);
-    ck_assert_int_eq(counter(&d, "cache_entries"), 0);
+    ck_assert_int_eq(counter(&d, "cache_stored"), 0);
     drv_free(&d);
 }
 END_TEST
@@ -496,7 +496,7 @@ START_TEST(test_http_waiters_time_out_and_leave)
     ck_assert_uint_eq(d.n_out, 0);
     ck_assert_int_eq(counter(&d, "cache_misses"), 1);
     ck_assert_int_eq(counter(&d, "cache_coalesced"), 19);
-    ck_assert_int_eq(counter(&d, "cache_entries"), 0);
+    ck_assert_int_eq(counter(&d, "cache_stored"), 0);
     ck_assert_int_eq(fnw_engine_metrics_get(d.e)->timeouts, 20);
     ck_assert_int_le(http_requests() - before, 1);
     /* the instance goes on: a fast key answers */

@@ -249,7 +249,8 @@ START_TEST(test_counters_and_binary_keys)
     cfg.hits = fnw_op_counter(&env, "cache_hits", &err);
     cfg.misses = fnw_op_counter(&env, "cache_misses", &err);
     cfg.evictions = fnw_op_counter(&env, "cache_evictions", &err);
-    cfg.entries = fnw_op_counter(&env, "cache_entries", &err);
+    cfg.stored = fnw_op_counter(&env, "cache_stored", &err);
+    cfg.dropped = fnw_op_counter(&env, "cache_dropped", &err);
     fnw_lookup_cache *c = fnw_lookup_cache_new(&cfg, &err);
     ck_assert_ptr_nonnull(c);
     /* keys differing only after a NUL byte, or only in length, are different keys */
@@ -273,7 +274,9 @@ START_TEST(test_counters_and_binary_keys)
     ck_assert_int_eq(fnw_counter_value(cfg.hits), 1);
     ck_assert_int_eq(fnw_counter_value(cfg.misses), 3);
     ck_assert_int_eq(fnw_counter_value(cfg.evictions), 1);
-    ck_assert_int_eq(fnw_counter_value(cfg.entries), 2); /* +3 stored, -1 evicted */
+    ck_assert_int_eq(fnw_counter_value(cfg.stored), 3);
+    fnw_lookup_cache_drop(c, k2, 3);
+    ck_assert_int_eq(fnw_counter_value(cfg.dropped), 1);
     fnw_lookup_cache_free(c);
 }
 END_TEST
