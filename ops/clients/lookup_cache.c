@@ -210,12 +210,10 @@ static void store(fnw_lookup_cache *c, const node *k, const void *val, size_t le
     size_t need = k->klen + len;
     if (need < k->klen || need > (uint64_t)c->cfg.max_bytes)
         return;
-    node *old = table_find(&c->entries, k->hash, k->key, k->klen);
+    /* No entry for the key can exist here: a flight is made only when the
+     * key has no live entry, only its own settle stores the key, and a get
+     * while it is out joins it rather than making another. */
     entry *spare = NULL;
-    if (old) {
-        entry_unlink(c, (entry *)old, GONE_DROPPED);
-        spare = (entry *)old;
-    }
     int64_t now = now_ms(c);
     while (c->tail &&
            ((int64_t)c->st.entries + 1 > c->cfg.max_rows || c->bytes + need > (size_t)c->cfg.max_bytes)) {

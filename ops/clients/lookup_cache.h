@@ -29,8 +29,8 @@
  * Counters (fnw_counter, may be NULL): hits, misses (a get that led a new
  * request), coalesced (a get that joined a flight), evictions (entries
  * pushed out by a bound), expired (entries dropped for their age), stored
- * (answers kept), dropped (entries removed otherwise: replaced, or an
- * answer a row could not use). All only grow (Prometheus counters): the
+ * (answers kept), dropped (answers a row could not use, removed with
+ * fnw_lookup_cache_drop). All only grow (Prometheus counters): the
  * entries held are stored - evictions - expired - dropped. The same
  * figures are in fnw_lookup_cache_stats.
  *
