@@ -4,14 +4,17 @@ an uncached job gives, while the service is called once per distinct key
 (Redis: server-side INFO commandstats; HTTP: the test server's /count)."""
 
 import json
+import os
+import re
+import tempfile
 import urllib.request
 
 from pyflink.common import Time, Types
 
 import fnworker
 from fnworker import Operation
-from fnw_e2e import collect
-from services import http_server, redis_client, redis_server  # noqa: F401 (fixtures)
+from fnw_e2e import ROOT, collect, launches, run_job_script
+from services import http_server, redis_client, redis_server, serve  # noqa: F401 (fixtures)
 
 CLICK = Types.ROW_NAMED(["id", "user_id"], [Types.LONG(), Types.LONG()])
 PROFILE = Types.ROW_NAMED(["id", "user_id", "name", "tier"],
@@ -80,3 +83,32 @@ def test_cached_http_lookup_requests_once_per_key(env, ran_in_fnworker, http_ser
                                                              output_type=out))]
     assert sorted(got) == [(i, u, "/headers/u/%d" % u) for i, u in rows]
     assert count() - before == 12
+
+
+def test_docs_cached_profile_lookup_as_written(runner_dir):
+    """docs/cache.md's worked example runs as written (only its Redis address
+    changes), in a process of its own, prints the rows the doc shows, and
+    Redis answers the three HGETALLs the doc promises for six clicks."""
+    with open(os.path.join(ROOT, "docs", "cache.md"), encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"## Example: a cached profile lookup\n.*?```python\n(.*?)```", text, re.S)
+    assert m, "docs/cache.md has no python block in its example"
+    source = m.group(1)
+    assert '"127.0.0.1:6379"' in source
+    with serve("redis") as redis, tempfile.TemporaryDirectory() as tmp:
+        r = redis_client(redis)
+        r.hset("profile:7", mapping={"name": "ann", "tier": "gold"})
+        r.hset("profile:9", mapping={"name": "bob", "tier": "silver"})
+        r.config_resetstat()
+        script = os.path.join(tmp, "cache_job.py")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(source.replace('"127.0.0.1:6379"', '"%s"' % redis.address))
+        before = launches(runner_dir)
+        p = run_job_script(script, runner_dir)
+        calls = hgetall_calls(r)
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert launches(runner_dir) > before
+    rows = [m.group(1) for m in re.finditer(r"^(?:\d+> )?\+I\[(.*)\]$", p.stdout, re.M)]
+    assert rows == ["1, 7, ann, gold", "2, 9, bob, silver", "3, 7, ann, gold", "4, 12, null, null",
+                    "5, 7, ann, gold", "6, 12, null, null"], p.stdout[-3000:]
+    assert calls == 3
