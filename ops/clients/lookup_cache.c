@@ -9,6 +9,7 @@
 #include <time.h>
 
 #define MIN_BUCKETS 64
+#define INIT_BUCKETS ((size_t)1 << 16)
 #define MAX_BUCKETS ((size_t)1 << 25)
 #define SPARE_FLIGHTS 4096 /* flights at most = calls in flight (the capacity) */
 
@@ -93,10 +94,15 @@ static uint64_t hash_key(uint64_t seed, const unsigned char *p, size_t n)
 
 /* ---- tables --------------------------------------------------------------------------- */
 
-static int table_init(table *t)
+/* Buckets for `expect` nodes up front (at most INIT_BUCKETS: 512 KiB), so a
+ * cache filling up rarely rehashes (each rehash touches every node). */
+static int table_init(table *t, size_t expect)
 {
-    t->b = calloc(MIN_BUCKETS, sizeof *t->b);
-    t->mask = MIN_BUCKETS - 1;
+    size_t nb = MIN_BUCKETS;
+    while (nb < INIT_BUCKETS && nb * 3 / 4 < expect)
+        nb *= 2;
+    t->b = calloc(nb, sizeof *t->b);
+    t->mask = nb - 1;
     t->count = 0;
     return t->b ? 0 : -1;
 }
@@ -109,12 +115,13 @@ static node *table_find(const table *t, uint64_t h, const void *key, size_t klen
     return NULL;
 }
 
-/* Doubles the buckets when the table is fuller than one node per bucket;
- * a failed allocation keeps the old size (chains only get longer). */
+/* Doubles the buckets when the table is more than 3/4 full (short chains:
+ * each node a lookup passes is a likely cache miss); a failed allocation
+ * keeps the old size (chains only get longer). */
 static void table_grow(table *t)
 {
     size_t nb = t->mask + 1;
-    if (t->count <= nb || nb >= MAX_BUCKETS)
+    if (t->count <= nb / 4 * 3 || nb >= MAX_BUCKETS)
         return;
     node **b = calloc(nb * 2, sizeof *b);
     if (!b)
@@ -345,7 +352,7 @@ fnw_lookup_cache *fnw_lookup_cache_new(const fnw_lookup_cache_config *cfg, fnw_e
         c->cfg.max_bytes = FNW_LOOKUP_CACHE_DEFAULT_BYTES;
     if (getrandom(&c->seed, sizeof c->seed, GRND_NONBLOCK) != (ssize_t)sizeof c->seed)
         c->seed = (uint64_t)(uintptr_t)c ^ (uint64_t)now_ms(c) * 0x9e3779b97f4a7c15ULL;
-    if (table_init(&c->entries) != 0 || table_init(&c->flights) != 0) {
+    if (table_init(&c->entries, (size_t)c->cfg.max_rows) != 0 || table_init(&c->flights, 0) != 0) {
         fnw_lookup_cache_free(c);
         fnw_error_set(err, "out of memory for the lookup cache");
         return NULL;
