@@ -204,15 +204,18 @@ static void start_call(fnw_engine *e, fnw_entry *const *ens, size_t n)
         return;
     }
     e->m.calls++;
+    e->m.requests++;
     if (e->spec.batched)
         e->m.batches++;
     dist_add(&e->m.batch_size, (int64_t)n);
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls);
     fnw_call_start(c, ens, n);
 }
 
 static void run_direct(fnw_engine *e, const fnw_record *in)
 {
     e->m.calls++;
+    e->m.requests++;
     dist_add(&e->m.batch_size, 1);
     if (e->m.inflight_high_water < 1)
         e->m.inflight_high_water = 1;
@@ -247,6 +250,7 @@ static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t ela
     fnw_engine *e = user;
     dist_add(&e->m.call_duration_ms, (elapsed_us + 500) / 1000);
     fnw_hist_add(&e->m.call_latency_us, elapsed_us);
+    e->m.call_latency_sum_us += elapsed_us > 0 ? elapsed_us : 0;
     e->m.successes++;
     for (size_t i = 0; i < n; i++) {
         if (in[i]->nspans == 0)
@@ -257,7 +261,9 @@ static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t ela
 
 static void on_call_drain(void *user)
 {
-    drain(user);
+    fnw_engine *e = user;
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls); /* a call was released */
+    drain(e);
 }
 
 /* Direct mode: the output goes to the sink at once. */
@@ -287,8 +293,10 @@ static void on_call_failed(void *user, const fnw_call *c, const char *what, cons
 static void on_call_count(void *user, fnw_call_count what)
 {
     fnw_engine *e = user;
-    if (what == FNW_CALL_RETRIED)
+    if (what == FNW_CALL_RETRIED) {
         e->m.retries++;
+        e->m.requests++;
+    }
     else if (what == FNW_CALL_TIMED_OUT)
         e->m.timeouts++;
     else
@@ -615,7 +623,7 @@ static void metrics_gauges_init(fnw_engine *e)
     e->m.concurrency_limit = -1;
     e->m.breaker_state = -1;
     e->m.batch_target = -1;
-    e->m.inflight_calls = 0;
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls); /* timed out, still held */
     e->m.ncounters = e->counters.n;
     e->m.counters = e->counters.items;
 }

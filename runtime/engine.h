@@ -96,6 +96,8 @@ typedef struct fnw_engine_metrics {
     int64_t breaker_rejected; /* inputs answered at once because the breaker was open */
     int64_t breaker_opened;   /* times the circuit breaker opened */
     fnw_hist call_latency_us; /* first attempt to settle, in µs */
+    int64_t call_latency_sum_us; /* the sum of what call_latency_us holds (for means) */
+    int64_t requests;            /* attempts handed to the operation: calls + retries */
     /* Gauges: the state when the metrics are read; -1 where it does not
      * apply (no adaptive concurrency, no breaker, no adaptive batch size). */
     int64_t concurrency_limit; /* calls the operation may have out now */

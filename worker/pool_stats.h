@@ -6,8 +6,14 @@
  * and, once, the line "connected" when the control channel to the runner
  * is up (the pool stops a worker that does not say so within its
  * --start-timeout).
- * Without the variable (a worker Flink started itself) nothing is written.
- * The totals are added once per finished bundle, never per record. */
+ * and after it one series line per operation step it ran (transform and
+ * operation), its figures since the worker started, in the format of
+ * codecs/metric_names.h ("op1 <transform> <operation> key=value ...").
+ * At most FNW_METRIC_SERIES_MAX series: the steps past the first
+ * FNW_METRIC_SERIES_MAX - 1 add up in one series named FNW_METRIC_OTHER,
+ * so the totals stay right whatever the job's number of transforms.
+ * Without the variable (a worker Flink started itself) nothing is written
+ * or kept. The totals are added once per finished bundle, never per record. */
 #ifndef FNW_POOL_STATS_H
 #define FNW_POOL_STATS_H
 
@@ -15,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codecs/metric_names.h"
 #include "worker/processors.h"
 
 #define FNW_POOL_STATS_ENV "FNW_POOL_STATS_FD"
@@ -26,6 +33,8 @@ typedef struct fnw_pool_stats {
     ev_timer timer;
     uint64_t bundles, bundle_errors, records_in, records_out, calls, call_failures;
     size_t active;
+    fnw_metric_series *series; /* FNW_METRIC_SERIES_MAX, allocated with the first bundle */
+    size_t nseries;
 } fnw_pool_stats;
 
 /* Reads FNW_POOL_STATS_FD; starts the once-a-second report when it is set. */
@@ -35,6 +44,12 @@ void fnw_pool_stats_free(fnw_pool_stats *s);
 void fnw_pool_stats_connected(fnw_pool_stats *s);
 /* A bundle ended (failed: error) on proc, whose engines still hold its figures. */
 void fnw_pool_stats_add_bundle(fnw_pool_stats *s, const fnw_processor *proc, int failed);
+/* The per-step series kept so far (for tests). */
+static inline size_t fnw_pool_stats_series(const fnw_pool_stats *s, const fnw_metric_series **out)
+{
+    *out = s->series;
+    return s->nseries;
+}
 static inline void fnw_pool_stats_set_active(fnw_pool_stats *s, size_t active)
 {
     s->active = active;
