@@ -422,7 +422,7 @@ static int row_of(const char *key, size_t n, const char *suffix)
 static int series_field(const char *key, size_t kl, const char **p, fnw_metric_series *s)
 {
     int i;
-    if (kl > 2 && strncmp(key, "c.", 2) == 0) {
+    if (kl >= 2 && strncmp(key, "c.", 2) == 0) {
         int64_t v;
         if (!counter_name_ok(key + 2, kl - 2) || number(p, 0, &v) != 0)
             return -1;

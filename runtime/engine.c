@@ -61,6 +61,7 @@ struct fnw_engine {
     int draining, drain_again;
     int cleanup_pending, free_pending, fail_pending;
     int blocked; /* has_space was false at the last unwind */
+    int timing_out; /* a call's timeout action runs: its done() is not a success */
     fnw_error fail_msg;
 };
 
@@ -251,7 +252,8 @@ static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t ela
     dist_add(&e->m.call_duration_ms, (elapsed_us + 500) / 1000);
     fnw_hist_add(&e->m.call_latency_us, elapsed_us);
     e->m.call_latency_sum_us += elapsed_us > 0 ? elapsed_us : 0;
-    e->m.successes++;
+    if (!e->timing_out)
+        e->m.successes++; /* a timed-out call settled by its timeout action is a timeout */
     for (size_t i = 0; i < n; i++) {
         if (in[i]->nspans == 0)
             e->m.empty_results++;
@@ -263,6 +265,7 @@ static void on_call_drain(void *user)
 {
     fnw_engine *e = user;
     e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls); /* a call was released */
+    e->timing_out = 0;
     drain(e);
 }
 
@@ -297,8 +300,10 @@ static void on_call_count(void *user, fnw_call_count what)
         e->m.retries++;
         e->m.requests++;
     }
-    else if (what == FNW_CALL_TIMED_OUT)
+    else if (what == FNW_CALL_TIMED_OUT) {
         e->m.timeouts++;
+        e->timing_out = 1; /* the timeout action follows, then drain (call.c: time_out) */
+    }
     else
         e->m.failures++;
 }

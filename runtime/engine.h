@@ -90,7 +90,7 @@ typedef struct fnw_engine_metrics {
     int64_t inflight_high_water; /* max inputs in flight at once */
 
     /* Service calls. Counters are this bundle's, like the ones above. */
-    int64_t successes;        /* calls that ended with a result (outputs or an empty one) */
+    int64_t successes;        /* calls that ended with a result (outputs or an empty one), not by their timeout */
     int64_t overloaded;       /* attempts the service refused as overloaded (429, 503, ...) */
     int64_t fallbacks;        /* inputs given on_failure's result instead of failing the bundle */
     int64_t breaker_rejected; /* inputs answered at once because the breaker was open */
