@@ -63,7 +63,7 @@ const double fnw_metric_quantile_q[FNW_METRIC_QUANTILES] = { 0.50, 0.95, 0.99 };
 const char *const fnw_metric_quantile_suffix[FNW_METRIC_QUANTILES] = { "P50Us", "P95Us", "P99Us" };
 
 const int64_t fnw_metric_le_us[FNW_METRIC_LE_N] = {
-    100,    250,    500,     1000,    2500,    5000,    10000,    25000,    50000,
+    100,    250,    500,    1000,    2500,    5000,    10000,    25000,    50000,
     100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000, 30000000, 60000000,
 };
 
@@ -105,15 +105,15 @@ int fnw_metric_series_add_counter(fnw_metric_series *s, const char *name, int64_
 
 static int plain(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-           c == ':' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == ':' || c == '-';
 }
 
 size_t fnw_metric_label_encode(const char *s, char *out)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t n = 0;
-    for (size_t i = 0; s[i] && i < FNW_METRIC_LABEL_MAX; i++) {
+    for (size_t i = 0; i < FNW_METRIC_LABEL_MAX && s[i]; i++) {
         unsigned char c = (unsigned char)s[i];
         if (plain(c)) {
             out[n++] = (char)c;

@@ -29,10 +29,10 @@
 #include "fnworker.h"
 
 typedef enum fnw_metric_kind {
-    FNW_METRIC_COUNTER,   /* Flink sum_int64; Prometheus counter (_total) */
-    FNW_METRIC_GAUGE,     /* Flink latest_int64; Prometheus gauge */
-    FNW_METRIC_DIST,      /* Flink distribution_int64; Prometheus summary (_sum, _count) */
-    FNW_METRIC_LATENCY,   /* Flink p50/p95/p99 gauges in µs; Prometheus histogram in seconds */
+    FNW_METRIC_COUNTER, /* Flink sum_int64; Prometheus counter (_total) */
+    FNW_METRIC_GAUGE,   /* Flink latest_int64; Prometheus gauge */
+    FNW_METRIC_DIST,    /* Flink distribution_int64; Prometheus summary (_sum, _count) */
+    FNW_METRIC_LATENCY, /* Flink p50/p95/p99 gauges in µs; Prometheus histogram in seconds */
 } fnw_metric_kind;
 
 /* Every figure of one step, in table order. */
@@ -93,10 +93,10 @@ extern const char *const fnw_metric_quantile_suffix[FNW_METRIC_QUANTILES];
 extern const int64_t fnw_metric_le_us[FNW_METRIC_LE_N];
 
 /* Bounds of what the stats pipe carries (a pool trusts none of it). */
-#define FNW_METRIC_LABEL_MAX 128      /* transform id, operation name */
-#define FNW_METRIC_SERIES_MAX 64      /* steps one worker reports; more fold into FNW_METRIC_OTHER */
-#define FNW_METRIC_LINE_MAX 4096      /* = PIPE_BUF on Linux */
-#define FNW_METRIC_OTHER "(other)"    /* the transform and operation of the folded series */
+#define FNW_METRIC_LABEL_MAX 128   /* transform id, operation name */
+#define FNW_METRIC_SERIES_MAX 64   /* steps one worker reports; more fold into FNW_METRIC_OTHER */
+#define FNW_METRIC_LINE_MAX 4096   /* = PIPE_BUF on Linux */
+#define FNW_METRIC_OTHER "(other)" /* the transform and operation of the folded series */
 #define FNW_METRIC_COUNTER_NAME_MAX 32
 
 /* One step's figures since the worker started. */

@@ -168,7 +168,8 @@ static void keep_series(fnw_child *c, const char *line)
     if (fnw_wire_series_parse(line, &s) != 0)
         return;
     for (size_t i = 0; i < c->nseries; i++) {
-        if (strcmp(c->series[i]->transform, s.transform) == 0 && strcmp(c->series[i]->operation, s.operation) == 0) {
+        if (strcmp(c->series[i]->transform, s.transform) == 0 &&
+            strcmp(c->series[i]->operation, s.operation) == 0) {
             *c->series[i] = s;
             return;
         }

@@ -5,7 +5,9 @@
  * after FNW_CHILDREN_KILL_AFTER_S), reaping it, and the counts /metrics
  * shows. Each worker also gets a stats pipe (fd 3, named by
  * FNW_POOL_STATS_FD) on which it reports its figures once a second; the
- * latest are kept per worker. Runs on the pool's libev loop; the owner of each worker hears about
+ * latest are kept per worker, and its per-operation series lines (parsed
+ * by fnw_wire_series_parse, kept within FNW_CHILDREN_SERIES_MAX over all
+ * workers, freed with the worker). Runs on the pool's libev loop; the owner of each worker hears about
  * it through the fnw_child_events it gave when starting it.
  *
  * Start deadline: a worker writes the line "connected" on its stats pipe

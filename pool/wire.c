@@ -412,7 +412,8 @@ static int row_of(const char *key, size_t n, const char *suffix)
     size_t sl = strlen(suffix);
     for (int i = 0; i < FNW_M_COUNT; i++) {
         const char *k = fnw_metric_names[i].key;
-        if (k && strlen(k) + sl == n && strncmp(key, k, strlen(k)) == 0 && strncmp(key + strlen(k), suffix, sl) == 0)
+        if (k && strlen(k) + sl == n && strncmp(key, k, strlen(k)) == 0 &&
+            strncmp(key + strlen(k), suffix, sl) == 0)
             return i;
     }
     return -1;

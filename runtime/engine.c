@@ -61,8 +61,9 @@ struct fnw_engine {
     int draining, drain_again;
     int cleanup_pending, free_pending, fail_pending;
     int blocked; /* has_space was false at the last unwind */
-    int timing_out; /* a call's timeout action runs: its done() is not a success */
     fnw_error fail_msg;
+
+    int timing_out; /* a call's timeout action runs: its done() is not a success */
 };
 
 static void engine_free(fnw_engine *e);
@@ -299,12 +300,10 @@ static void on_call_count(void *user, fnw_call_count what)
     if (what == FNW_CALL_RETRIED) {
         e->m.retries++;
         e->m.requests++;
-    }
-    else if (what == FNW_CALL_TIMED_OUT) {
+    } else if (what == FNW_CALL_TIMED_OUT) {
         e->m.timeouts++;
         e->timing_out = 1; /* the timeout action follows, then drain (call.c: time_out) */
-    }
-    else
+    } else
         e->m.failures++;
 }
 

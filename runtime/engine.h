@@ -90,14 +90,12 @@ typedef struct fnw_engine_metrics {
     int64_t inflight_high_water; /* max inputs in flight at once */
 
     /* Service calls. Counters are this bundle's, like the ones above. */
-    int64_t successes;        /* calls that ended with a result (outputs or an empty one), not by their timeout */
+    int64_t successes;        /* calls that ended with a result (outputs or an empty one) */
     int64_t overloaded;       /* attempts the service refused as overloaded (429, 503, ...) */
     int64_t fallbacks;        /* inputs given on_failure's result instead of failing the bundle */
     int64_t breaker_rejected; /* inputs answered at once because the breaker was open */
     int64_t breaker_opened;   /* times the circuit breaker opened */
     fnw_hist call_latency_us; /* first attempt to settle, in µs */
-    int64_t call_latency_sum_us; /* the sum of what call_latency_us holds (for means) */
-    int64_t requests;            /* attempts handed to the operation: calls + retries */
     /* Gauges: the state when the metrics are read; -1 where it does not
      * apply (no adaptive concurrency, no breaker, no adaptive batch size). */
     int64_t concurrency_limit; /* calls the operation may have out now */
@@ -108,6 +106,11 @@ typedef struct fnw_engine_metrics {
      * valid while the engine lives. */
     size_t ncounters;
     const fnw_counter *counters;
+
+    /* For the exporters (docs/metrics.md). A call settled by its timeout
+     * action is a timeout, not one of the successes above. */
+    int64_t requests;            /* attempts handed to the operation: calls + retries */
+    int64_t call_latency_sum_us; /* the sum of what call_latency_us holds (for means) */
 } fnw_engine_metrics;
 
 /* Validates the spec against the operation, opens an operation instance. */

@@ -156,36 +156,61 @@ static int add_gauge(fnw_metric_set *s, const step_labels *sl, const char *name,
 int64_t fnw_metrics_value(const fnw_engine_metrics *m, fnw_metric_id id)
 {
     switch (id) {
-    case FNW_M_RECORDS_IN: return m->records_in;
-    case FNW_M_RECORDS_OUT: return m->records_out;
-    case FNW_M_CALLS: return m->calls;
-    case FNW_M_BATCHES: return m->batches;
-    case FNW_M_REQUESTS: return m->requests;
-    case FNW_M_RETRIES: return m->retries;
-    case FNW_M_SUCCESSES: return m->successes;
-    case FNW_M_FAILED_ERROR: return m->failures;
-    case FNW_M_FAILED_TIMEOUT: return m->timeouts;
-    case FNW_M_FAILED_OVERLOAD: return m->overloaded;
-    case FNW_M_FAILED_BREAKER: return m->breaker_rejected;
-    case FNW_M_EMPTY_RESULTS: return m->empty_results;
-    case FNW_M_FALLBACKS: return m->fallbacks;
-    case FNW_M_BREAKER_OPENED: return m->breaker_opened;
-    case FNW_M_BATCH_SIZE: return m->batch_size.count;
-    case FNW_M_CALL_DURATION_MS: return m->call_duration_ms.count;
-    case FNW_M_CALL_LATENCY: return m->call_latency_us.count;
-    case FNW_M_INFLIGHT_HIGH_WATER: return m->inflight_high_water;
-    case FNW_M_INFLIGHT_CALLS: return m->inflight_calls;
-    case FNW_M_CONCURRENCY_LIMIT: return m->concurrency_limit;
-    case FNW_M_BREAKER_STATE: return m->breaker_state;
-    case FNW_M_BATCH_TARGET: return m->batch_target;
-    case FNW_M_COUNT: break;
+    case FNW_M_RECORDS_IN:
+        return m->records_in;
+    case FNW_M_RECORDS_OUT:
+        return m->records_out;
+    case FNW_M_CALLS:
+        return m->calls;
+    case FNW_M_BATCHES:
+        return m->batches;
+    case FNW_M_REQUESTS:
+        return m->requests;
+    case FNW_M_RETRIES:
+        return m->retries;
+    case FNW_M_SUCCESSES:
+        return m->successes;
+    case FNW_M_FAILED_ERROR:
+        return m->failures;
+    case FNW_M_FAILED_TIMEOUT:
+        return m->timeouts;
+    case FNW_M_FAILED_OVERLOAD:
+        return m->overloaded;
+    case FNW_M_FAILED_BREAKER:
+        return m->breaker_rejected;
+    case FNW_M_EMPTY_RESULTS:
+        return m->empty_results;
+    case FNW_M_FALLBACKS:
+        return m->fallbacks;
+    case FNW_M_BREAKER_OPENED:
+        return m->breaker_opened;
+    case FNW_M_BATCH_SIZE:
+        return m->batch_size.count;
+    case FNW_M_CALL_DURATION_MS:
+        return m->call_duration_ms.count;
+    case FNW_M_CALL_LATENCY:
+        return m->call_latency_us.count;
+    case FNW_M_INFLIGHT_HIGH_WATER:
+        return m->inflight_high_water;
+    case FNW_M_INFLIGHT_CALLS:
+        return m->inflight_calls;
+    case FNW_M_CONCURRENCY_LIMIT:
+        return m->concurrency_limit;
+    case FNW_M_BREAKER_STATE:
+        return m->breaker_state;
+    case FNW_M_BATCH_TARGET:
+        return m->batch_target;
+    case FNW_M_COUNT:
+        break;
     }
     return 0;
 }
 
 const fnw_dist *fnw_metrics_dist(const fnw_engine_metrics *m, fnw_metric_id id)
 {
-    return id == FNW_M_BATCH_SIZE ? &m->batch_size : id == FNW_M_CALL_DURATION_MS ? &m->call_duration_ms : NULL;
+    return id == FNW_M_BATCH_SIZE         ? &m->batch_size
+           : id == FNW_M_CALL_DURATION_MS ? &m->call_duration_ms
+                                          : NULL;
 }
 
 /* An operation counter's Flink name: its own, or "op_<name>" when that is
