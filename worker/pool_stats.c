@@ -142,6 +142,16 @@ static void add_step(fnw_metric_series *x, const fnw_engine_metrics *m)
         fnw_metric_series_add_counter(x, m->counters[i].name, fnw_counter_value(&m->counters[i]));
 }
 
+void fnw_pool_stats_add_step(fnw_pool_stats *s, const char *transform, const char *operation,
+                             const fnw_engine_metrics *m)
+{
+    if (s->fd < 0)
+        return; /* no pool to tell */
+    fnw_metric_series *x = series_for(s, transform, operation);
+    if (x)
+        add_step(x, m);
+}
+
 void fnw_pool_stats_add_bundle(fnw_pool_stats *s, const fnw_processor *proc, int failed)
 {
     s->bundles++;
@@ -155,11 +165,7 @@ void fnw_pool_stats_add_bundle(fnw_pool_stats *s, const fnw_processor *proc, int
             s->records_out += (uint64_t)m->records_out;
         s->calls += (uint64_t)m->calls;
         s->call_failures += (uint64_t)m->failures;
-        if (s->fd < 0)
-            continue; /* no pool to tell */
         const fnw_plan_step *st = &fnw_processor_plan(proc)->steps[i];
-        fnw_metric_series *x = series_for(s, st->transform_id, st->op->name);
-        if (x)
-            add_step(x, m);
+        fnw_pool_stats_add_step(s, st->transform_id, st->op->name, m);
     }
 }

@@ -44,6 +44,10 @@ void fnw_pool_stats_free(fnw_pool_stats *s);
 void fnw_pool_stats_connected(fnw_pool_stats *s);
 /* A bundle ended (failed: error) on proc, whose engines still hold its figures. */
 void fnw_pool_stats_add_bundle(fnw_pool_stats *s, const fnw_processor *proc, int failed);
+/* One step's figures of a finished bundle into its series (add_bundle
+ * calls it for each step; nothing without a pool). */
+void fnw_pool_stats_add_step(fnw_pool_stats *s, const char *transform, const char *operation,
+                             const fnw_engine_metrics *m);
 /* The per-step series kept so far (for tests). */
 static inline size_t fnw_pool_stats_series(const fnw_pool_stats *s, const fnw_metric_series **out)
 {
