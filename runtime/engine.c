@@ -206,7 +206,6 @@ static void start_call(fnw_engine *e, fnw_entry *const *ens, size_t n)
         return;
     }
     e->m.calls++;
-    e->m.requests++;
     if (e->spec.batched)
         e->m.batches++;
     dist_add(&e->m.batch_size, (int64_t)n);
@@ -217,7 +216,6 @@ static void start_call(fnw_engine *e, fnw_entry *const *ens, size_t n)
 static void run_direct(fnw_engine *e, const fnw_record *in)
 {
     e->m.calls++;
-    e->m.requests++;
     dist_add(&e->m.batch_size, 1);
     if (e->m.inflight_high_water < 1)
         e->m.inflight_high_water = 1;
@@ -299,7 +297,6 @@ static void on_call_count(void *user, fnw_call_count what)
     fnw_engine *e = user;
     if (what == FNW_CALL_RETRIED) {
         e->m.retries++;
-        e->m.requests++;
     } else if (what == FNW_CALL_TIMED_OUT) {
         e->m.timeouts++;
         e->timing_out = 1; /* the timeout action follows, then drain (call.c: time_out) */

@@ -165,7 +165,7 @@ int64_t fnw_metrics_value(const fnw_engine_metrics *m, fnw_metric_id id)
     case FNW_M_BATCHES:
         return m->batches;
     case FNW_M_REQUESTS:
-        return m->requests;
+        return m->calls + m->retries; /* every attempt handed to the operation */
     case FNW_M_RETRIES:
         return m->retries;
     case FNW_M_SUCCESSES:

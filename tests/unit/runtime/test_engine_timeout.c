@@ -53,7 +53,6 @@ START_TEST(test_timeout_empty)
     ck_assert_int_eq(h_m(&h)->calls, 10);
     /* an input dropped by its timeout is a timeout, not a success */
     ck_assert_int_eq(h_m(&h)->successes, 0);
-    ck_assert_int_eq(h_m(&h)->requests, 10);
     /* not before the timeout, and the ten timeouts ran side by side */
     ck_assert_msg(h.t_finished >= 0.019, "took %.3f s", h.t_finished);
     ck_assert_int_ge(h_m(&h)->call_duration_ms.min, 20);

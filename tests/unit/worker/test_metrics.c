@@ -266,7 +266,8 @@ START_TEST(every_field_is_exported_by_its_table_name)
     fnw_metric_set s;
     fnw_metrics_init(&s);
     fnw_engine_metrics m = empty_step();
-    m.requests = 7;
+    m.calls = 5;
+    m.retries = 2; /* requests: 7 attempts */
     m.successes = 5;
     m.failures = 1;
     m.timeouts = 2;

@@ -22,7 +22,7 @@ static fnw_engine_metrics step(int64_t in)
     fnw_engine_metrics m;
     memset(&m, 0, sizeof m);
     m.concurrency_limit = m.breaker_state = m.batch_target = -1;
-    m.records_in = m.records_out = m.calls = m.requests = m.successes = in;
+    m.records_in = m.records_out = m.calls = m.successes = in;
     return m;
 }
 
