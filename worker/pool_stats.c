@@ -12,13 +12,14 @@
 #include "runtime/engine.h"
 #include "worker/metrics.h"
 
-/* Writes one line; -1 when the pool is gone (a full pipe only loses it). */
+/* Writes one line (at most PIPE_BUF: all of it or nothing); 1 when the
+ * pipe is full (the line is lost), -1 when the pool is gone. */
 static int put_line(fnw_pool_stats *s, const char *line, size_t n)
 {
     /* non-blocking: a pool that does not read loses a line, the worker never waits */
-    if (write(s->fd, line, n) < 0 && errno != EAGAIN && errno != EINTR)
-        return -1;
-    return 0;
+    if (write(s->fd, line, n) >= 0)
+        return 0;
+    return errno == EAGAIN || errno == EINTR ? 1 : -1;
 }
 
 static void report(struct ev_loop *loop, ev_timer *t, int revents)
@@ -32,9 +33,15 @@ static void report(struct ev_loop *loop, ev_timer *t, int revents)
                      s->bundles, s->bundle_errors, s->records_in, s->records_out, s->calls, s->call_failures,
                      s->active);
     int rc = put_line(s, line, (size_t)n);
+    /* the series, from where a full pipe stopped the last report, so that
+     * more than a pipe's worth of them still all arrive, over a few seconds */
     char op[FNW_METRIC_LINE_MAX];
-    for (size_t i = 0; rc == 0 && i < s->nseries; i++)
+    for (size_t k = 0; rc == 0 && k < s->nseries; k++) {
+        size_t i = (s->next_series + k) % s->nseries;
         rc = put_line(s, op, fnw_metric_series_format(&s->series[i], op));
+        if (rc == 1)
+            s->next_series = i;
+    }
     if (rc < 0) {
         ev_timer_stop(loop, t); /* the pool is gone */
         close(s->fd);

@@ -35,6 +35,7 @@ typedef struct fnw_pool_stats {
     size_t active;
     fnw_metric_series *series; /* FNW_METRIC_SERIES_MAX, allocated with the first bundle */
     size_t nseries;
+    size_t next_series; /* the first to write next time (a full pipe stopped the last report) */
 } fnw_pool_stats;
 
 /* Reads FNW_POOL_STATS_FD; starts the once-a-second report when it is set. */

@@ -157,6 +157,50 @@ START_TEST(many_transforms_fold_into_other)
 }
 END_TEST
 
+/* A pool that reads slower than a second's lines: each report starts where
+ * the full pipe stopped the last one, so every series still arrives. */
+START_TEST(a_full_pipe_rotates_the_series)
+{
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    fnw_pool_stats s;
+    int rd;
+    start(&s, loop, &rd);
+    ck_assert_int_ge(fcntl(s.fd, F_SETPIPE_SZ, 4096), 4096); /* a few lines' worth */
+    int pipe_sz = fcntl(s.fd, F_GETPIPE_SZ);
+    fnw_engine_metrics m = step(1);
+    char t[FNW_METRIC_LABEL_MAX + 1];
+    for (int i = 0; i < FNW_METRIC_SERIES_MAX - 1; i++) {
+        memset(t, 'a' + i % 26, FNW_METRIC_LABEL_MAX);
+        snprintf(t, sizeof t, "%02d", i); /* "NN" and then the fill: distinct, 128 bytes */
+        t[2] = 'x';
+        t[FNW_METRIC_LABEL_MAX] = '\0';
+        fnw_pool_stats_add_step(&s, t, "echo", &m);
+    }
+    int seen[FNW_METRIC_SERIES_MAX] = { 0 };
+    int reports = 0, distinct = 0;
+    char buf[1 << 16];
+    while (distinct < FNW_METRIC_SERIES_MAX - 1 && reports < 200) {
+        ev_invoke(loop, &s.timer, EV_TIMER); /* one report */
+        reports++;
+        ssize_t n = read(rd, buf, sizeof buf - 1);
+        ck_assert_int_gt(n, 0);
+        ck_assert_int_le(n, pipe_sz);
+        buf[n] = '\0';
+        for (char *p = strstr(buf, "\nop1 "); p; p = strstr(p + 1, "\nop1 ")) {
+            int i = (p[5] - '0') * 10 + (p[6] - '0');
+            ck_assert(i >= 0 && i < FNW_METRIC_SERIES_MAX - 1);
+            distinct += !seen[i];
+            seen[i] = 1;
+        }
+    }
+    ck_assert_int_eq(distinct, FNW_METRIC_SERIES_MAX - 1);
+    ck_assert_int_gt(reports, 1); /* the pipe could not take them at once */
+    fnw_pool_stats_free(&s);
+    close(rd);
+    ev_loop_destroy(loop);
+}
+END_TEST
+
 START_TEST(nothing_kept_without_a_pool)
 {
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
@@ -179,6 +223,7 @@ int main(void)
     TCase *tc = tcase_create("series");
     tcase_add_test(tc, steps_add_up_over_bundles);
     tcase_add_test(tc, many_transforms_fold_into_other);
+    tcase_add_test(tc, a_full_pipe_rotates_the_series);
     tcase_add_test(tc, nothing_kept_without_a_pool);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
