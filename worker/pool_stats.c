@@ -25,6 +25,8 @@ static int put_line(fnw_pool_stats *s, const char *line, size_t n)
 static void report(struct ev_loop *loop, ev_timer *t, int revents)
 {
     fnw_pool_stats *s = t->data;
+    if (s->refresh)
+        s->refresh(s->refresh_user, s);
     char line[256];
     int n = snprintf(line, sizeof line,
                      "bundles=%" PRIu64 " bundle_errors=%" PRIu64 " records_in=%" PRIu64
@@ -157,6 +159,26 @@ void fnw_pool_stats_add_step(fnw_pool_stats *s, const char *transform, const cha
     fnw_metric_series *x = series_for(s, transform, operation);
     if (x)
         add_step(x, m);
+}
+
+void fnw_pool_stats_refresh_proc(fnw_pool_stats *s, const fnw_processor *proc)
+{
+    if (s->fd < 0 || !proc)
+        return;
+    for (size_t i = 0; i < fnw_processor_steps(proc); i++) {
+        const fnw_plan_step *st = &fnw_processor_plan(proc)->steps[i];
+        fnw_pool_stats_refresh_step(s, st->transform_id, st->op->name,
+                                    fnw_engine_metrics_get(fnw_processor_engine(proc, i)));
+    }
+}
+
+void fnw_pool_stats_refresh_step(fnw_pool_stats *s, const char *transform, const char *operation,
+                                 const fnw_engine_metrics *m)
+{
+    fnw_metric_series *x = s->fd < 0 ? NULL : series_for(s, transform, operation);
+    for (int k = 0; x && k < FNW_M_COUNT; k++)
+        if (fnw_metric_names[k].kind == FNW_METRIC_GAUGE && k != FNW_M_INFLIGHT_HIGH_WATER)
+            x->value[k] = fnw_metrics_value(m, (fnw_metric_id)k); /* the high-water mark is a bundle's */
 }
 
 void fnw_pool_stats_add_bundle(fnw_pool_stats *s, const fnw_processor *proc, int failed)

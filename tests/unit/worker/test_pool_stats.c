@@ -157,6 +157,43 @@ START_TEST(many_transforms_fold_into_other)
 }
 END_TEST
 
+/* A bundle still running: the report asks for its gauges first. */
+static fnw_engine_metrics running;
+static void refresh(void *user, fnw_pool_stats *s)
+{
+    (*(int *)user)++;
+    fnw_pool_stats_refresh_step(s, "T1", "http", &running);
+}
+
+START_TEST(gauges_are_the_running_bundles)
+{
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    fnw_pool_stats s;
+    int rd, calls = 0;
+    start(&s, loop, &rd);
+    fnw_engine_metrics done = step(10);
+    done.inflight_high_water = 6;
+    fnw_pool_stats_add_step(&s, "T1", "http", &done); /* a bundle ended: no call out, breaker closed */
+    fnw_pool_stats_set_refresh(&s, refresh, &calls);
+    running = step(3);
+    running.inflight_calls = 40;
+    running.breaker_state = 1;
+    running.inflight_high_water = 2;
+    ev_invoke(loop, &s.timer, EV_TIMER);
+    ck_assert_int_eq(calls, 1);
+    char buf[8192];
+    ssize_t n = read(rd, buf, sizeof buf - 1);
+    ck_assert_int_gt(n, 0);
+    buf[n] = '\0';
+    /* the gauges now, the counters and the high-water mark of finished bundles */
+    ck_assert_ptr_nonnull(strstr(buf, "op1 T1 http records_in=10 "));
+    ck_assert_ptr_nonnull(strstr(buf, " inflight_high_water=6 inflight_calls=40 concurrency_limit=-1 breaker_state=1 "));
+    fnw_pool_stats_free(&s);
+    close(rd);
+    ev_loop_destroy(loop);
+}
+END_TEST
+
 /* A pool that reads slower than a second's lines: each report starts where
  * the full pipe stopped the last one, so every series still arrives. */
 START_TEST(a_full_pipe_rotates_the_series)
@@ -224,6 +261,7 @@ int main(void)
     tcase_add_test(tc, steps_add_up_over_bundles);
     tcase_add_test(tc, many_transforms_fold_into_other);
     tcase_add_test(tc, a_full_pipe_rotates_the_series);
+    tcase_add_test(tc, gauges_are_the_running_bundles);
     tcase_add_test(tc, nothing_kept_without_a_pool);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
