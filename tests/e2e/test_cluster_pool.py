@@ -202,3 +202,36 @@ def test_pool_exports_operation_metrics(pool, pool_flink):
         assert workers and "" not in workers, workers
     finally:
         flink.cancel(jid)
+
+
+def test_pool_gauges_are_the_running_bundles(pool, pool_flink):
+    """The pool's gauges are the running bundles' (docs/metrics.md): calls
+    that never answer (echo `hang`, a 60 s timeout, capacity 5) hold a
+    bundle open, and the pool shows them in `fnworker_inflight_calls` while
+    it runs, before any bundle of the step has finished (in this job one
+    input reaches the hung step, so it shows 1); none is more than the
+    capacity."""
+    flink = pool_flink
+    src = os.path.join(flink.base, "in-pool-hang")
+    os.makedirs(src)
+    tmp = os.path.join(src, ".f.tmp")
+    with open(tmp, "w") as fh:
+        fh.write("".join("%d\n" % i for i in range(1, 41)))
+    os.rename(tmp, os.path.join(src, "f.txt"))
+    out = os.path.join(flink.base, "out-pool-hang")
+    jid = flink.submit(JOB, [pipeline("pool-hang", {"kind": "files", "dir": src}, 2, [
+        echo_branch("fnw-hang", out, {"hang": True}, capacity=5, timeout_ms=60000)], 1000)])
+    try:
+        flink.wait_job(jid, ("RUNNING",))
+
+        def held():
+            s = {k: v for k, v in operation_series(pool["http"], "fnworker_inflight_calls").items()
+                 if ("operation", "echo") in k}
+            return s if s and max(s.values()) >= 1 else None
+        inflight = flink.wait(held, 120, "a worker's fnworker_inflight_calls above 0")
+        assert all(0 <= v <= 5 for v in inflight.values()), inflight
+        # no bundle of the step has ended: its counters are still 0
+        done = operation_series(pool["http"], "fnworker_records_in_total")
+        assert all(v == 0 for k, v in done.items() if ("operation", "echo") in k), done
+    finally:
+        flink.cancel(jid)
