@@ -24,7 +24,7 @@ const fnw_metric_name fnw_metric_names[FNW_M_COUNT] = {
     { FNW_M_RETRIES, FNW_METRIC_COUNTER, "retries", "fnworker_retries_total", NULL, "retries",
       "attempts", "Attempts after the first." },
     { FNW_M_SUCCESSES, FNW_METRIC_COUNTER, "successes", "fnworker_successes_total", NULL, "successes",
-      "calls", "Calls that ended with a result (outputs or an empty one)." },
+      "calls", "Calls that ended with a result (outputs or an empty one), not by their timeout." },
     { FNW_M_FAILED_ERROR, FNW_METRIC_COUNTER, "failures", FAIL, "kind=\"error\"", "failures",
       "calls", "Calls that failed with an error after their retries." },
     { FNW_M_FAILED_TIMEOUT, FNW_METRIC_COUNTER, "timeouts", FAIL, "kind=\"timeout\"", "timeouts",
