@@ -62,6 +62,8 @@ struct fnw_engine {
     int cleanup_pending, free_pending, fail_pending;
     int blocked; /* has_space was false at the last unwind */
     fnw_error fail_msg;
+
+    int timing_out; /* a call's timeout action runs: its done() is not a success */
 };
 
 static void engine_free(fnw_engine *e);
@@ -207,6 +209,7 @@ static void start_call(fnw_engine *e, fnw_entry *const *ens, size_t n)
     if (e->spec.batched)
         e->m.batches++;
     dist_add(&e->m.batch_size, (int64_t)n);
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls);
     fnw_call_start(c, ens, n);
 }
 
@@ -247,7 +250,9 @@ static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t ela
     fnw_engine *e = user;
     dist_add(&e->m.call_duration_ms, (elapsed_us + 500) / 1000);
     fnw_hist_add(&e->m.call_latency_us, elapsed_us);
-    e->m.successes++;
+    e->m.call_latency_sum_us += elapsed_us > 0 ? elapsed_us : 0;
+    if (!e->timing_out)
+        e->m.successes++; /* a timed-out call settled by its timeout action is a timeout */
     for (size_t i = 0; i < n; i++) {
         if (in[i]->nspans == 0)
             e->m.empty_results++;
@@ -257,7 +262,10 @@ static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t ela
 
 static void on_call_drain(void *user)
 {
-    drain(user);
+    fnw_engine *e = user;
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls); /* a call was released */
+    e->timing_out = 0;
+    drain(e);
 }
 
 /* Direct mode: the output goes to the sink at once. */
@@ -287,11 +295,12 @@ static void on_call_failed(void *user, const fnw_call *c, const char *what, cons
 static void on_call_count(void *user, fnw_call_count what)
 {
     fnw_engine *e = user;
-    if (what == FNW_CALL_RETRIED)
+    if (what == FNW_CALL_RETRIED) {
         e->m.retries++;
-    else if (what == FNW_CALL_TIMED_OUT)
+    } else if (what == FNW_CALL_TIMED_OUT) {
         e->m.timeouts++;
-    else
+        e->timing_out = 1; /* the timeout action follows, then drain (call.c: time_out) */
+    } else
         e->m.failures++;
 }
 
@@ -615,7 +624,7 @@ static void metrics_gauges_init(fnw_engine *e)
     e->m.concurrency_limit = -1;
     e->m.breaker_state = -1;
     e->m.batch_target = -1;
-    e->m.inflight_calls = 0;
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls); /* timed out, still held */
     e->m.ncounters = e->counters.n;
     e->m.counters = e->counters.items;
 }
