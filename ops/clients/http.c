@@ -40,7 +40,7 @@ typedef struct sock_w {
 } sock_w;
 
 struct fnw_http_req {
-    fnw_http *h;
+    fnw_http_req_head head; /* first: plain = 0 */
     CURL *easy;
     fnw_http_hdrs *hdrs;
     fnw_http_url *url;
@@ -71,6 +71,7 @@ struct fnw_http {
     size_t n_idle;
     fnw_http_share share; /* the last URL parsed, the last header list */
     int no_proxy_env;     /* no proxy variable set at creation */
+    fnw_h1 *h1;           /* the plain path (http_h1.c); NULL when not used */
 };
 
 /* ---- driving libcurl from the loop ------------------------------------- */
@@ -193,12 +194,19 @@ fnw_http *fnw_http_new(struct ev_loop *loop, const fnw_http_config *cfg, fnw_err
         if (v && *v)
             h->no_proxy_env = 0;
     }
+    /* Plain http:// to an IP literal goes the plain path when libcurl
+     * would find no proxy and no total connection limit must be shared. */
+    if (h->no_proxy_env && h->cfg.max_total_connections <= 0 && !(h->h1 = fnw_h1_new(loop, &h->cfg))) {
+        fnw_http_free(h);
+        fnw_error_set(err, "HTTP client: out of memory");
+        return NULL;
+    }
     return h;
 }
 
 static void req_unlink(fnw_http_req *r)
 {
-    fnw_http *h = r->h;
+    fnw_http *h = r->head.h;
     if (r->prev)
         r->prev->next = r->next;
     else
@@ -212,7 +220,7 @@ static void req_unlink(fnw_http_req *r)
 /* The easy handle goes back to the free list (reset) or is cleaned up. */
 static void req_free(fnw_http_req *r)
 {
-    fnw_http *h = r->h;
+    fnw_http *h = r->head.h;
     if (r->easy && h->n_idle < IDLE_EASY) {
         curl_easy_reset(r->easy);
         h->idle[h->n_idle++] = r->easy;
@@ -238,6 +246,7 @@ void fnw_http_free(fnw_http *h)
     }
     while (h->n_idle)
         curl_easy_cleanup(h->idle[--h->n_idle]);
+    fnw_h1_free(h->h1);
     fnw_http_share_free(&h->share);
     curl_multi_cleanup(h->multi);
     while (h->socks) /* sockets libcurl did not say it forgot */
@@ -249,13 +258,17 @@ void fnw_http_free(fnw_http *h)
 
 size_t fnw_http_in_flight(const fnw_http *h)
 {
-    return h->n_reqs;
+    return h->n_reqs + fnw_h1_in_flight(h->h1);
 }
 
 void fnw_http_cancel(fnw_http_req *r)
 {
     if (!r)
         return;
+    if (r->head.plain) {
+        fnw_h1_cancel(r);
+        return;
+    }
     req_unlink(r);
     req_free(r);
 }
@@ -289,7 +302,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 }
 
 /* Retry-After: delta-seconds or an HTTP date; -1 when unreadable. */
-static int64_t parse_retry_after(const char *v)
+int64_t fnw_http_retry_after(const char *v)
 {
     if (isdigit((unsigned char)*v)) {
         char *end;
@@ -334,7 +347,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
     }
     char *v = header_value(p, n, "Retry-After");
     if (v) {
-        r->retry_after_s = parse_retry_after(v);
+        r->retry_after_s = fnw_http_retry_after(v);
         free(v);
     } else if ((v = header_value(p, n, "Content-Type")) != NULL) {
         free(r->content_type);
@@ -461,7 +474,7 @@ static int method_ok(const char *m)
  * description "METHOD host:port/path". */
 static int describe_target(fnw_http_req *r, const char *method, const char *url, fnw_error *err)
 {
-    if (!(r->url = fnw_http_share_url(&r->h->share, url)))
+    if (!(r->url = fnw_http_share_url(&r->head.h->share, url)))
         return fnw_error_set(err, "HTTP %s: '%.200s' is not an http:// or https:// URL", method, url);
     snprintf(r->what, sizeof r->what, "%s %s", method, r->url->target);
     return 0;
@@ -489,7 +502,7 @@ static int set_body(fnw_http_req *r, const fnw_http_request *rq, const char *met
 
 static int set_headers(fnw_http_req *r, const fnw_http_request *rq)
 {
-    r->hdrs = fnw_http_share_headers(&r->h->share, rq->headers, rq->n_headers);
+    r->hdrs = fnw_http_share_headers(&r->head.h->share, rq->headers, rq->n_headers);
     return r->hdrs ? 0 : -1;
 }
 
@@ -533,10 +546,25 @@ int fnw_http_send(fnw_http *h, const fnw_http_request *rq, fnw_http_done_fn done
     const char *method = rq->method ? rq->method : "GET";
     if (!method_ok(method))
         return fnw_error_set(err, "HTTP: '%.40s' is not a method (upper-case letters, at most 16)", method);
+    if (h->h1) {
+        const char *url = rq->url ? rq->url : "";
+        fnw_http_url *u = fnw_http_share_url(&h->share, url);
+        if (!u)
+            return fnw_error_set(err, "HTTP %s: '%.200s' is not an http:// or https:// URL", method, url);
+        if (u->plain) {
+            fnw_http_hdrs *hd = fnw_http_share_headers(&h->share, rq->headers, rq->n_headers);
+            if (!hd) {
+                fnw_http_share_url_drop(&h->share, u);
+                return fnw_error_set(err, "HTTP %s %s: out of memory", method, u->target);
+            }
+            return fnw_h1_send(h->h1, h, &h->share, u, hd, method, rq, done, user, out, err);
+        }
+        fnw_http_share_url_drop(&h->share, u); /* the libcurl path takes its own reference */
+    }
     fnw_http_req *r = calloc(1, sizeof *r);
     if (!r)
         return fnw_error_set(err, "HTTP %s: out of memory", method);
-    r->h = h;
+    r->head.h = h;
     if (describe_target(r, method, rq->url ? rq->url : "", err) != 0) {
         free(r);
         return -1;
