@@ -37,6 +37,7 @@ struct fnw_engine {
     fnw_op_env env;
     char *transform_id;
     int direct_mode; /* sync op, per element, no retry: no copy, no queue */
+    int passthrough; /* direct mode, and the op emits its input: no call */
     size_t call_cap; /* inputs per call */
 
     fnw_engine_sink sink;
@@ -554,13 +555,36 @@ int fnw_engine_has_space(const fnw_engine *e)
     return e->ovf_n == 0 && fnw_queue_pending(&e->queue) < (size_t)e->spec.capacity;
 }
 
+void fnw_engine_set_passthrough(fnw_engine *e)
+{
+    e->passthrough = e->direct_mode;
+}
+
+/* What run_direct does for an operation that emits its input: the same
+ * metrics and sink callbacks, without the call. */
+static void run_passthrough(fnw_engine *e, const fnw_record *in)
+{
+    e->m.calls++;
+    dist_add(&e->m.batch_size, 1);
+    e->m.inflight_high_water = e->m.inflight_high_water < 1 ? 1 : e->m.inflight_high_water;
+    e->next_index++;
+    e->m.records_out++;
+    SINK_EMIT(e, in);
+    if (stopped(e))
+        return;
+    dist_add(&e->m.call_duration_ms, 0);
+    SINK_SETTLED(e, in);
+}
+
 int fnw_engine_push(fnw_engine *e, const fnw_record *in)
 {
     if (e->bstate != B_ACTIVE || stopped(e))
         return -1;
     enter(e);
     e->m.records_in++;
-    if (e->direct_mode) {
+    if (e->passthrough) {
+        run_passthrough(e, in);
+    } else if (e->direct_mode) {
         run_direct(e, in);
     } else {
         fnw_entry *en = fnw_entry_pool_get(&e->entries);
