@@ -561,30 +561,42 @@ void fnw_engine_set_passthrough(fnw_engine *e)
 }
 
 /* What run_direct does for an operation that emits its input: the same
- * metrics and sink callbacks, without the call. */
-static void run_passthrough(fnw_engine *e, const fnw_record *in)
+ * metrics and sink callbacks, without the call. leave() has nothing to do
+ * unless the sink changed the engine's state (failed, blocked, freed). */
+static int push_passthrough(fnw_engine *e, const fnw_record *in)
 {
+    e->depth++;
+    e->m.records_in++;
     e->m.calls++;
     dist_add(&e->m.batch_size, 1);
-    e->m.inflight_high_water = e->m.inflight_high_water < 1 ? 1 : e->m.inflight_high_water;
+    if (e->m.inflight_high_water < 1)
+        e->m.inflight_high_water = 1;
     e->next_index++;
     e->m.records_out++;
     SINK_EMIT(e, in);
-    if (stopped(e))
-        return;
-    dist_add(&e->m.call_duration_ms, 0);
-    SINK_SETTLED(e, in);
+    if (!stopped(e)) {
+        dist_add(&e->m.call_duration_ms, 0);
+        SINK_SETTLED(e, in);
+    }
+    if (e->depth == 1 && e->bstate == B_ACTIVE && !e->blocked && !e->free_pending && !e->cleanup_pending &&
+        !e->fail_pending) {
+        e->depth = 0;
+        return 0;
+    }
+    int rc = e->bstate == B_FAILED ? -1 : 0;
+    leave(e);
+    return rc;
 }
 
 int fnw_engine_push(fnw_engine *e, const fnw_record *in)
 {
     if (e->bstate != B_ACTIVE || stopped(e))
         return -1;
+    if (e->passthrough)
+        return push_passthrough(e, in);
     enter(e);
     e->m.records_in++;
-    if (e->passthrough) {
-        run_passthrough(e, in);
-    } else if (e->direct_mode) {
+    if (e->direct_mode) {
         run_direct(e, in);
     } else {
         fnw_entry *en = fnw_entry_pool_get(&e->entries);
