@@ -1152,11 +1152,11 @@ void fnw_h1_cancel(fnw_http_req *rr)
     req_recycle(c, r);
 }
 
-static h1_pool *pool_for(fnw_h1 *c, const fnw_http_url *u)
+static h1_pool *pool_for(fnw_h1 *c, const struct sockaddr_storage *addr, socklen_t addrlen)
 {
     h1_pool **pp = &c->pools;
     for (h1_pool *p = c->pools; p; pp = &p->next, p = p->next)
-        if (p->addrlen == u->addrlen && memcmp(&p->addr, &u->addr, u->addrlen) == 0) {
+        if (p->addrlen == addrlen && memcmp(&p->addr, addr, addrlen) == 0) {
             if (p != c->pools) { /* the newest used first */
                 *pp = p->next;
                 p->next = c->pools;
@@ -1167,20 +1167,20 @@ static h1_pool *pool_for(fnw_h1 *c, const fnw_http_url *u)
     h1_pool *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    memcpy(&p->addr, &u->addr, u->addrlen);
-    p->addrlen = u->addrlen;
+    memcpy(&p->addr, addr, addrlen);
+    p->addrlen = addrlen;
     p->next = c->pools;
     c->pools = p;
     return p;
 }
 
 int fnw_h1_send(fnw_h1 *c, fnw_http *h, fnw_http_share *share, fnw_http_url *u, fnw_http_hdrs *hdrs,
-                const char *method, const fnw_http_request *rq, fnw_http_done_fn done, void *user,
+                const struct sockaddr_storage *addr, socklen_t addrlen, const char *method, const fnw_http_request *rq, fnw_http_done_fn done, void *user,
                 fnw_http_req **out, fnw_error *err)
 {
     int body = rq->body_len || strcmp(method, "POST") == 0;
     h1_req *r = req_get(c);
-    h1_pool *p = r ? pool_for(c, u) : NULL;
+    h1_pool *p = r ? pool_for(c, addr, addrlen) : NULL;
     if (!p) {
         if (r)
             req_recycle(c, r);

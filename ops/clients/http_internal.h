@@ -29,11 +29,13 @@ typedef struct fnw_http_url {
     int tls;          /* an https:// URL */
     size_t refs;
     uint64_t serial;
-    /* The plain path (http_h1.c): set for an http:// URL whose host is an
-     * IP address literal, without user info or zone id. */
-    int plain;
-    struct sockaddr_storage addr; /* host and port */
+    /* The plain path (http_h1.c), for an http:// URL without user info or
+     * zone id: plain when its host is an IP literal (addr), named when it
+     * is a host name (http.c learns its address from libcurl). */
+    int plain, named;
+    struct sockaddr_storage addr; /* host and port, when plain */
     socklen_t addrlen;
+    char hostkey[270];            /* "host:port" */
     char *pathq;    /* "/path?query" as sent on the request line */
     char *hostport; /* the Host header's value: host, ":port" unless 80 */
 } fnw_http_url;
@@ -80,10 +82,11 @@ typedef struct fnw_h1 fnw_h1;
 
 fnw_h1 *fnw_h1_new(struct ev_loop *loop, const fnw_http_config *cfg);
 void fnw_h1_free(fnw_h1 *c);
-/* Sends rq to u (a plain URL, one reference taken by the callee on u and
- * hdrs, dropped through share when the request ends). */
+/* Sends rq to u at addr (u's own, or the one learned for its host name);
+ * the caller's references on u and hdrs pass to the request, dropped
+ * through share when it ends. */
 int fnw_h1_send(fnw_h1 *c, fnw_http *h, fnw_http_share *share, fnw_http_url *u, fnw_http_hdrs *hdrs,
-                const char *method, const fnw_http_request *rq, fnw_http_done_fn done, void *user,
+                const struct sockaddr_storage *addr, socklen_t addrlen, const char *method, const fnw_http_request *rq, fnw_http_done_fn done, void *user,
                 fnw_http_req **out, fnw_error *err);
 void fnw_h1_cancel(fnw_http_req *r);
 size_t fnw_h1_in_flight(const fnw_h1 *c);

@@ -37,24 +37,31 @@ static int plain_target(fnw_http_url *us, const char *host, const char *port, co
     if (has_user || has_zone || *end || pn == 0 || pn > 65535)
         goto out;
     size_t hl = strlen(host);
-    if (hl > 2 && host[0] == '[' && host[hl - 1] == ']' && hl < 64) {
+    int literal = 0;
+    if (hl > 2 && host[0] == '[' && host[hl - 1] == ']') {
         char h6[64];
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&us->addr;
+        if (hl >= sizeof h6)
+            goto out;
         memcpy(h6, host + 1, hl - 2);
         h6[hl - 2] = '\0';
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&us->addr;
         if (inet_pton(AF_INET6, h6, &a->sin6_addr) != 1)
-            goto out;
+            goto out; /* a bracketed host that is not IPv6: libcurl's */
         a->sin6_family = AF_INET6;
         a->sin6_port = htons((uint16_t)pn);
         us->addrlen = sizeof *a;
+        literal = 1;
     } else {
         struct sockaddr_in *a = (struct sockaddr_in *)&us->addr;
-        if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-            goto out;
-        a->sin_family = AF_INET;
-        a->sin_port = htons((uint16_t)pn);
-        us->addrlen = sizeof *a;
+        if (inet_pton(AF_INET, host, &a->sin_addr) == 1) {
+            a->sin_family = AF_INET;
+            a->sin_port = htons((uint16_t)pn);
+            us->addrlen = sizeof *a;
+            literal = 1;
+        }
     }
+    if (hl > 253 || strlen(path) > 8192)
+        goto out;
     size_t pl = strlen(path), ql = query ? strlen(query) : 0;
     us->pathq = malloc(pl + ql + 2);
     us->hostport = malloc(hl + strlen(port) + 2);
@@ -73,7 +80,9 @@ static int plain_target(fnw_http_url *us, const char *host, const char *port, co
         memcpy(us->hostport, host, hl + 1);
     else
         sprintf(us->hostport, "%s:%s", host, port);
-    us->plain = 1;
+    snprintf(us->hostkey, sizeof us->hostkey, "%s:%lu", host, pn);
+    us->plain = literal;
+    us->named = !literal;
 out:
     curl_free(query);
     return rc;

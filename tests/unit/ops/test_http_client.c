@@ -432,6 +432,116 @@ START_TEST(test_connect_failure_and_bad_requests)
 }
 END_TEST
 
+/* The plain HTTP/1.1 path (http_h1.c) reads every framing a server may
+ * choose: chunked with an extension and a trailer, a body ended by the
+ * connection's close, an interim 100 before the answer; HEAD has no body. */
+START_TEST(test_response_framings)
+{
+    client c;
+    client_init(&c, NULL);
+    result r;
+    static const char *const forms[] = { "chunked", "close", "interim" };
+    for (size_t i = 0; i < 3; i++) {
+        char path[64], want[64];
+        snprintf(path, sizeof path, "/wire?form=%s", forms[i]);
+        snprintf(want, sizeof want, "{\"form\": \"%s\"}", forms[i]);
+        get(&c, path, 0, &r);
+        ck_assert_msg(r.outcome == FNW_HTTP_DONE, "%s: %s", forms[i], r.err);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_int_eq(r.version, 11);
+        ck_assert_str_eq(r.body, want);
+        ck_assert_str_eq(r.ctype, "application/json");
+    }
+    get(&c, "/wire?form=chunked", 5, &r); /* the limit holds across chunks */
+    ck_assert_int_eq(r.outcome, FNW_HTTP_TOO_LARGE);
+    char u[256];
+    url(u, sizeof u, py_port, "/json/a");
+    fnw_http_request head = { .method = "HEAD", .url = u };
+    fetch(&c, &head, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_uint_eq(r.body_len, 0);
+    client_free(&c);
+}
+END_TEST
+
+/* A server that closes a kept-alive connection without saying so: the
+ * request sent on it at once (from the callback, before the loop sees the
+ * close) goes again on a new connection instead of failing. */
+typedef struct bye_state {
+    client *c;
+    result first, second;
+} bye_state;
+
+static void on_bye(void *user, const fnw_http_response *resp, const fnw_error *err)
+{
+    bye_state *b = user;
+    on_done(&b->first, resp, err);
+    char u[256];
+    url(u, sizeof u, py_port, "/json/a");
+    fnw_http_request rq = { .url = u };
+    ck_assert_int_eq(fnw_http_send(b->c->h, &rq, on_done, &b->second, NULL, &b->c->err), 0);
+}
+
+START_TEST(test_reused_connection_closed_by_server)
+{
+    client c;
+    client_init(&c, NULL);
+    bye_state b;
+    memset(&b, 0, sizeof b);
+    b.c = &c;
+    char u[256];
+    url(u, sizeof u, py_port, "/wire?form=bye");
+    fnw_http_request rq = { .url = u };
+    for (int i = 0; i < 5; i++) {
+        memset(&b.first, 0, sizeof b.first);
+        memset(&b.second, 0, sizeof b.second);
+        ck_assert_int_eq(fnw_http_send(c.h, &rq, on_bye, &b, NULL, &c.err), 0);
+        srv_run_until(c.loop, &b.second.called, 20);
+        ck_assert_int_eq(b.first.status, 200);
+        ck_assert_msg(b.second.outcome == FNW_HTTP_DONE, "%s", b.second.err);
+        ck_assert_str_eq(b.second.body, "{\"key\":\"a\",\"n\":1}");
+    }
+    client_free(&c);
+}
+END_TEST
+
+/* A host name's first request goes through libcurl (its resolver), the
+ * next ones to the address libcurl connected to on the plain path; the
+ * Host header keeps the name. The request's own headers win over the
+ * defaults (Accept, Host) on the plain path. */
+START_TEST(test_host_name_and_default_headers)
+{
+    client c;
+    client_init(&c, NULL);
+    result r;
+    char u[256], host[64];
+    snprintf(u, sizeof u, "http://localhost:%d/json/a", py_port);
+    fnw_http_request rq = { .url = u };
+    for (int i = 0; i < 3; i++) {
+        fetch(&c, &rq, &r);
+        ck_assert_msg(r.status == 200, "%s", r.err);
+        ck_assert_str_eq(r.body, "{\"key\":\"a\",\"n\":1}");
+    }
+    snprintf(u, sizeof u, "http://localhost:%d/headers", py_port);
+    fetch(&c, &rq, &r);
+    snprintf(host, sizeof host, "\"host\": \"localhost:%d\"", py_port);
+    ck_assert_msg(strstr(r.body, host) != NULL, "%s", r.body);
+    url(u, sizeof u, py_port, "/headers?q=1");
+    fnw_http_header hs[] = { "Accept: text/plain", "X-Gone:", "X-Empty;" };
+    fnw_http_request hq = { .url = u, .headers = hs, .n_headers = 3 };
+    fetch(&c, &hq, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "\"accept\": \"text/plain\""));
+    ck_assert_ptr_null(strstr(r.body, "*/*"));
+    ck_assert_ptr_null(strstr(r.body, "x-gone"));
+    ck_assert_ptr_nonnull(strstr(r.body, "\"x-empty\": \"\""));
+    ck_assert_ptr_nonnull(strstr(r.body, "\"_path\": \"/headers?q=1\""));
+    snprintf(host, sizeof host, "\"host\": \"127.0.0.1:%d\"", py_port);
+    ck_assert_msg(strstr(r.body, host) != NULL, "%s", r.body);
+    client_free(&c);
+}
+END_TEST
+
 /* Freeing the client with requests in flight: no callback runs. */
 START_TEST(test_free_with_requests_in_flight)
 {
@@ -537,6 +647,9 @@ int main(void)
     tcase_add_test(t, test_body_limit);
     tcase_add_test(t, test_connect_failure_and_bad_requests);
     tcase_add_test(t, test_free_with_requests_in_flight);
+    tcase_add_test(t, test_response_framings);
+    tcase_add_test(t, test_reused_connection_closed_by_server);
+    tcase_add_test(t, test_host_name_and_default_headers);
     suite_add_tcase(s, t);
     if (srv_have("test_http_client (nginx cases)", ng)) {
         TCase *n = tcase_create("nginx");
