@@ -481,8 +481,19 @@ static void conn_start(h1_conn *k, h1_req *r)
 }
 
 /* Gives waiting requests connections: idle ones first (newest first), else
- * new ones within the limit. */
+ * new ones within the limit. A request that fails meanwhile (its write, its
+ * connect) is reported from the loop: pool_kick runs inside other
+ * requests' completions, sends and cancels, where no callback may run. */
+static void pool_kick_now(fnw_h1 *c, h1_pool *p);
+
 static void pool_kick(fnw_h1 *c, h1_pool *p)
+{
+    c->defer++;
+    pool_kick_now(c, p);
+    c->defer--;
+}
+
+static void pool_kick_now(fnw_h1 *c, h1_pool *p)
 {
     while (p->qhead) {
         h1_req *r = p->qhead;
@@ -1144,9 +1155,7 @@ void fnw_h1_cancel(fnw_http_req *rr)
     req_detach(c, r);
     if (k && k->state == C_BUSY) {
         conn_close(k); /* an answer may be on its way */
-        c->defer++;
         pool_kick(c, p);
-        c->defer--;
     }
     /* a connecting connection stays: it goes idle when it connects */
     req_recycle(c, r);
@@ -1241,9 +1250,7 @@ int fnw_h1_send(fnw_h1 *c, fnw_http *h, fnw_http_share *share, fnw_http_url *u, 
     r->queued = 1;
     if (out)
         *out = (fnw_http_req *)r;
-    c->defer++;
     pool_kick(c, p);
-    c->defer--;
     return 0;
 oom:
     req_recycle(c, r);
