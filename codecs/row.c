@@ -13,8 +13,8 @@
 #define IN_DATA_NULL 0x08
 #define OUT_DATA_NULL 0x10
 
-int fnw_row_split_input_full(const fnw_skip_program *data_skip, const uint8_t *p, size_t n, fnw_input_row *out,
-                             fnw_error *err)
+int fnw_row_split_input_full(const fnw_skip_program *data_skip, const uint8_t *p, size_t n,
+                             fnw_input_row *out, fnw_error *err)
 {
     if (n < 1)
         return fnw_error_set(err, "input row: empty record (expected a mask byte)");

@@ -29,8 +29,8 @@ typedef struct fnw_input_row {
  * prefix): reads the mask and the two LONGs, validates the data field with
  * fnw_skip_program_run and data_skip (compiled from the data type), and fails if
  * bytes are missing or left over. */
-int fnw_row_split_input_full(const fnw_skip_program *data_skip, const uint8_t *p, size_t n, fnw_input_row *out,
-                             fnw_error *err);
+int fnw_row_split_input_full(const fnw_skip_program *data_skip, const uint8_t *p, size_t n,
+                             fnw_input_row *out, fnw_error *err);
 /* The same, inline for the common record (no null field: mask, two LONGs,
  * the data); anything else, and every error, goes to the full version. */
 static inline int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, size_t n,

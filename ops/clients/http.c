@@ -33,9 +33,9 @@
 #include <curl/curl.h>
 
 #define DEFAULT_MAX_BODY ((size_t)64 << 20)
-#define LEARN_MAX 16    /* host names whose address the client keeps */
-#define LEARN_TTL 60.0  /* s: libcurl's default CURLOPT_DNS_CACHE_TIMEOUT */
-#define IDLE_EASY 64 /* reset easy handles kept for reuse */
+#define LEARN_MAX 16   /* host names whose address the client keeps */
+#define LEARN_TTL 60.0 /* s: libcurl's default CURLOPT_DNS_CACHE_TIMEOUT */
+#define IDLE_EASY 64   /* reset easy handles kept for reuse */
 
 typedef struct sock_w {
     ev_io io;

@@ -100,9 +100,9 @@ struct h1_conn {
     int state, reused;
     ev_tstamp idle_since;
     h1_req *req;
-    h1_conn *prev, *next;   /* the pool's connections */
-    h1_conn *inext;         /* the pool's idle stack */
-    char *rbuf;             /* bytes read and not yet parsed */
+    h1_conn *prev, *next; /* the pool's connections */
+    h1_conn *inext;       /* the pool's idle stack */
+    char *rbuf;           /* bytes read and not yet parsed */
     size_t rlen, rcap;
     int phase;
     size_t remain;
@@ -330,8 +330,8 @@ static void fail_msg(h1_req *r, fnw_http_outcome oc, const char *detail, fnw_err
 {
     switch (oc) {
     case FNW_HTTP_TIMEOUT:
-        fnw_error_set(err, "HTTP %s: no complete response within the request's timeout of %ld ms (%s)", r->what,
-                      r->timeout_ms, detail);
+        fnw_error_set(err, "HTTP %s: no complete response within the request's timeout of %ld ms (%s)",
+                      r->what, r->timeout_ms, detail);
         break;
     case FNW_HTTP_TOO_LARGE:
         fnw_error_set(err,
@@ -562,8 +562,8 @@ static int has_token(const char *v, size_t n, const char *tok)
 static int parse_head(h1_conn *k, h1_req *r, const char *b, size_t n, char *detail, size_t dn)
 {
     const char *end = b + n, *eol = find_eol(b, end);
-    if (n < 12 || memcmp(b, "HTTP/1.", 7) != 0 || (b[7] != '0' && b[7] != '1') || b[8] != ' ' ||
-        b[9] < '1' || b[9] > '9' || b[10] < '0' || b[10] > '9' || b[11] < '0' || b[11] > '9' ||
+    if (n < 12 || memcmp(b, "HTTP/1.", 7) != 0 || (b[7] != '0' && b[7] != '1') || b[8] != ' ' || b[9] < '1' ||
+        b[9] > '9' || b[10] < '0' || b[10] > '9' || b[11] < '0' || b[11] > '9' ||
         (eol - b > 12 && b[12] != ' ' && b[12] != '\r')) {
         snprintf(detail, dn, "bad response: the status line is not HTTP/1.x NNN");
         return -1;
@@ -748,9 +748,9 @@ static int conn_parse(h1_conn *k, h1_req *r, fnw_http_outcome *oc, char *detail,
             }
             size_t x = 0, i = 0;
             for (; p + i < e; i++) {
-                int ch = p[i], d = ch >= '0' && ch <= '9'   ? ch - '0'
+                int ch = p[i], d = ch >= '0' && ch <= '9'                     ? ch - '0'
                                    : (ch | 0x20) >= 'a' && (ch | 0x20) <= 'f' ? (ch | 0x20) - 'a' + 10
-                                                                               : -1;
+                                                                              : -1;
                 if (d < 0)
                     break;
                 if (x > ((size_t)1 << 56)) {
@@ -989,7 +989,8 @@ static void conn_ctmo(struct ev_loop *loop, ev_timer *t, int revents)
     h1_conn *k = (h1_conn *)((char *)t - offsetof(h1_conn, ctmo));
     char detail[120];
     snprintf(detail, sizeof detail, "no connection within connect_timeout_ms (%ld ms)",
-             k->c->cfg.connect_timeout_ms > 0 ? k->c->cfg.connect_timeout_ms : (long)(DEFAULT_CONNECT_S * 1000));
+             k->c->cfg.connect_timeout_ms > 0 ? k->c->cfg.connect_timeout_ms
+                                              : (long)(DEFAULT_CONNECT_S * 1000));
     conn_fail(k, FNW_HTTP_CONNECT, detail);
 }
 
@@ -1008,7 +1009,7 @@ static void req_tmo(struct ev_loop *loop, ev_timer *t, int revents)
     }
     fnw_error err;
     fail_msg(r, FNW_HTTP_TIMEOUT,
-             r->queued ? "waiting for a free connection"
+             r->queued                                   ? "waiting for a free connection"
              : r->conn && r->conn->state == C_CONNECTING ? "connecting"
              : r->got_bytes                              ? "the response was incomplete"
                                                          : "no answer yet",
@@ -1058,9 +1059,11 @@ static int build_head(fnw_h1 *c, const fnw_http_url *u, const fnw_http_hdrs *hd,
     size_t len = 0;
     cap = 0;
     int ok = put(&b, &len, &cap, method, strlen(method)) == 0 && put(&b, &len, &cap, " ", 1) == 0 &&
-             put(&b, &len, &cap, u->pathq, strlen(u->pathq)) == 0 && put(&b, &len, &cap, " HTTP/1.1\r\n", 11) == 0;
+             put(&b, &len, &cap, u->pathq, strlen(u->pathq)) == 0 &&
+             put(&b, &len, &cap, " HTTP/1.1\r\n", 11) == 0;
     if (ok && !user_has(hd, "Host", 4))
-        ok = put(&b, &len, &cap, "Host: ", 6) == 0 && put(&b, &len, &cap, u->hostport, strlen(u->hostport)) == 0 &&
+        ok = put(&b, &len, &cap, "Host: ", 6) == 0 &&
+             put(&b, &len, &cap, u->hostport, strlen(u->hostport)) == 0 &&
              put(&b, &len, &cap, "\r\n", 2) == 0;
     if (ok && !user_has(hd, "Accept", 6))
         ok = put(&b, &len, &cap, "Accept: */*\r\n", 13) == 0;
@@ -1073,13 +1076,14 @@ static int build_head(fnw_h1 *c, const fnw_http_url *u, const fnw_http_hdrs *hd,
         size_t nl = (size_t)(colon - s);
         if ((nl == 14 && strncasecmp(s, "Content-Length", 14) == 0) ||
             (nl == 17 && strncasecmp(s, "Transfer-Encoding", 17) == 0) ||
-            (nl == 6 && strncasecmp(s, "Expect", 6) == 0) || (nl == 10 && strncasecmp(s, "Connection", 10) == 0))
+            (nl == 6 && strncasecmp(s, "Expect", 6) == 0) ||
+            (nl == 10 && strncasecmp(s, "Connection", 10) == 0))
             continue;
         const char *v = colon + 1;
         while (*v == ' ' || *v == '\t')
             v++;
         if (*colon == ':' && !*v)
-            continue; /* "Name:" sends nothing (libcurl: removes the header) */
+            continue;      /* "Name:" sends nothing (libcurl: removes the header) */
         if (*colon == ';') /* "Name;" sends the header empty */
             ok = put(&b, &len, &cap, s, nl) == 0 && put(&b, &len, &cap, ":\r\n", 3) == 0;
         else
@@ -1184,8 +1188,9 @@ static h1_pool *pool_for(fnw_h1 *c, const struct sockaddr_storage *addr, socklen
 }
 
 int fnw_h1_send(fnw_h1 *c, fnw_http *h, fnw_http_share *share, fnw_http_url *u, fnw_http_hdrs *hdrs,
-                const struct sockaddr_storage *addr, socklen_t addrlen, const char *method, const fnw_http_request *rq, fnw_http_done_fn done, void *user,
-                fnw_http_req **out, fnw_error *err)
+                const struct sockaddr_storage *addr, socklen_t addrlen, const char *method,
+                const fnw_http_request *rq, fnw_http_done_fn done, void *user, fnw_http_req **out,
+                fnw_error *err)
 {
     int body = rq->body_len || strcmp(method, "POST") == 0;
     h1_req *r = req_get(c);

@@ -35,9 +35,9 @@ typedef struct fnw_http_url {
     int plain, named;
     struct sockaddr_storage addr; /* host and port, when plain */
     socklen_t addrlen;
-    char hostkey[270];            /* "host:port" */
-    char *pathq;    /* "/path?query" as sent on the request line */
-    char *hostport; /* the Host header's value: host, ":port" unless 80 */
+    char hostkey[270]; /* "host:port" */
+    char *pathq;       /* "/path?query" as sent on the request line */
+    char *hostport;    /* the Host header's value: host, ":port" unless 80 */
 } fnw_http_url;
 
 typedef struct fnw_http_hdrs {
@@ -86,8 +86,9 @@ void fnw_h1_free(fnw_h1 *c);
  * the caller's references on u and hdrs pass to the request, dropped
  * through share when it ends. */
 int fnw_h1_send(fnw_h1 *c, fnw_http *h, fnw_http_share *share, fnw_http_url *u, fnw_http_hdrs *hdrs,
-                const struct sockaddr_storage *addr, socklen_t addrlen, const char *method, const fnw_http_request *rq, fnw_http_done_fn done, void *user,
-                fnw_http_req **out, fnw_error *err);
+                const struct sockaddr_storage *addr, socklen_t addrlen, const char *method,
+                const fnw_http_request *rq, fnw_http_done_fn done, void *user, fnw_http_req **out,
+                fnw_error *err);
 void fnw_h1_cancel(fnw_http_req *r);
 size_t fnw_h1_in_flight(const fnw_h1 *c);
 
