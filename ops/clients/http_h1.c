@@ -1051,7 +1051,8 @@ static int user_has(const fnw_http_hdrs *hd, const char *name, size_t nl)
 }
 
 /* Builds the head (without Content-Length and the final empty line) into
- * c->head, as libcurl would send it. */
+ * c->head, as libcurl would send it. -1: out of memory; -2: a header line
+ * holds CR or LF (it would smuggle a header or end the head). */
 static int build_head(fnw_h1 *c, const fnw_http_url *u, const fnw_http_hdrs *hd, const char *method, int body)
 {
     size_t cap = 0;
@@ -1071,6 +1072,10 @@ static int build_head(fnw_h1 *c, const fnw_http_url *u, const fnw_http_hdrs *hd,
         ok = put(&b, &len, &cap, "Content-Type: application/x-www-form-urlencoded\r\n", 49) == 0;
     for (const struct curl_slist *l = hd->list; ok && l; l = l->next) {
         const char *s = l->data, *colon = strpbrk(s, ":;");
+        if (strpbrk(s, "\r\n")) { /* would end the line: another header, or the head */
+            free(b);
+            return -2;
+        }
         if (!colon || colon == s)
             continue;
         size_t nl = (size_t)(colon - s);
@@ -1213,10 +1218,16 @@ int fnw_h1_send(fnw_h1 *c, fnw_http *h, fnw_http_share *share, fnw_http_url *u, 
     r->limit = rq->max_response_bytes ? rq->max_response_bytes : c->cfg.max_response_bytes;
     r->head_only = strcmp(method, "HEAD") == 0;
     snprintf(r->what, sizeof r->what, "%s %s", method, u->target);
-    if ((c->head_url != u->serial || c->head_hdrs != hdrs->serial || c->head_body != body ||
-         strcmp(c->head_method, method) != 0 || !c->head) &&
-        build_head(c, u, hdrs, method, body) != 0)
-        goto oom;
+    if (c->head_url != u->serial || c->head_hdrs != hdrs->serial || c->head_body != body ||
+        strcmp(c->head_method, method) != 0 || !c->head) {
+        int b = build_head(c, u, hdrs, method, body);
+        if (b == -2) {
+            req_recycle(c, r);
+            return fnw_error_set(err, "HTTP %s %s: a header line holds a CR or LF", method, u->target);
+        }
+        if (b != 0)
+            goto oom;
+    }
     char cl[48];
     int cln = body ? snprintf(cl, sizeof cl, "Content-Length: %zu\r\n\r\n", rq->body_len) : 2;
     if (!body)

@@ -538,6 +538,10 @@ START_TEST(test_host_name_and_default_headers)
     ck_assert_ptr_nonnull(strstr(r.body, "\"_path\": \"/headers?q=1\""));
     snprintf(host, sizeof host, "\"host\": \"127.0.0.1:%d\"", py_port);
     ck_assert_msg(strstr(r.body, host) != NULL, "%s", r.body);
+    fnw_http_header smuggle[] = { "X-A: 1\r\nX-B: 2" };
+    fnw_http_request sq = { .url = u, .headers = smuggle, .n_headers = 1 };
+    ck_assert_int_eq(fnw_http_send(c.h, &sq, on_done, &r, NULL, &c.err), -1);
+    ck_assert_msg(strstr(c.err.msg, "a header line holds a CR or LF") != NULL, "%s", c.err.msg);
     client_free(&c);
 }
 END_TEST
