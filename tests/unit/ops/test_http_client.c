@@ -6,6 +6,9 @@
  */
 #include <check.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "tests/unit/check_run.h"
 #include "tests/unit/test_servers.h"
@@ -546,6 +549,98 @@ START_TEST(test_host_name_and_default_headers)
 }
 END_TEST
 
+/* ---- a hostile server: canned answers on a raw socket ------------------------ */
+
+/* One connection per answer: reads the request's head, writes the answer,
+ * closes. The client's parser sees what a broken or hostile server sends. */
+typedef struct canned {
+    int fd;
+    const char *const *answers;
+    const size_t *lens;
+    size_t n;
+} canned;
+
+static void *canned_main(void *arg)
+{
+    canned *k = arg;
+    for (size_t i = 0; i < k->n; i++) {
+        int c = accept(k->fd, NULL, NULL);
+        if (c < 0)
+            break;
+        char buf[4096];
+        size_t got = 0;
+        while (got < sizeof buf - 1) {
+            ssize_t r = read(c, buf + got, sizeof buf - 1 - got);
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+            buf[got] = '\0';
+            if (strstr(buf, "\r\n\r\n"))
+                break;
+        }
+        for (size_t off = 0; off < k->lens[i];) {
+            ssize_t w = send(c, k->answers[i] + off, k->lens[i] - off, MSG_NOSIGNAL);
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
+        shutdown(c, SHUT_WR);
+        usleep(20000);
+        close(c);
+    }
+    return NULL;
+}
+
+START_TEST(test_hostile_responses)
+{
+    static char big_head[150 * 1024];
+    size_t hl = (size_t)snprintf(big_head, sizeof big_head, "HTTP/1.1 200 OK\r\nX-Big: ");
+    memset(big_head + hl, 'a', sizeof big_head - hl);
+    static const char *const answers[] = {
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab",             /* cut short */
+        "FOO 200 OK\r\nContent-Length: 0\r\n\r\n",                    /* not HTTP */
+        big_head,                                                        /* head over 100 KB */
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", /* bad chunk size */
+        "HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n",      /* over the limit */
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nab", /* two lengths */
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", /* huge chunk */
+    };
+    size_t lens[7];
+    for (size_t i = 0; i < 7; i++)
+        lens[i] = i == 2 ? sizeof big_head : strlen(answers[i]);
+    static const fnw_http_outcome want[] = { FNW_HTTP_FAILED, FNW_HTTP_FAILED, FNW_HTTP_FAILED, FNW_HTTP_FAILED,
+                                             FNW_HTTP_TOO_LARGE, FNW_HTTP_FAILED, FNW_HTTP_TOO_LARGE };
+    static const char *const says[] = { "closed the connection before the response was complete",
+                                        "status line", "head is larger than", "chunk size", "larger than the limit",
+                                        "Content-Length", "larger than the limit" };
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t al = sizeof a;
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(listen(fd, 8), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    canned k = { fd, answers, lens, 7 };
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, canned_main, &k), 0);
+    client c;
+    fnw_http_config cfg = { .max_host_connections = 1, .max_response_bytes = 1 << 20 };
+    client_init(&c, &cfg);
+    char u[256];
+    snprintf(u, sizeof u, "http://127.0.0.1:%d/x?secret=1", ntohs(a.sin_port));
+    for (size_t i = 0; i < 7; i++) {
+        fnw_http_request rq = { .url = u, .timeout_ms = 10000 };
+        result r;
+        fetch(&c, &rq, &r);
+        ck_assert_msg(r.outcome == want[i], "answer %zu: outcome %d: %s", i, (int)r.outcome, r.err);
+        ck_assert_msg(strstr(r.err, says[i]) != NULL, "answer %zu: %s", i, r.err);
+        ck_assert_msg(strncmp(r.err, "HTTP GET 127.0.0.1:", 19) == 0 && !strstr(r.err, "secret"), "%s", r.err);
+    }
+    client_free(&c);
+    pthread_join(th, NULL);
+    close(fd);
+}
+END_TEST
+
 /* Freeing the client with requests in flight: no callback runs. */
 START_TEST(test_free_with_requests_in_flight)
 {
@@ -654,6 +749,7 @@ int main(void)
     tcase_add_test(t, test_response_framings);
     tcase_add_test(t, test_reused_connection_closed_by_server);
     tcase_add_test(t, test_host_name_and_default_headers);
+    tcase_add_test(t, test_hostile_responses);
     suite_add_tcase(s, t);
     if (srv_have("test_http_client (nginx cases)", ng)) {
         TCase *n = tcase_create("nginx");
