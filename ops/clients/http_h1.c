@@ -591,7 +591,8 @@ static int parse_head(h1_conn *k, h1_req *r, const char *b, size_t n, char *deta
                 for (; i < vl && v[i] >= '0' && v[i] <= '9' && x < (1ULL << 60); i++)
                     x = x * 10 + (unsigned)(v[i] - '0');
                 if (i == 0 || i != vl || (has_len && x != clen)) {
-                    snprintf(detail, dn, "bad response: Content-Length '%.40s'", v);
+                    snprintf(detail, dn, "bad response: Content-Length '%.*s'%s", (int)(vl < 40 ? vl : 40), v,
+                             has_len && x != clen ? " after another length" : "");
                     return -1;
                 }
                 clen = x;
