@@ -92,6 +92,7 @@ struct fnw_http {
 /* ---- driving libcurl from the loop ------------------------------------- */
 
 static void reap(fnw_http *h);
+static void learn_address(fnw_http_req *r, int ok);
 
 static void on_io(struct ev_loop *loop, ev_io *w, int revents)
 {
@@ -284,6 +285,8 @@ void fnw_http_cancel(fnw_http_req *r)
         fnw_h1_cancel(r);
         return;
     }
+    if (r->learn) /* the next request looks the address up again */
+        learn_address(r, 0);
     req_unlink(r);
     req_free(r);
 }
