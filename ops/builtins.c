@@ -8,6 +8,7 @@ void fnw_builtins_register(fnw_registry *r)
     /* Built-ins are valid and distinctly named; a clash with an operation
      * registered earlier under the same name keeps the earlier one. */
     fnw_registry_add(r, &fnw_op_identity, NULL);
+    r->passthrough = &fnw_op_identity;
     fnw_registry_add(r, &fnw_op_echo, NULL);
     fnw_registry_add(r, &fnw_op_project, NULL);
     fnw_registry_add(r, &fnw_op_redis, NULL);

@@ -37,6 +37,7 @@ struct fnw_engine {
     fnw_op_env env;
     char *transform_id;
     int direct_mode; /* sync op, per element, no retry: no copy, no queue */
+    int passthrough; /* direct mode, and the op emits its input: no call */
     size_t call_cap; /* inputs per call */
 
     fnw_engine_sink sink;
@@ -563,10 +564,45 @@ int fnw_engine_has_space(const fnw_engine *e)
     return e->ovf_n == 0 && fnw_queue_pending(&e->queue) < (size_t)e->spec.capacity;
 }
 
+void fnw_engine_set_passthrough(fnw_engine *e)
+{
+    e->passthrough = e->direct_mode;
+}
+
+/* What run_direct does for an operation that emits its input: the same
+ * metrics and sink callbacks, without the call. leave() has nothing to do
+ * unless the sink changed the engine's state (failed, blocked, freed). */
+static int push_passthrough(fnw_engine *e, const fnw_record *in)
+{
+    e->depth++;
+    e->m.records_in++;
+    e->m.calls++;
+    dist_add(&e->m.batch_size, 1);
+    if (e->m.inflight_high_water < 1)
+        e->m.inflight_high_water = 1;
+    e->next_index++;
+    e->m.records_out++;
+    SINK_EMIT(e, in);
+    if (!stopped(e)) {
+        dist_add(&e->m.call_duration_ms, 0);
+        SINK_SETTLED(e, in);
+    }
+    if (e->depth == 1 && e->bstate == B_ACTIVE && !e->blocked && !e->free_pending && !e->cleanup_pending &&
+        !e->fail_pending) {
+        e->depth = 0;
+        return 0;
+    }
+    int rc = e->bstate == B_FAILED ? -1 : 0;
+    leave(e);
+    return rc;
+}
+
 int fnw_engine_push(fnw_engine *e, const fnw_record *in)
 {
     if (e->bstate != B_ACTIVE || stopped(e))
         return -1;
+    if (e->passthrough)
+        return push_passthrough(e, in);
     enter(e);
     e->m.records_in++;
     if (e->direct_mode) {

@@ -14,6 +14,10 @@
 struct fnw_registry {
     size_t count;
     const fnw_operation *ops[FNW_REGISTRY_MAX];
+    /* The operation whose one output per input is that input's bytes
+     * (identity), if registered: its engines forward records without a
+     * call (fnw_engine_set_passthrough). NULL = none. */
+    const fnw_operation *passthrough;
 };
 
 void fnw_registry_init(fnw_registry *r); /* empty */
