@@ -18,7 +18,8 @@ int fnw_batcher_init(fnw_batcher *b, struct ev_loop *loop, size_t size, int64_t 
 {
     b->loop = loop;
     b->size = size ? size : 1;
-    b->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
+    b->cap = b->size;
+    b->timeout_s = timeout_ms > 0 ? (double)timeout_ms / 1000. : 0;
     b->n = 0;
     b->gen = 1;
     b->timer_gen = 0;
@@ -26,7 +27,7 @@ int fnw_batcher_init(fnw_batcher *b, struct ev_loop *loop, size_t size, int64_t 
     b->user = user;
     ev_timer_init(&b->timer, batch_timer_cb, 0., 0.);
     b->timer.data = b;
-    b->items = malloc(b->size * sizeof *b->items);
+    b->items = malloc(b->cap * sizeof *b->items);
     return b->items ? 0 : -1;
 }
 
@@ -47,9 +48,9 @@ void fnw_batcher_free(fnw_batcher *b)
 void fnw_batcher_add(fnw_batcher *b, void *item)
 {
     b->items[b->n++] = item;
-    if (b->n == 1 && b->timeout_ms > 0 && b->n < b->size) {
+    if (b->n == 1 && b->timeout_s > 0 && b->n < b->size) {
         b->timer_gen = b->gen;
-        ev_timer_set(&b->timer, (double)b->timeout_ms / 1000., 0.);
+        ev_timer_set(&b->timer, b->timeout_s, 0.);
         ev_timer_start(b->loop, &b->timer);
     }
     if (b->n >= b->size)
@@ -65,6 +66,12 @@ void fnw_batcher_flush(fnw_batcher *b)
     b->n = 0;
     b->gen++;
     b->flush(b->user, b->items, n);
+}
+
+void fnw_batcher_tune(fnw_batcher *b, size_t size, double timeout_s)
+{
+    b->size = size < 1 ? 1 : size > b->cap ? b->cap : size;
+    b->timeout_s = timeout_s > 0 ? timeout_s : 0;
 }
 
 void fnw_batcher_clear(fnw_batcher *b)

@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ev.h>
+
+#include "runtime/batch_tuner.h"
 #include "runtime/batcher.h"
 #include "runtime/blocking_op.h"
 #include "runtime/call.h"
@@ -48,6 +51,8 @@ struct fnw_engine {
     fnw_queue queue;
     fnw_batcher batcher;
     int has_batcher;
+    fnw_batch_tuner tuner; /* target_latency_ms > 0: the adaptive batch size */
+    int has_tuner;
     fnw_entry *ovf_head, *ovf_tail; /* pushed without space, not yet admitted */
     size_t ovf_n;
     fnw_entry_pool entries;
@@ -193,6 +198,20 @@ static void fail_bundle(fnw_engine *e, const char *fmt, ...)
     e->cleanup_pending = 1;
 }
 
+/* ---- the adaptive batch size (batch_tuner.h) -------------------------------------- */
+
+static double now_us(const fnw_engine *e)
+{
+    return ev_now(e->loop) * 1e6;
+}
+
+/* The tuner's choice goes to the batcher (for the next batch) and the gauge. */
+static void tune_apply(fnw_engine *e)
+{
+    fnw_batcher_tune(&e->batcher, fnw_batch_tuner_size(&e->tuner), fnw_batch_tuner_delay_us(&e->tuner) / 1e6);
+    e->m.batch_target = (int64_t)fnw_batch_tuner_size(&e->tuner);
+}
+
 /* ---- calls: starting them, and what they report (call.h) ------------------------- */
 
 static void start_call(fnw_engine *e, fnw_entry *const *ens, size_t n)
@@ -245,6 +264,10 @@ static int on_call_stopped(void *user)
 static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_us)
 {
     fnw_engine *e = user;
+    if (e->has_tuner) {
+        fnw_batch_tuner_done(&e->tuner, n, elapsed_us, now_us(e));
+        tune_apply(e);
+    }
     dist_add(&e->m.call_duration_ms, (elapsed_us + 500) / 1000);
     fnw_hist_add(&e->m.call_latency_us, elapsed_us);
     e->m.successes++;
@@ -330,6 +353,11 @@ static void on_batch(void *user, void **items, size_t n)
 {
     fnw_engine *e = user;
     enter(e);
+    if (e->has_tuner) {
+        /* inputs waiting for capacity: the service is the bottleneck */
+        fnw_batch_tuner_sent(&e->tuner, n, e->ovf_n > 0, now_us(e));
+        tune_apply(e);
+    }
     if (!stopped(e))
         start_call(e, (fnw_entry *const *)items, n);
     leave(e);
@@ -350,7 +378,14 @@ static void admit(fnw_engine *e, fnw_entry *en)
         return;
     }
     /* The batcher's size is min(batch_size, capacity), so a full queue
-     * always has a full batch or calls in flight: waiting cannot deadlock. */
+     * always has a full batch or calls in flight: waiting cannot deadlock.
+     * (The tuner's size is smaller still.) */
+    if (e->has_tuner) {
+        size_t before = fnw_batch_tuner_size(&e->tuner);
+        fnw_batch_tuner_arrived(&e->tuner, now_us(e));
+        if (fnw_batch_tuner_size(&e->tuner) != before)
+            tune_apply(e);
+    }
     fnw_batcher_add(&e->batcher, en);
 }
 
@@ -471,6 +506,12 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
     if (ok && s.batched) {
         ok = fnw_batcher_init(&e->batcher, loop, e->call_cap, s.batch_timeout_ms, on_batch, e) == 0;
         e->has_batcher = 1;
+        if (ok && s.target_latency_ms > 0) {
+            fnw_batch_tuner_init(&e->tuner, e->call_cap, s.target_latency_ms, s.batch_timeout_ms, ev_now(loop) * 1e6);
+            e->has_tuner = 1;
+            fnw_batcher_tune(&e->batcher, fnw_batch_tuner_size(&e->tuner),
+                             fnw_batch_tuner_delay_us(&e->tuner) / 1e6);
+        }
     }
     if (!ok) {
         engine_free(e);
@@ -614,7 +655,7 @@ static void metrics_gauges_init(fnw_engine *e)
 {
     e->m.concurrency_limit = -1;
     e->m.breaker_state = -1;
-    e->m.batch_target = -1;
+    e->m.batch_target = e->has_tuner ? (int64_t)fnw_batch_tuner_size(&e->tuner) : -1;
     e->m.inflight_calls = 0;
     e->m.ncounters = e->counters.n;
     e->m.counters = e->counters.items;
