@@ -60,7 +60,7 @@ void bench_suite_run(bench_suite *s)
     if (suite_selected(s, "W13"))
         suite_w13(s);
     if (suite_selected(s, "W14") || suite_selected(s, "W14a") || suite_selected(s, "W14b") ||
-        suite_selected(s, "W14c"))
+        suite_selected(s, "W14c") || suite_selected(s, "W24"))
         suite_w14(s);
     if (s->ipr)
         suite_instructions(s);

@@ -4,12 +4,12 @@
 
 #include <math.h>
 
-#define BUDGET_SHARE 0.9   /* of the target: the rest absorbs what the model misses */
+#define BUDGET_SHARE 0.5 /* of the target: the other half absorbs the queueing and jitter the model does not see */
 #define FIT_DECAY 0.9      /* per call: the fit follows the last ~10 calls */
 #define MARGIN_SD 2.5      /* noise margin, in residual standard deviations */
 #define RATE_TAU_US 50000. /* the arrival rate's time constant */
-#define FLOOR_GROWTH 1.25  /* per backlogged batch */
-#define FLOOR_DECAY 0.98   /* per batch sent without a backlog */
+#define FLOOR_GROWTH 1.25  /* per call completed after a backlog was seen */
+#define FLOOR_DECAY 0.98   /* per call completed with no backlog seen since the last */
 #define MIN_DELAY_US 50.   /* a partial batch waits at least this (inputs of the same loop turn join it) */
 
 static double clamp(double v, double lo, double hi)
@@ -47,6 +47,9 @@ static void decide(fnw_batch_tuner *t)
         n = t->floor;
     t->size = (size_t)clamp(floor(n), 1, max);
     double delay = t->budget_us - fnw_batch_tuner_predict_us(t, t->size);
+    /* When the backlog set the size, the batch must have time to reach it. */
+    if (t->floor > 1 && t->rate > 0 && delay < t->floor / t->rate)
+        delay = t->floor / t->rate;
     t->delay_us = clamp(delay, MIN_DELAY_US, t->max_delay_us > MIN_DELAY_US ? t->max_delay_us : MIN_DELAY_US);
 }
 
@@ -86,11 +89,7 @@ void fnw_batch_tuner_arrived(fnw_batch_tuner *t, double now_us)
 void fnw_batch_tuner_sent(fnw_batch_tuner *t, size_t n, int backlog, double now_us)
 {
     (void)n;
-    if (backlog)
-        t->floor = clamp((t->floor > (double)t->size ? t->floor : (double)t->size) * FLOOR_GROWTH, 1,
-                         (double)t->max);
-    else
-        t->floor *= FLOOR_DECAY;
+    t->backlog |= backlog != 0;
     roll(t, now_us);
     decide(t);
 }
@@ -110,12 +109,22 @@ void fnw_batch_tuner_done(fnw_batch_tuner *t, size_t n, int64_t latency_us, doub
     t->sy = FIT_DECAY * t->sy + y;
     t->sny = FIT_DECAY * t->sny + x * y;
     t->calls++;
+    /* The floor moves once per completed call, so it reacts to what the
+     * last growth did rather than to every batch of one burst. */
+    if (t->backlog)
+        t->floor = clamp((t->floor > (double)t->size ? t->floor : (double)t->size) * FLOOR_GROWTH, 1,
+                         (double)t->max);
+    else
+        t->floor *= FLOOR_DECAY;
+    t->backlog = 0;
     double nbar = t->sn / t->s0, ybar = t->sy / t->s0;
     double vn = t->snn / t->s0 - nbar * nbar, cov = t->sny / t->s0 - nbar * ybar;
-    /* The slope needs sizes that differ; until they do, the last slope
-     * stands (0 at first: the fill time alone then limits the size). */
-    if (vn > 0.25)
-        t->b = cov / vn > 0 ? cov / vn : 0;
+    /* The slope needs sizes that differ, and a service that changes while
+     * the sizes do can make it come out negative; until the sizes say
+     * otherwise the last slope stands (0 at first: the fill time alone then
+     * limits the size). */
+    if (vn > 0.25 && cov > 0)
+        t->b = cov / vn;
     t->a = ybar - t->b * nbar;
     if (t->a < 0) { /* a line through the origin instead */
         t->a = 0;

@@ -13,16 +13,26 @@
  *   margin of 2.5 times the residuals' decayed standard deviation;
  * - the arrival rate r (inputs per µs) is an exponentially weighted mean
  *   over windows of at least FNW_BATCH_TUNER_WINDOW_US;
- * - the budget is 90% of the target. The size is the largest n whose time
+ * - the budget is half the target (the other half absorbs the service's
+ *   own queueing and the jitter the fit does not see: a p99 is about twice
+ *   the median on a loaded machine). The size is the largest n whose time
  *   to fill plus its latency fits it: n/r + lat(n) + margin <= budget; the
  *   delay is what the budget leaves after the latency of that size (capped
  *   by batch_timeout_ms when the spec sets it). At low load batches go
  *   partial at the delay; at high load they fill before it;
- * - when the service is the bottleneck (inputs wait for capacity when a
- *   batch is sent: the engine's backlog), latency is lost anyway, and the
+ * - when the service is the bottleneck (a due batch waited for a call slot,
+ *   or inputs wait for capacity: the engine's backlog), latency is lost
+ *   anyway, and the
  *   size grows by a quarter per backlogged batch towards the maximum,
  *   since bigger batches amortise each call's fixed cost; that floor decays
- *   once the backlog is gone.
+ *   once the backlog is gone, and the delay lets a batch reach it.
+ *
+ * The engine keeps calls at once to capacity / batch_size (its call slots),
+ * as a fixed size does. The fit sees the service's own queue as latency:
+ * with more call slots than the service runs at once, calls queue there,
+ * the fitted latency grows, and the tuner keeps batches small and the
+ * service busy rather than finding the size with the shortest queue; set
+ * capacity to batch_size x the calls the service runs in parallel.
  *
  * This is Triton's dynamic batcher (max_queue_delay_microseconds with a
  * preferred batch size) with both figures derived from the target instead of
@@ -51,6 +61,7 @@ typedef struct fnw_batch_tuner {
     double window_t0; /* start of the window being counted */
     uint64_t arrivals;
     double floor; /* size the backlog asked for, decaying */
+    int backlog;  /* a batch was sent with a backlog since the last call ended */
     /* the decision */
     size_t size;
     double delay_us;

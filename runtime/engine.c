@@ -53,6 +53,7 @@ struct fnw_engine {
     int has_batcher;
     fnw_batch_tuner tuner; /* target_latency_ms > 0: the adaptive batch size */
     int has_tuner;
+    size_t call_slots; /* with the tuner: calls out at once, capacity / batch_size */
     fnw_entry *ovf_head, *ovf_tail; /* pushed without space, not yet admitted */
     size_t ovf_n;
     fnw_entry_pool entries;
@@ -205,6 +206,22 @@ static double now_us(const fnw_engine *e)
     return ev_now(e->loop) * 1e6;
 }
 
+static size_t calls_out(const fnw_engine *e)
+{
+    double oldest = 0;
+    return fnw_call_pool_count(&e->calls, &oldest);
+}
+
+/* The batcher's gate: with a latency target, a due batch waits for a free
+ * call slot (and keeps filling meanwhile), as a fixed batch size's calls
+ * are bounded by capacity / batch_size; smaller batches must not mean more
+ * calls at once, or the service's queue would eat the target. */
+static int slot_free(void *user)
+{
+    const fnw_engine *e = user;
+    return calls_out(e) < e->call_slots;
+}
+
 /* The tuner's choice goes to the batcher (for the next batch) and the gauge. */
 static void tune_apply(fnw_engine *e)
 {
@@ -354,8 +371,10 @@ static void on_batch(void *user, void **items, size_t n)
     fnw_engine *e = user;
     enter(e);
     if (e->has_tuner) {
-        /* inputs waiting for capacity: the service is the bottleneck */
-        fnw_batch_tuner_sent(&e->tuner, n, e->ovf_n > 0, now_us(e));
+        /* the batch waited for a call slot, or inputs wait for capacity:
+         * the service is the bottleneck */
+        int backlog = e->batcher.held || e->ovf_n > 0 || fnw_queue_pending(&e->queue) >= (size_t)e->spec.capacity;
+        fnw_batch_tuner_sent(&e->tuner, n, backlog, now_us(e));
         tune_apply(e);
     }
     if (!stopped(e))
@@ -443,6 +462,9 @@ static void drain(fnw_engine *e)
         emit_ready(e);
         while (!stopped(e) && e->ovf_n && fnw_queue_pending(&e->queue) < (size_t)e->spec.capacity)
             admit(e, overflow_pop(e));
+        /* A batch held for a call slot goes when one is free. */
+        if (!stopped(e) && e->has_tuner && fnw_batcher_due(&e->batcher) && slot_free(e))
+            fnw_batcher_flush(&e->batcher);
         /* At bundle end the partial batch goes once nothing more can join. */
         if (!stopped(e) && e->has_batcher && e->bstate == B_FINISHING && e->ovf_n == 0)
             fnw_batcher_flush(&e->batcher);
@@ -509,6 +531,10 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
         if (ok && s.target_latency_ms > 0) {
             fnw_batch_tuner_init(&e->tuner, e->call_cap, s.target_latency_ms, s.batch_timeout_ms, ev_now(loop) * 1e6);
             e->has_tuner = 1;
+            e->call_slots = (size_t)s.capacity / e->call_cap;
+            if (e->call_slots < 1)
+                e->call_slots = 1;
+            fnw_batcher_set_gate(&e->batcher, slot_free);
             fnw_batcher_tune(&e->batcher, fnw_batch_tuner_size(&e->tuner),
                              fnw_batch_tuner_delay_us(&e->tuner) / 1e6);
         }

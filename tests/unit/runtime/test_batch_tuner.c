@@ -1,9 +1,10 @@
 /* tests/unit/runtime/test_batch_tuner.c — the adaptive batch size against a
  * simulated service on a hand-fed clock (no loop, no wall time): inputs
  * arrive at a set rate, batches go when full or when their first input has
- * waited the tuner's delay, the service takes a + b*n µs per call with a
- * few calls at once (later calls queue), and inputs beyond the capacity
- * wait (the backlog). Every input's time from arrival to result is kept.
+ * waited the tuner's delay and a call slot is free (capacity / the largest
+ * batch, as the engine does; a batch at the largest size goes anyway), the
+ * service takes a + b*n µs per call with a few calls at once (later calls
+ * queue there), and inputs beyond the capacity wait. Every input's time from arrival to result is kept.
  * The tuner must keep p99 within the target when the service can, grow the
  * batch when the load grows or the service is the bottleneck, and shrink it
  * when the service slows down. */
@@ -35,7 +36,8 @@ typedef struct sim {
     double slot_free[16];
     /* the load */
     double rate_per_s, carry;
-    size_t capacity, inflight;
+    size_t capacity, inflight, call_slots;
+    int held; /* the batch being filled was due while no slot was free */
     /* rows: arrival times, in order; [admitted .. arrived) wait for capacity,
      * [batch0 .. admitted) fill the batch */
     double *arrival;
@@ -60,6 +62,7 @@ static void sim_init(sim *s, size_t max, int64_t target_ms, size_t capacity, dou
     s->b_us = b_us;
     s->slots = slots;
     s->capacity = capacity;
+    s->call_slots = capacity / max;
     s->cap_rows = 1u << 22;
     s->arrival = malloc(s->cap_rows * sizeof *s->arrival);
     s->lat = malloc(s->cap_rows * sizeof *s->lat);
@@ -79,7 +82,8 @@ static void send_batch(sim *s)
     size_t n = s->admitted - s->batch0;
     if (!n)
         return;
-    fnw_batch_tuner_sent(&s->t, n, s->arrived > s->admitted, s->now);
+    fnw_batch_tuner_sent(&s->t, n, s->held || s->arrived > s->admitted, s->now);
+    s->held = 0;
     int k = 0;
     for (int i = 1; i < s->slots; i++)
         if (s->slot_free[i] < s->slot_free[k])
@@ -98,8 +102,8 @@ static void admit(sim *s)
         s->admitted++;
         s->inflight++;
         fnw_batch_tuner_arrived(&s->t, s->now);
-        if (s->admitted - s->batch0 >= fnw_batch_tuner_size(&s->t))
-            send_batch(s);
+        if (s->admitted - s->batch0 >= s->t.max)
+            send_batch(s); /* the batcher's slots are full: it goes anyway */
     }
 }
 
@@ -127,9 +131,14 @@ static void tick(sim *s)
         s->carry -= 1;
     }
     admit(s);
-    /* the partial batch's timer */
-    if (s->admitted > s->batch0 && s->now - s->arrival[s->batch0] >= fnw_batch_tuner_delay_us(&s->t))
-        send_batch(s);
+    /* full, or its first input waited the delay: due; it goes when a slot is free */
+    size_t n = s->admitted - s->batch0;
+    if (n && (n >= fnw_batch_tuner_size(&s->t) || s->now - s->arrival[s->batch0] >= fnw_batch_tuner_delay_us(&s->t))) {
+        if (s->ncalls < s->call_slots)
+            send_batch(s);
+        else
+            s->held = 1;
+    }
     size_t size = fnw_batch_tuner_size(&s->t);
     if (size > s->max_size_seen)
         s->max_size_seen = size;
@@ -249,15 +258,24 @@ START_TEST(grows_when_the_service_is_the_bottleneck)
     double now = 0;
     for (int i = 0; i < 20; i++) { /* calls slower than the target: alone, it would shrink */
         now += 20000;
+        fnw_batch_tuner_arrived(&t, now);
         fnw_batch_tuner_done(&t, fnw_batch_tuner_size(&t), 20000, now);
     }
     size_t small = fnw_batch_tuner_size(&t);
     ck_assert_uint_eq(small, 1);
-    for (int i = 0; i < 40; i++)
+    for (int i = 0; i < 40; i++) { /* each call ends after batches were sent with a backlog */
         fnw_batch_tuner_sent(&t, fnw_batch_tuner_size(&t), 1, now += 100);
+        fnw_batch_tuner_sent(&t, fnw_batch_tuner_size(&t), 1, now += 100);
+        fnw_batch_tuner_done(&t, fnw_batch_tuner_size(&t), 20000, now += 100);
+    }
     ck_assert_uint_eq(fnw_batch_tuner_size(&t), 512);
-    for (int i = 0; i < 400; i++) /* the backlog is gone: back down */
+    /* the batch has the time to fill to that size (at this trickle: the
+     * longest delay, half the target) */
+    ck_assert(fnw_batch_tuner_delay_us(&t) >= 5000 - 1);
+    for (int i = 0; i < 400; i++) { /* the backlog is gone: back down */
         fnw_batch_tuner_sent(&t, fnw_batch_tuner_size(&t), 0, now += 100);
+        fnw_batch_tuner_done(&t, fnw_batch_tuner_size(&t), 20000, now += 100);
+    }
     ck_assert_uint_lt(fnw_batch_tuner_size(&t), 16);
 }
 END_TEST
