@@ -4,7 +4,8 @@
 
 #include <math.h>
 
-#define BUDGET_SHARE 0.5 /* of the target: the other half absorbs the queueing and jitter the model does not see */
+#define BUDGET_SHARE \
+    0.5 /* of the target: the other half absorbs the queueing and jitter the model does not see */
 #define FIT_DECAY 0.9      /* per call: the fit follows the last ~10 calls */
 #define MARGIN_SD 2.5      /* noise margin, in residual standard deviations */
 #define RATE_TAU_US 50000. /* the arrival rate's time constant */
@@ -53,9 +54,10 @@ static void decide(fnw_batch_tuner *t)
     t->delay_us = clamp(delay, MIN_DELAY_US, t->max_delay_us > MIN_DELAY_US ? t->max_delay_us : MIN_DELAY_US);
 }
 
-void fnw_batch_tuner_init(fnw_batch_tuner *t, size_t max, int64_t target_ms, int64_t max_delay_ms, double now_us)
+void fnw_batch_tuner_init(fnw_batch_tuner *t, size_t max, int64_t target_ms, int64_t max_delay_ms,
+                          double now_us)
 {
-    *t = (fnw_batch_tuner){0};
+    *t = (fnw_batch_tuner){ 0 };
     t->max = max ? max : 1;
     t->budget_us = BUDGET_SHARE * (double)target_ms * 1000.;
     t->max_delay_us = max_delay_ms > 0 ? (double)max_delay_ms * 1000. : t->budget_us;

@@ -53,7 +53,7 @@ struct fnw_engine {
     int has_batcher;
     fnw_batch_tuner tuner; /* target_latency_ms > 0: the adaptive batch size */
     int has_tuner;
-    size_t call_slots; /* with the tuner: calls out at once, capacity / batch_size */
+    size_t call_slots;              /* with the tuner: calls out at once, capacity / batch_size */
     fnw_entry *ovf_head, *ovf_tail; /* pushed without space, not yet admitted */
     size_t ovf_n;
     fnw_entry_pool entries;
@@ -373,7 +373,8 @@ static void on_batch(void *user, void **items, size_t n)
     if (e->has_tuner) {
         /* the batch waited for a call slot, or inputs wait for capacity:
          * the service is the bottleneck */
-        int backlog = e->batcher.held || e->ovf_n > 0 || fnw_queue_pending(&e->queue) >= (size_t)e->spec.capacity;
+        int backlog = e->batcher.held || e->ovf_n > 0 ||
+                      fnw_queue_pending(&e->queue) >= (size_t)e->spec.capacity;
         fnw_batch_tuner_sent(&e->tuner, n, backlog, now_us(e));
         tune_apply(e);
     }
@@ -529,7 +530,8 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
         ok = fnw_batcher_init(&e->batcher, loop, e->call_cap, s.batch_timeout_ms, on_batch, e) == 0;
         e->has_batcher = 1;
         if (ok && s.target_latency_ms > 0) {
-            fnw_batch_tuner_init(&e->tuner, e->call_cap, s.target_latency_ms, s.batch_timeout_ms, ev_now(loop) * 1e6);
+            fnw_batch_tuner_init(&e->tuner, e->call_cap, s.target_latency_ms, s.batch_timeout_ms,
+                                 ev_now(loop) * 1e6);
             e->has_tuner = 1;
             e->call_slots = (size_t)s.capacity / e->call_cap;
             if (e->call_slots < 1)

@@ -23,9 +23,9 @@ static void channel_free(grpc_channel *ch)
 }
 
 const fnw_data_io fnw_data_io_grpc = {
-    fnw_rpc_channel,   channel_free,           fnw_rpc_wait_ready,   fnw_rpc_ready_cancel,
-    fnw_stream_start,  fnw_stream_send_slices, fnw_stream_congested, fnw_stream_pause_recv,
-    fnw_stream_cancel, fnw_stream_close_send,  fnw_stream_free,      loop_now,
+    fnw_rpc_channel,        channel_free,           fnw_rpc_wait_ready,   fnw_rpc_ready_cancel,
+    fnw_stream_start,       fnw_stream_send_slices, fnw_stream_congested, fnw_stream_pause_recv,
+    fnw_stream_cancel,      fnw_stream_close_send,  fnw_stream_free,      loop_now,
     fnw_stream_send_queued,
 };
 
