@@ -4,8 +4,9 @@
 
 #include <math.h>
 
-#define BUDGET_SHARE \
-    0.5 /* of the target: the other half absorbs the queueing and jitter the model does not see */
+/* The share of the target planned with: the other half absorbs the queueing
+ * and jitter the model does not see. */
+#define BUDGET_SHARE 0.5
 #define FIT_DECAY 0.9      /* per call: the fit follows the last ~10 calls */
 #define MARGIN_SD 2.5      /* noise margin, in residual standard deviations */
 #define RATE_TAU_US 50000. /* the arrival rate's time constant */
