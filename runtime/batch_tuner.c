@@ -4,9 +4,9 @@
 
 #include <math.h>
 
-/* The share of the target planned with: the other half absorbs the queueing
+/* The share of the target planned with: the rest absorbs the queueing
  * and jitter the model does not see. */
-#define BUDGET_SHARE 0.5
+#define BUDGET_SHARE 0.4
 #define FIT_DECAY 0.9      /* per call: the fit follows the last ~10 calls */
 #define MARGIN_SD 2.5      /* noise margin, in residual standard deviations */
 #define RATE_TAU_US 50000. /* the arrival rate's time constant */

@@ -13,9 +13,9 @@
  *   margin of 2.5 times the residuals' decayed standard deviation;
  * - the arrival rate r (inputs per µs) is an exponentially weighted mean
  *   over windows of at least FNW_BATCH_TUNER_WINDOW_US;
- * - the budget is half the target (the other half absorbs the service's
- *   own queueing and the jitter the fit does not see: a p99 is about twice
- *   the median on a loaded machine). The size is the largest n whose time
+ * - the budget is 40% of the target (the rest absorbs the service's own
+ *   queueing and the jitter the fit does not see: on a loaded two-core
+ *   machine a p99 is 2-3 times the median). The size is the largest n whose time
  *   to fill plus its latency fits it: n/r + lat(n) + margin <= budget; the
  *   delay is what the budget leaves after the latency of that size (capped
  *   by batch_timeout_ms when the spec sets it). At low load batches go

@@ -63,7 +63,7 @@ def test_batch_size_follows_the_load(env, ran_in_fnworker):
     trickle_mean, burst_mean = trickle_rows / trickle_reqs, burst_rows / burst_reqs
     print("rows per request: trickle %.1f (%d requests), burst %.1f (%d requests)"
           % (trickle_mean, trickle_reqs, burst_mean, burst_reqs))
-    # 100 ms target, planned with half: (50 - 5) ms / (2 ms to arrive + 0.5 ms
+    # 100 ms target, planned with 40%: (40 - 5) ms / (2 ms to arrive + 0.5 ms
     # to serve) ~ 18 rows a batch at most while trickling
     assert trickle_mean <= MAX / 2, (trickle_mean, burst_mean)
     assert burst_mean >= 2 * trickle_mean, (trickle_mean, burst_mean)
