@@ -92,6 +92,7 @@ void fnw_call_pool_init(fnw_call_pool *p, const fnw_call_setup *s, size_t cap)
     p->setup = s;
     p->cap = cap;
     p->active = p->free = NULL;
+    p->n_active = 0;
 }
 
 void fnw_call_pool_free(fnw_call_pool *p)
@@ -121,6 +122,7 @@ fnw_call *fnw_call_pool_get(fnw_call_pool *p)
     if (p->active)
         p->active->prev = c;
     p->active = c;
+    p->n_active++;
     c->n = 0;
     c->op_data = NULL;
     c->emitted = 0;
@@ -147,6 +149,7 @@ static void call_release(fnw_call *c)
         p->active = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    p->n_active--;
     c->prev = NULL;
     c->next = p->free;
     p->free = c;

@@ -88,6 +88,7 @@ typedef struct fnw_call_pool {
     const fnw_call_setup *setup;
     size_t cap; /* inputs per call */
     fnw_call *active, *free;
+    size_t n_active; /* calls on the active list */
 } fnw_call_pool;
 
 void fnw_call_pool_init(fnw_call_pool *p, const fnw_call_setup *s, size_t cap);
@@ -121,6 +122,11 @@ void fnw_call_describe_inputs(const fnw_call *c, char *buf, size_t n);
  * that timed out is no longer one); *oldest_started gets the earliest
  * start (loop time) when there is one. */
 size_t fnw_call_pool_count(const fnw_call_pool *p, double *oldest_started);
+/* How many calls are out (on the active list), without walking it. */
+static inline size_t fnw_call_pool_active(const fnw_call_pool *p)
+{
+    return p->n_active;
+}
 /* Walks the active calls, newest first; NULL at the end. */
 const fnw_call *fnw_call_pool_first(const fnw_call_pool *p);
 const fnw_call *fnw_call_pool_next(const fnw_call *c);

@@ -68,6 +68,8 @@ struct fnw_engine {
     int cleanup_pending, free_pending, fail_pending;
     int blocked; /* has_space was false at the last unwind */
     fnw_error fail_msg;
+
+    int timing_out; /* a call's timeout action runs: its done() is not a success */
 };
 
 static void engine_free(fnw_engine *e);
@@ -208,8 +210,7 @@ static double now_us(const fnw_engine *e)
 
 static size_t calls_out(const fnw_engine *e)
 {
-    double oldest = 0;
-    return fnw_call_pool_count(&e->calls, &oldest);
+    return fnw_call_pool_active(&e->calls);
 }
 
 /* The batcher's gate: with a latency target, a due batch waits for a free
@@ -243,6 +244,7 @@ static void start_call(fnw_engine *e, fnw_entry *const *ens, size_t n)
     if (e->spec.batched)
         e->m.batches++;
     dist_add(&e->m.batch_size, (int64_t)n);
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls);
     fnw_call_start(c, ens, n);
 }
 
@@ -287,7 +289,9 @@ static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t ela
     }
     dist_add(&e->m.call_duration_ms, (elapsed_us + 500) / 1000);
     fnw_hist_add(&e->m.call_latency_us, elapsed_us);
-    e->m.successes++;
+    e->m.call_latency_sum_us += elapsed_us > 0 ? elapsed_us : 0;
+    if (!e->timing_out)
+        e->m.successes++; /* a timed-out call settled by its timeout action is a timeout */
     for (size_t i = 0; i < n; i++) {
         if (in[i]->nspans == 0)
             e->m.empty_results++;
@@ -297,7 +301,10 @@ static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t ela
 
 static void on_call_drain(void *user)
 {
-    drain(user);
+    fnw_engine *e = user;
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls); /* a call was released */
+    e->timing_out = 0;
+    drain(e);
 }
 
 /* Direct mode: the output goes to the sink at once. */
@@ -327,11 +334,12 @@ static void on_call_failed(void *user, const fnw_call *c, const char *what, cons
 static void on_call_count(void *user, fnw_call_count what)
 {
     fnw_engine *e = user;
-    if (what == FNW_CALL_RETRIED)
+    if (what == FNW_CALL_RETRIED) {
         e->m.retries++;
-    else if (what == FNW_CALL_TIMED_OUT)
+    } else if (what == FNW_CALL_TIMED_OUT) {
         e->m.timeouts++;
-    else
+        e->timing_out = 1; /* the timeout action follows, then drain (call.c: time_out) */
+    } else
         e->m.failures++;
 }
 
@@ -684,7 +692,7 @@ static void metrics_gauges_init(fnw_engine *e)
     e->m.concurrency_limit = -1;
     e->m.breaker_state = -1;
     e->m.batch_target = e->has_tuner ? (int64_t)fnw_batch_tuner_size(&e->tuner) : -1;
-    e->m.inflight_calls = 0;
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls); /* timed out, still held */
     e->m.ncounters = e->counters.n;
     e->m.counters = e->counters.items;
 }

@@ -106,6 +106,11 @@ typedef struct fnw_engine_metrics {
      * valid while the engine lives. */
     size_t ncounters;
     const fnw_counter *counters;
+
+    /* For the exporters (docs/metrics.md; they count requests, the attempts
+     * handed to the operation, as calls + retries). A call settled by its
+     * timeout action is a timeout, not one of the successes above. */
+    int64_t call_latency_sum_us; /* the sum of what call_latency_us holds (for means) */
 } fnw_engine_metrics;
 
 /* Validates the spec against the operation, opens an operation instance. */
