@@ -268,11 +268,17 @@ def test_metrics_through_rest_api(flink):
     # histogram is within 12.5%): the retrying calls take 10 + 20 + 10 ms,
     # the timed-out ones 100 ms
     for b, floor in (("retry", 35000), ("timeout", 87500)):
-        q = {s: [int(v) for k, v in metrics.items() if k.endswith("fnw-%s.fnworker.echo_0.callLatency%s" % (b, s))]
-             for s in ("P50Us", "P95Us", "P99Us")}
-        assert q["P50Us"] and len(q["P50Us"]) == len(q["P99Us"]) == len(q["P95Us"]), q
-        for p50, p95, p99 in zip(q["P50Us"], q["P95Us"], q["P99Us"]):
-            assert floor <= p50 <= p95 <= p99 < 1000000, (b, q)
+        # grouped by subtask (the key's prefix): the REST answer lists each
+        # metric's subtasks in an order of its own
+        q = {}
+        for s in ("P50Us", "P95Us", "P99Us"):
+            suffix = "fnw-%s.fnworker.echo_0.callLatency%s" % (b, s)
+            for k, v in metrics.items():
+                if k.endswith(suffix):
+                    q.setdefault(k[:-len(suffix)], {})[s] = int(v)
+        assert q and all(len(v) == 3 for v in q.values()), q
+        for v in q.values():
+            assert floor <= v["P50Us"] <= v["P95Us"] <= v["P99Us"] < 1000000, (b, q)
     # no call is out once a bundle has ended
     inflight = [int(v) for k, v in metrics.items() if k.endswith(".fnworker.echo_0.inflightCalls")]
     assert inflight and set(inflight) == {0}, inflight
