@@ -130,6 +130,8 @@ void suite_w18(bench_suite *s);   /* suite_throughput.c: chains */
 void suite_w12(bench_suite *s);   /* suite_redis.c */
 void suite_w13(bench_suite *s);   /* suite_http.c */
 void suite_w14(bench_suite *s);   /* suite_kserve.c */
+void suite_w21(bench_suite *s);   /* suite_resilience.c */
+void suite_w22(bench_suite *s);   /* suite_resilience.c */
 void suite_instructions(bench_suite *s);
 
 #endif

@@ -31,6 +31,10 @@
 #include "runtime/limiter.h"
 #include "runtime/queue.h"
 
+#include "codecs/arena.h"
+#include "codecs/ser.h"
+#include "codecs/type.h"
+
 enum bundle_state { B_IDLE, B_ACTIVE, B_FINISHING, B_FAILED, B_ABORTED };
 
 struct fnw_engine {
@@ -69,6 +73,12 @@ struct fnw_engine {
     int has_breaker;
     fnw_buf fallback; /* on_failure DEFAULT: the output's bytes */
     int fallback_null;
+    /* A ROW fallback's null fields that the input ROW has (same name and
+     * type) take the input's value: carry[i] = the input field, or -1. */
+    int32_t *carry;
+    fnw_value fallback_value; /* decoded, in fb_arena */
+    fnw_arena fb_arena, carry_arena;
+    fnw_buf carry_buf;
 
     int depth;
     int draining, drain_again;
@@ -291,6 +301,33 @@ static int on_call_emit(void *user, const fnw_record *out)
     return 0;
 }
 
+/* The fallback row with the input's values in the fields carry[] names;
+ * NULL (use the plain fallback) when the input does not decode. Only on
+ * the failure path; the arena is reused, nothing is allocated per input
+ * after the first. */
+static const uint8_t *fallback_with_input(fnw_engine *e, const fnw_record *rec, size_t *len)
+{
+    fnw_arena_reset(&e->carry_arena);
+    fnw_value in, row = e->fallback_value;
+    fnw_error err;
+    size_t used = 0;
+    if (!rec->data ||
+        fnw_ser_decode(e->env.input_type, rec->data, rec->len, &e->carry_arena, &in, &used, &err) != 0 ||
+        in.is_null)
+        return NULL;
+    fnw_value *items = fnw_arena_alloc(&e->carry_arena, sizeof *items * row.count);
+    if (!items)
+        return NULL;
+    for (uint32_t i = 0; i < row.count; i++)
+        items[i] = e->carry[i] >= 0 ? in.u.items[e->carry[i]] : row.u.items[i];
+    row.u.items = items;
+    fnw_buf_clear(&e->carry_buf);
+    if (fnw_ser_encode(e->env.output_type, &row, &e->carry_buf, &err) != 0)
+        return NULL;
+    *len = e->carry_buf.len;
+    return e->carry_buf.p;
+}
+
 /* on_failure DEFAULT or EMPTY: the call's inputs end with the fallback
  * value or nothing, instead of failing the bundle. */
 static void take_fallback(fnw_engine *e, const fnw_call *c)
@@ -311,7 +348,14 @@ static void take_fallback(fnw_engine *e, const fnw_call *c)
     fnw_entry *const *in = fnw_call_entries(c, &n);
     for (size_t i = 0; i < n; i++) {
         fnw_entry_clear_outputs(in[i]);
-        if (with_value && fnw_entry_add_output(in[i], data, e->fallback.len) != 0) {
+        if (with_value && e->carry) {
+            size_t len;
+            const uint8_t *own = fallback_with_input(e, &in[i]->rec, &len);
+            if (fnw_entry_add_output(in[i], own ? own : data, own ? len : e->fallback.len) != 0) {
+                fail_bundle(e, "out of memory storing the fallback value in transform '%s'", e->transform_id);
+                return;
+            }
+        } else if (with_value && fnw_entry_add_output(in[i], data, e->fallback.len) != 0) {
             fail_bundle(e, "out of memory storing the fallback value in transform '%s'", e->transform_id);
             return;
         }
@@ -454,9 +498,13 @@ static fnw_call_gate on_call_gate(void *user, const fnw_call *c, char *why, size
 static void on_overloaded(fnw_engine *e, double started, double now, int64_t retry_after_ms)
 {
     e->m.overloaded++;
-    fnw_limiter_on_overload(&e->limiter, started, now);
-    if (retry_after_ms <= 0)
+    if (retry_after_ms <= 0) {
+        fnw_limiter_on_overload(&e->limiter, started, now);
         return;
+    }
+    /* A rate limit: the pause is the back-off; the limit goes no lower
+     * than what the service accepted since the last cut (limiter.h). */
+    fnw_limiter_on_paused_overload(&e->limiter, started, now);
     int was_paused = fnw_limiter_pause_left(&e->limiter, now) > 0;
     fnw_limiter_pause(&e->limiter, (double)retry_after_ms / 1000., now);
     ev_timer_stop(e->loop, &e->pause_w);
@@ -533,6 +581,39 @@ static void call_setup_init(fnw_engine *e)
     cs->requeue_overloaded = e->limiter.on;
 }
 
+/* Which null fields of a ROW fallback take the input's field of the same
+ * name and type (docs/resilience.md); none: e->carry stays NULL. */
+static int carry_init(fnw_engine *e, fnw_error *err)
+{
+    const fnw_type *out = e->env.output_type, *in = e->env.input_type;
+    if (e->fallback_null || !out || !in || out->kind != FNW_ROW || in->kind != FNW_ROW)
+        return 0;
+    size_t used = 0;
+    if (fnw_ser_decode(out, e->fallback.p, e->fallback.len, &e->fb_arena, &e->fallback_value, &used, err) != 0)
+        return fnw_error_prefix(err, "fallback_json of operation '%s'", e->op->name);
+    int32_t *carry = calloc(out->nchildren ? out->nchildren : 1, sizeof *carry);
+    if (!carry)
+        return fnw_error_set(err, "out of memory reading the fallback value of operation '%s'", e->op->name);
+    int any = 0;
+    for (uint32_t i = 0; i < out->nchildren; i++) {
+        carry[i] = -1;
+        if (!e->fallback_value.u.items[i].is_null)
+            continue;
+        for (uint32_t j = 0; j < in->nchildren; j++)
+            if (strcmp(out->names[i], in->names[j]) == 0 && fnw_type_equal(out->children[i], in->children[j])) {
+                carry[i] = (int32_t)j;
+                any = 1;
+                break;
+            }
+    }
+    if (!any) {
+        free(carry);
+        return 0;
+    }
+    e->carry = carry;
+    return 0;
+}
+
 /* The limiter, the breaker and the fallback value, from the spec. */
 static int resilience_init(fnw_engine *e, fnw_error *err)
 {
@@ -553,7 +634,7 @@ static int resilience_init(fnw_engine *e, fnw_error *err)
     const char *json = s->fallback_json && *s->fallback_json ? s->fallback_json : "null";
     if (s->fallback_encode(e->env.output_type, json, &e->fallback, &e->fallback_null, err) != 0)
         return fnw_error_prefix(err, "fallback_json of operation '%s' (on_failure DEFAULT)", e->op->name);
-    return 0;
+    return carry_init(e, err);
 }
 
 /* ---- admission, emission --------------------------------------------------------- */
@@ -700,6 +781,9 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
     fnw_buf_init(&e->scratch, 0);
     e->spec.fallback_json = NULL; /* the caller's; read once, below */
     fnw_buf_init(&e->fallback, 0);
+    fnw_buf_init(&e->carry_buf, 0);
+    fnw_arena_init(&e->fb_arena, 1024, 0);
+    fnw_arena_init(&e->carry_arena, 4096, 0);
     e->bstate = B_IDLE;
     int ok = e->transform_id != NULL;
     if (ok && s.batched) {
@@ -755,6 +839,10 @@ static void engine_free(fnw_engine *e)
     fnw_queue_free(&e->queue);
     fnw_buf_free(&e->scratch);
     fnw_buf_free(&e->fallback);
+    fnw_buf_free(&e->carry_buf);
+    fnw_arena_free(&e->fb_arena);
+    fnw_arena_free(&e->carry_arena);
+    free(e->carry);
     ev_timer_stop(e->loop, &e->pause_w);
     if (e->has_breaker)
         fnw_breaker_free(&e->breaker);

@@ -17,6 +17,7 @@ void fnw_limiter_init(fnw_limiter *l, int on, int32_t min, int32_t max)
     l->last_decrease = -1e300;
     l->paused_until = 0;
     l->decreases = 0;
+    l->ok_since = 0;
 }
 
 int32_t fnw_limiter_limit(const fnw_limiter *l)
@@ -39,6 +40,7 @@ int fnw_limiter_allows(const fnw_limiter *l, int64_t running, double now)
 
 void fnw_limiter_on_success(fnw_limiter *l)
 {
+    l->ok_since++;
     if (!l->on || l->limit >= l->max)
         return;
     l->limit += 1.0 / l->limit;
@@ -46,12 +48,10 @@ void fnw_limiter_on_success(fnw_limiter *l)
         l->limit = l->max;
 }
 
-int fnw_limiter_on_overload(fnw_limiter *l, double started, double now)
+static int decrease_to(fnw_limiter *l, double next, double now)
 {
-    if (!l->on || started <= l->last_decrease)
-        return 0;
     l->last_decrease = now;
-    double next = l->limit / 2;
+    l->ok_since = 0;
     if (next < l->min)
         next = l->min;
     if (next >= l->limit)
@@ -59,6 +59,23 @@ int fnw_limiter_on_overload(fnw_limiter *l, double started, double now)
     l->limit = next;
     l->decreases++;
     return 1;
+}
+
+int fnw_limiter_on_overload(fnw_limiter *l, double started, double now)
+{
+    if (!l->on || started <= l->last_decrease)
+        return 0;
+    return decrease_to(l, l->limit / 2, now);
+}
+
+int fnw_limiter_on_paused_overload(fnw_limiter *l, double started, double now)
+{
+    if (!l->on || started <= l->last_decrease)
+        return 0;
+    double next = l->limit / 2;
+    if ((double)l->ok_since > next)
+        next = (double)l->ok_since;
+    return decrease_to(l, next, now);
 }
 
 void fnw_limiter_pause(fnw_limiter *l, double pause_s, double now)

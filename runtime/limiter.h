@@ -23,6 +23,7 @@ typedef struct fnw_limiter {
     double last_decrease;  /* loop time of the last decrease */
     double paused_until;   /* no attempt starts before this loop time */
     int64_t decreases;     /* times the limit went down (for tests and logs) */
+    int64_t ok_since;      /* successes since the last decrease */
 } fnw_limiter;
 
 void fnw_limiter_init(fnw_limiter *l, int on, int32_t min, int32_t max);
@@ -38,6 +39,13 @@ void fnw_limiter_on_success(fnw_limiter *l);
  * halve the limit unless it started before the last decrease. Returns 1
  * when the limit went down. */
 int fnw_limiter_on_overload(fnw_limiter *l, double started, double now);
+/* An overload that came with a Retry-After (a rate limit: the pause is
+ * the back-off): the limit goes to max(limit / 2, the successes since the
+ * last decrease), once per burst like fnw_limiter_on_overload, so the next
+ * burst after the pause can still use what the service accepted last time
+ * at once instead of stretching over its window. Returns 1 when it went
+ * down. */
+int fnw_limiter_on_paused_overload(fnw_limiter *l, double started, double now);
 /* Retry-After: no attempt starts for pause_s seconds from now (a later end
  * than the current one wins; at most FNW_LIMITER_MAX_PAUSE_S). */
 void fnw_limiter_pause(fnw_limiter *l, double pause_s, double now);

@@ -118,7 +118,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/stats":
             with LOCK:
                 st = STATE["svc"].get(q.get("key", ""), {})
-                return self.reply(200, {k: st.get(k, 0) for k in ("calls", "ok", "refused", "down")})
+                out = {k: st.get(k, 0) for k in ("calls", "ok", "refused", "down")}
+                out["served_per_s"] = [n for _, n in sorted(st.get("served_per_s", {}).items())]
+                return self.reply(200, out)
         if path == "/count":
             with LOCK:
                 return self.reply(200, {"requests": STATE["requests"],
@@ -237,6 +239,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 st["in_window"] += 1
                 over = st["in_window"] > int(q.get("rps", "100"))
                 st["refused" if over else "ok"] += 1
+                if not over:
+                    served = st.setdefault("served_per_s", {})
+                    served[window] = served.get(window, 0) + 1
                 if over:
                     code = 429
                 else:

@@ -8,6 +8,7 @@
  * are checked, times only from below. */
 #include "tests/unit/test_engine_harness.h"
 
+#include "codecs/ser.h"
 #include "runtime/breaker.h"
 #include "tests/unit/check_run.h"
 
@@ -356,6 +357,92 @@ START_TEST(fail_stays_the_default)
 }
 END_TEST
 
+/* ROW<id INT, label STRING> in and out: a fallback {"label": "?"} keeps
+ * each input's id (a null field of the fallback that the input has). */
+static fnw_type *id_label_row(void)
+{
+    fnw_type *t = fnw_type_new(FNW_ROW);
+    fnw_error err;
+    ck_assert_int_eq(fnw_type_add_child(t, fnw_type_new(FNW_INT), "id", &err), 0);
+    ck_assert_int_eq(fnw_type_add_child(t, fnw_type_new(FNW_STRING), "label", &err), 0);
+    return t;
+}
+
+static struct {
+    int n;
+    int32_t ids[8];
+    char labels[8][8];
+} ROWS;
+
+static void row_emit(void *user, const fnw_record *out)
+{
+    const fnw_type *t = user;
+    fnw_arena a;
+    fnw_value v;
+    fnw_error err;
+    size_t used;
+    fnw_arena_init(&a, 256, 0);
+    ck_assert_int_eq(fnw_ser_decode(t, out->data, out->len, &a, &v, &used, &err), 0);
+    ROWS.ids[ROWS.n] = v.u.items[0].is_null ? -99 : (int32_t)v.u.items[0].u.i;
+    snprintf(ROWS.labels[ROWS.n], sizeof ROWS.labels[0], "%.*s", (int)v.u.items[1].count, v.u.items[1].u.bytes);
+    ROWS.n++;
+    fnw_arena_free(&a);
+}
+
+static void row_finished(void *user)
+{
+    ev_break(EV_DEFAULT, EVBREAK_ALL);
+}
+
+static void row_failed(void *user, const char *m)
+{
+    ck_abort_msg("failed: %s", m);
+}
+
+START_TEST(a_row_fallback_keeps_the_input_fields_it_leaves_null)
+{
+    memset(&S, 0, sizeof S);
+    memset(&ROWS, 0, sizeof ROWS);
+    S.down = 1;
+    struct ev_loop *loop = EV_DEFAULT;
+    fnw_registry reg;
+    fnw_registry_init(&reg);
+    fnw_builtins_register(&reg);
+    fnw_type *t = id_label_row();
+    fnw_spec s = h_spec();
+    s.on_failure = FNW_FAILURE_DEFAULT;
+    s.fallback_json = "{\"label\": \"?\"}";
+    s.fallback_encode = reg.json_encode;
+    fnw_options opts = { 0, NULL };
+    fnw_op_env env = { loop, &opts, t, t, "t1", 0, 0, 0, NULL };
+    fnw_engine *e;
+    fnw_error err;
+    ck_assert_msg(fnw_engine_new(loop, &svc_op, &s, &env, &e, &err) == 0, "%s", err.msg);
+    fnw_engine_sink sink = { t, row_emit, NULL, row_failed, row_finished, NULL, NULL, NULL, NULL };
+    fnw_engine_start(e, &sink, "b1");
+    fnw_buf b;
+    fnw_buf_init(&b, 0);
+    for (int i = 0; i < 3; i++) {
+        fnw_value items[2] = { fnw_value_int(FNW_INT, 7 + i), fnw_value_bytes(FNW_STRING, "in", 2) };
+        fnw_value row = { .kind = FNW_ROW, .count = 2, .u.items = items };
+        fnw_buf_clear(&b);
+        ck_assert_int_eq(fnw_ser_encode(t, &row, &b, &err), 0);
+        fnw_record r = { 1000 + i, INT64_MIN, b.p, (uint32_t)b.len };
+        fnw_engine_push(e, &r);
+    }
+    fnw_engine_finish(e);
+    ev_run(loop, 0);
+    ck_assert_int_eq(ROWS.n, 3);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(ROWS.ids[i], 7 + i);
+        ck_assert_str_eq(ROWS.labels[i], "?");
+    }
+    fnw_buf_free(&b);
+    fnw_engine_free(e);
+    fnw_type_free(t);
+}
+END_TEST
+
 START_TEST(a_fallback_of_the_wrong_type_is_refused_at_open)
 {
     harness h;
@@ -391,6 +478,7 @@ static Suite *suite(void)
     tcase_add_test(tc, empty_in_batch_mode_after_retries);
     tcase_add_test(tc, fail_stays_the_default);
     tcase_add_test(tc, a_fallback_of_the_wrong_type_is_refused_at_open);
+    tcase_add_test(tc, a_row_fallback_keeps_the_input_fields_it_leaves_null);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -85,6 +85,29 @@ START_TEST(pause_holds_every_start_until_it_ends)
 }
 END_TEST
 
+START_TEST(a_rate_limit_keeps_what_the_service_accepted)
+{
+    fnw_limiter l;
+    fnw_limiter_init(&l, 1, 1, 1000);
+    for (int i = 0; i < 100; i++)
+        fnw_limiter_on_success(&l);
+    /* a burst refused with Retry-After: halve, but not below the 100 accepted */
+    ck_assert_int_eq(fnw_limiter_on_paused_overload(&l, 1, 2), 1);
+    ck_assert_int_eq(fnw_limiter_limit(&l), 500);
+    ck_assert_int_eq(fnw_limiter_on_paused_overload(&l, 1.5, 2.1), 0); /* same burst */
+    for (int cycle = 0; cycle < 10; cycle++) {
+        for (int i = 0; i < 100; i++)
+            fnw_limiter_on_success(&l);
+        fnw_limiter_on_paused_overload(&l, 3.0 + cycle, 3.5 + cycle);
+    }
+    ck_assert_int_ge(fnw_limiter_limit(&l), 100);
+    ck_assert_int_le(fnw_limiter_limit(&l), 110);
+    /* nothing accepted since the last cut: plain halving, never below min */
+    ck_assert_int_eq(fnw_limiter_on_paused_overload(&l, 20, 21), 1);
+    ck_assert_int_le(fnw_limiter_limit(&l), 55);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("limiter");
@@ -95,6 +118,7 @@ static Suite *suite(void)
     tcase_add_test(tc, successes_add_one_per_limit);
     tcase_add_test(tc, off_keeps_the_limit);
     tcase_add_test(tc, pause_holds_every_start_until_it_ends);
+    tcase_add_test(tc, a_rate_limit_keeps_what_the_service_accepted);
     suite_add_tcase(s, tc);
     return s;
 }
