@@ -116,8 +116,8 @@ int fnw_breaker_record(fnw_breaker *b, int ok, int probe, double now)
     }
     if (b->ring && b->ring_n == b->spec.window &&
         (double)b->ring_failed >= b->spec.failure_rate * (double)b->spec.window) {
-        snprintf(b->why, sizeof b->why, "%d of the last %d calls failed (failure_rate %g)", (int)b->ring_failed,
-                 (int)b->spec.window, b->spec.failure_rate);
+        snprintf(b->why, sizeof b->why, "%d of the last %d calls failed (failure_rate %g)",
+                 (int)b->ring_failed, (int)b->spec.window, b->spec.failure_rate);
         open_now(b, now);
         window_clear(b);
         return 1;

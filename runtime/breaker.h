@@ -35,7 +35,7 @@ typedef struct fnw_breaker {
     double open_until;   /* loop time the cool-down ends */
     uint8_t *ring;       /* the last window outcomes, 1 = failed */
     int32_t ring_n, ring_pos, ring_failed;
-    char why[160];       /* what opened it, for messages */
+    char why[160]; /* what opened it, for messages */
 } fnw_breaker;
 
 /* spec must have passed fnw_spec_validate. */

@@ -64,7 +64,7 @@ struct fnw_call {
     ev_timer retry_w;
     void *op_data;
     fnw_arena arena;
-    struct fnw_call *prev, *next; /* the pool's active list, or its free list (next) */
+    struct fnw_call *prev, *next;   /* the pool's active list, or its free list (next) */
     struct fnw_call *wprev, *wnext; /* the pool's wait queue */
     size_t n, cap;
     fnw_entry *in[]; /* cap slots */

@@ -429,10 +429,12 @@ static void breaker_changed(fnw_engine *e)
         engine_log(e,
                    "circuit breaker of operation '%s' in transform '%s' opened: %s; for %" PRId64
                    " ms no call goes to the service and inputs take on_failure %s, then one probe call",
-                   e->op->name, e->transform_id, b->why, b->spec.cooldown_ms, failure_action_name(e->spec.on_failure));
+                   e->op->name, e->transform_id, b->why, b->spec.cooldown_ms,
+                   failure_action_name(e->spec.on_failure));
         break;
     case FNW_BREAKER_HALF_OPEN:
-        engine_log(e, "circuit breaker of operation '%s' in transform '%s' is half-open: one probe call goes to the service",
+        engine_log(e,
+                   "circuit breaker of operation '%s' in transform '%s' is half-open: one probe call goes to the service",
                    e->op->name, e->transform_id);
         break;
     case FNW_BREAKER_CLOSED:
@@ -513,7 +515,8 @@ static void on_overloaded(fnw_engine *e, double started, double now, int64_t ret
     if (!was_paused)
         engine_log(e,
                    "operation '%s' in transform '%s': the service refused a call for load and asked for a "
-                   "pause of %" PRId64 " ms (Retry-After); no call starts until it ends; concurrency limit now %d",
+                   "pause of %" PRId64
+                   " ms (Retry-After); no call starts until it ends; concurrency limit now %d",
                    e->op->name, e->transform_id, retry_after_ms, (int)fnw_limiter_limit(&e->limiter));
 }
 
@@ -618,7 +621,8 @@ static int carry_init(fnw_engine *e, fnw_error *err)
 static int resilience_init(fnw_engine *e, fnw_error *err)
 {
     const fnw_spec *s = &e->spec;
-    fnw_limiter_init(&e->limiter, !s->concurrency.adaptive_off && !e->direct_mode, s->concurrency.min, s->capacity);
+    fnw_limiter_init(&e->limiter, !s->concurrency.adaptive_off && !e->direct_mode, s->concurrency.min,
+                     s->capacity);
     ev_timer_init(&e->pause_w, pause_cb, 0., 0.);
     e->pause_w.data = e;
     if (fnw_spec_breaker_on(&s->breaker)) {
@@ -629,8 +633,9 @@ static int resilience_init(fnw_engine *e, fnw_error *err)
     if (s->on_failure != FNW_FAILURE_DEFAULT)
         return 0;
     if (!s->fallback_encode)
-        return fnw_error_set(err, "on_failure DEFAULT needs a JSON reader for fallback_json, and none was given "
-                                  "to the engine");
+        return fnw_error_set(err,
+                             "on_failure DEFAULT needs a JSON reader for fallback_json, and none was given "
+                             "to the engine");
     const char *json = s->fallback_json && *s->fallback_json ? s->fallback_json : "null";
     if (s->fallback_encode(e->env.output_type, json, &e->fallback, &e->fallback_null, err) != 0)
         return fnw_error_prefix(err, "fallback_json of operation '%s' (on_failure DEFAULT)", e->op->name);

@@ -17,13 +17,13 @@
 #include <stdint.h>
 
 typedef struct fnw_limiter {
-    int on;                /* adaptive; off: the limit stays at max */
-    double limit;          /* current limit, min..max */
-    int32_t min, max;      /* bounds */
-    double last_decrease;  /* loop time of the last decrease */
-    double paused_until;   /* no attempt starts before this loop time */
-    int64_t decreases;     /* times the limit went down (for tests and logs) */
-    int64_t ok_since;      /* successes since the last decrease */
+    int on;               /* adaptive; off: the limit stays at max */
+    double limit;         /* current limit, min..max */
+    int32_t min, max;     /* bounds */
+    double last_decrease; /* loop time of the last decrease */
+    double paused_until;  /* no attempt starts before this loop time */
+    int64_t decreases;    /* times the limit went down (for tests and logs) */
+    int64_t ok_since;     /* successes since the last decrease */
 } fnw_limiter;
 
 void fnw_limiter_init(fnw_limiter *l, int on, int32_t min, int32_t max);

@@ -129,10 +129,12 @@ static int validate_resilience(fnw_spec *s, fnw_error *err)
     while (s->fallback_json && s->fallback_json[fl] && fl <= FNW_SPEC_MAX_FALLBACK_JSON)
         fl++;
     if (fl > FNW_SPEC_MAX_FALLBACK_JSON)
-        return fnw_error_set(err, "fallback_json is over fnworker's limit of %d bytes", FNW_SPEC_MAX_FALLBACK_JSON);
+        return fnw_error_set(err, "fallback_json is over fnworker's limit of %d bytes",
+                             FNW_SPEC_MAX_FALLBACK_JSON);
     if (fl && s->on_failure != FNW_FAILURE_DEFAULT)
-        return fnw_error_set(err, "fallback_json is given but on_failure is not DEFAULT: set on_failure DEFAULT "
-                                  "to emit it, or remove fallback_json");
+        return fnw_error_set(err,
+                             "fallback_json is given but on_failure is not DEFAULT: set on_failure DEFAULT "
+                             "to emit it, or remove fallback_json");
     return 0;
 }
 

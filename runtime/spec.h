@@ -60,10 +60,10 @@ typedef struct fnw_concurrency {
 /* The circuit breaker (OperationSpec circuit_breaker); off when both
  * failures and failure_rate are 0. */
 typedef struct fnw_breaker_spec {
-    int32_t failures;     /* open after this many consecutive failed attempts; 0 = off */
-    double failure_rate;  /* open when this share of the last window attempts failed; 0 = off */
-    int32_t window;       /* attempts the rate looks at; 0 means 100 */
-    int64_t cooldown_ms;  /* open this long before a probe; 0 means 5000 */
+    int32_t failures;    /* open after this many consecutive failed attempts; 0 = off */
+    double failure_rate; /* open when this share of the last window attempts failed; 0 = off */
+    int32_t window;      /* attempts the rate looks at; 0 means 100 */
+    int64_t cooldown_ms; /* open this long before a probe; 0 means 5000 */
 } fnw_breaker_spec;
 
 /* Converts a JSON text to the bytes of a value of type t (Flink's
@@ -72,8 +72,8 @@ typedef struct fnw_breaker_spec {
  * so the runtime needs no JSON reader of its own. */
 struct fnw_type;
 struct fnw_buf;
-typedef int (*fnw_json_encode_fn)(const struct fnw_type *t, const char *json, struct fnw_buf *out, int *is_null,
-                                  fnw_error *err);
+typedef int (*fnw_json_encode_fn)(const struct fnw_type *t, const char *json, struct fnw_buf *out,
+                                  int *is_null, fnw_error *err);
 
 #define FNW_SPEC_MAX_BREAKER_WINDOW 100000
 #define FNW_SPEC_MAX_FALLBACK_JSON 65536
@@ -90,7 +90,7 @@ typedef struct fnw_spec {
     fnw_concurrency concurrency;
     fnw_breaker_spec breaker;
     fnw_failure_action on_failure;
-    const char *fallback_json;        /* on_failure DEFAULT; NULL/"" = null; owned by the spec's holder */
+    const char *fallback_json;          /* on_failure DEFAULT; NULL/"" = null; owned by the spec's holder */
     fnw_json_encode_fn fallback_encode; /* how fallback_json becomes bytes */
 } fnw_spec;
 

@@ -253,7 +253,8 @@ static int check_members(const fnw_type *t, const json_t *j, fnw_error *err)
         return 0;
     const char *key;
     json_t *v;
-    json_object_foreach ((json_t *)j, key, v) {
+    json_object_foreach((json_t *)j, key, v)
+    {
         (void)v;
         uint32_t i = 0;
         while (i < t->nchildren && strcmp(t->names[i], key) != 0)
@@ -276,7 +277,7 @@ int fnw_conv_json_encode(const fnw_type *t, const char *json, fnw_buf *out, int 
         rc = check_members(t, j, err);
     fnw_arena a;
     fnw_arena_init(&a, 4096, 1u << 20);
-    fnw_value v;
+    fnw_value v = fnw_value_null(t->kind);
     if (rc == 0)
         rc = fnw_conv_json(t, j, "fallback", &a, &v, err);
     *is_null = rc == 0 && v.is_null;
