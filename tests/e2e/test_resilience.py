@@ -2,9 +2,13 @@
 Flink: a job against a rate-limited HTTP service completes with every row
 and no failure (adaptive concurrency, Retry-After), and a job whose service
 goes down mid-job finishes with the fallback value on the rows of the
-outage while the circuit breaker keeps calls away from the service."""
+outage while the circuit breaker keeps calls away from the service; and
+the two jobs of docs/resilience.md run as written."""
 
 import json
+import os
+import re
+import tempfile
 import urllib.request
 import uuid
 
@@ -12,8 +16,8 @@ from pyflink.common import Time, Types
 
 import fnworker
 from fnworker import Operation
-from fnw_e2e import collect
-from services import http_server  # noqa: F401 (fixture)
+from fnw_e2e import ROOT, collect, run_job_script
+from services import http_server, kserve_server  # noqa: F401 (fixtures)
 
 SRC = Types.ROW_NAMED(["id"], [Types.LONG()])
 OUT = Types.ROW_NAMED(["id", "ok"], [Types.LONG(), Types.BOOLEAN()])
@@ -61,3 +65,42 @@ def test_outage_with_breaker_and_fallback(env, ran_in_fnworker, http_server):
     st = stats(http_server, key)
     assert st["ok"] == oks.count(True)
     assert st["down"] < 0.1 * fell_back, st     # the breaker kept calls away
+
+
+# ---- docs/resilience.md's examples, as written ---------------------------------------
+
+def doc_example(title):
+    """The python block after docs/resilience.md's heading `title`, as written."""
+    with open(os.path.join(ROOT, "docs", "resilience.md"), encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(re.escape("## " + title) + r"\n.*?```python\n(.*?)```", text, re.S)
+    assert m, "docs/resilience.md has no python block after %r" % title
+    return m.group(1)
+
+
+def run_doc_example(title, port, runner_dir):
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "example.py")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(doc_example(title))
+        p = run_job_script(script, runner_dir, args=[str(port)], timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:]
+    return re.findall(r"^(?:\d+> )?\+I\[(.*)\]$", p.stdout, re.M)
+
+
+def test_doc_rate_limited_example_as_written(runner_dir, http_server):
+    """docs/resilience.md's rate-limited embedding API job: every one of its
+    1000 rows answered by the service, which refused some (429)."""
+    rows = run_doc_example("Example: a rate-limited embedding API", http_server.port, runner_dir)
+    assert len(rows) == 1000
+    assert all(r.endswith(", true") for r in rows), rows[:3]
+    st = stats(http_server, "docs")
+    assert st["ok"] == 1000 and st["refused"] > 0, st
+
+
+def test_doc_flapping_model_example_as_written(runner_dir, kserve_server):
+    """docs/resilience.md's flapping model server job, the server up: every
+    row scored by the model (linear: [1, 2, 3, 4] -> [15.0, 3.0])."""
+    rows = run_doc_example("Example: a flapping model server", kserve_server.port, runner_dir)
+    assert len(rows) == 10000
+    assert all(r.endswith("[15.0, 3.0]") for r in rows), rows[:3]
