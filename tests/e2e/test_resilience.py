@@ -9,15 +9,17 @@ import json
 import os
 import re
 import tempfile
+import threading
+import time
 import urllib.request
 import uuid
 
 from pyflink.common import Time, Types
 
 import fnworker
-from fnworker import Operation
+from fnworker import Operation, RetryStrategy
 from fnw_e2e import ROOT, collect, run_job_script
-from services import http_server, kserve_server  # noqa: F401 (fixtures)
+from services import http_server, kserve_server, serve  # noqa: F401 (fixtures)
 
 SRC = Types.ROW_NAMED(["id"], [Types.LONG()])
 OUT = Types.ROW_NAMED(["id", "ok"], [Types.LONG(), Types.BOOLEAN()])
@@ -104,3 +106,56 @@ def test_doc_flapping_model_example_as_written(runner_dir, kserve_server):
     rows = run_doc_example("Example: a flapping model server", kserve_server.port, runner_dir)
     assert len(rows) == 10000
     assert all(r.endswith("[15.0, 3.0]") for r in rows), rows[:3]
+
+
+# ---- a flapping model server ---------------------------------------------------------
+
+def kserve_requests(server, model):
+    try:
+        with open(os.path.join(server.dir, "stats.json")) as f:
+            return json.load(f).get(model, {}).get("requests", 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def kserve_inject(server, control):
+    tmp = os.path.join(server.dir, "control.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(control, f)
+    os.rename(tmp, os.path.join(server.dir, "control.json"))
+
+
+def test_flapping_model_server_with_breaker_and_fallback(env, ran_in_fnworker):
+    """kserve, batches of 8, rows paced by an echo step: once the job is
+    scoring, the model server answers UNAVAILABLE for 2 s, then recovers.
+    With retries, a breaker (3 failed attempts, 500 ms cool-down) and a
+    fallback that gives only the scores, the job succeeds; rows scored while
+    the server was down carry [-1, -1] and keep their own id; rows before
+    and after are scored by the model."""
+    feats = Types.ROW_NAMED(["id", "features"], [Types.LONG(), Types.PRIMITIVE_ARRAY(Types.FLOAT())])
+    scores = Types.ROW_NAMED(["id", "scores"], [Types.LONG(), Types.PRIMITIVE_ARRAY(Types.FLOAT())])
+    with serve("kserve") as ks:
+        def flap():
+            deadline = time.time() + 240
+            while kserve_requests(ks, "linear") < 20 and time.time() < deadline:
+                time.sleep(0.05)
+            kserve_inject(ks, {"linear": {"unavailable": 1000000}})
+            time.sleep(2)
+            kserve_inject(ks, {})
+        t = threading.Thread(target=flap, daemon=True)
+        t.start()
+        ds = env.from_collection([(i, [1.0, 2.0, 3.0, 4.0]) for i in range(1200)], type_info=feats)
+        paced = fnworker.ordered_wait(ds, Operation("echo", delay_ms=5), Time.seconds(60), 1, output_type=feats)
+        model = Operation("kserve", target=ks.address, model_name="linear",
+                          inputs="x:FP32[4]=features", outputs="y:FP32[2]=scores").with_settings(
+            timeout_ms=5000, retry=RetryStrategy.fixed_delay(2, 100),
+            circuit_breaker={"failures": 3, "cooldown_ms": 500}, fallback={"scores": [-1.0, -1.0]})
+        got = [(i, list(s)) for i, s in collect(fnworker.ordered_wait_batch(
+            paced, model, Time.seconds(10), batch_size=8, batch_timeout=Time.milliseconds(20), capacity=64,
+            output_type=scores))]
+        t.join(5)
+    assert [i for i, _ in got] == list(range(1200))          # every row, its own id, in order
+    fell_back = [i for i, s in got if s == [-1.0, -1.0]]
+    assert len(fell_back) > 50, len(fell_back)              # about 2 s of rows at ~200/s
+    assert got[0][1] == [15.0, 3.0] and got[-1][1] == [15.0, 3.0]
+    assert all(s in ([15.0, 3.0], [-1.0, -1.0]) for _, s in got)
