@@ -2,8 +2,8 @@
  * production needs (docs/resilience.md), the `http` operation against the
  * Python test server (tests/servers/pyhttp.sh), whose /stats counts calls
  * server-side:
- *   W21   per element, capacity 1000, to /limited?rps=100 (100 answers a second, N = 100,
- *         then 429 + Retry-After: 1), 3000 records: adaptive concurrency
+ *   W21   per element, capacity 1000, to /limited?rps=100 (100 answers a
+ *         second, then 429 + Retry-After: 1), 3000 records: adaptive concurrency
  *         (the default) must reach >= 90 rows/s with no failed bundle
  *   W21o  the same job with adaptive concurrency off: what it did (a 429 is
  *         then an ordinary failure and the bundle fails)

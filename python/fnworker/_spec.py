@@ -237,6 +237,27 @@ class Operation(object):
         return "Operation(%r, options=%r, settings=%r)" % (self.name, self.options, self.settings)
 
 
+RESILIENCE_SETTINGS = ("adaptive_concurrency", "concurrency_min", "circuit_breaker", "on_failure", "fallback")
+
+
+def with_resilience(operation, settings, where):
+    """operation with the resilience settings a helper took as keyword
+    arguments (docs/resilience.md); any other keyword is refused."""
+    if not settings:
+        return operation
+    for key in settings:
+        if key not in RESILIENCE_SETTINGS:
+            raise TypeError("%s() got an unexpected keyword argument %r; its resilience settings are: %s"
+                            % (where, key, ", ".join(RESILIENCE_SETTINGS)))
+    if not isinstance(operation, Operation):
+        raise TypeError("%s: operation must be a fnworker.Operation, got %r" % (where, operation))
+    # checked with the helper's own settings (capacity, ...) when it writes the spec
+    op = Operation.__new__(Operation)
+    op.name, op.options, op.settings = operation.name, dict(operation.options), dict(operation.settings)
+    op.settings.update(settings)
+    return op
+
+
 def _resilience(s, capacity):
     """OperationSpec fields 17-20 (docs/resilience.md), checked as the
     worker's runtime/spec.c checks them."""

@@ -56,5 +56,20 @@ class ResilienceSpecTest(unittest.TestCase):
             op.with_settings(adaptive_concurrency="no")
 
 
+
+class HelperKeywordsTest(unittest.TestCase):
+    def test_with_resilience(self):
+        from fnworker._spec import with_resilience
+        op = with_resilience(Operation("echo"), {"circuit_breaker": {"failures": 2}, "fallback": 0},
+                             "ordered_wait")
+        text = spec_text(op.with_settings(capacity=1000, concurrency_min=500))
+        self.assertIn("circuit_breaker { failures: 2 }", text)
+        self.assertIn("concurrency { min: 500 }", text)
+        self.assertIn('fallback_json: "0"', text)
+        with self.assertRaises(TypeError) as ctx:
+            with_resilience(Operation("echo"), {"fallbak": 0}, "ordered_wait")
+        self.assertIn("unexpected keyword argument 'fallbak'", str(ctx.exception))
+
+
 if __name__ == "__main__":
     unittest.main()

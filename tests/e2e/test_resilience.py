@@ -53,12 +53,13 @@ def test_outage_with_breaker_and_fallback(env, ran_in_fnworker, http_server):
     the outage carry the fallback, and the service saw few calls while down
     (the breaker's first 3 and one probe per cool-down, not one per row)."""
     key = uuid.uuid4().hex
-    op = Operation("http", url=http_server.url("/outage?after=1&for=2&key=" + key),
-                   **{"result.ok": "/ok"}).with_settings(
-        circuit_breaker={"failures": 3, "cooldown_ms": 300}, fallback={"ok": False})
+    op = Operation("http", url=http_server.url("/outage?after=1&for=2&key=" + key), **{"result.ok": "/ok"})
     ds = env.from_collection([(i,) for i in range(1000)], type_info=SRC)
     paced = fnworker.ordered_wait(ds, Operation("echo", delay_ms=5), Time.seconds(60), 1, output_type=SRC)
-    got = [tuple(r) for r in collect(fnworker.ordered_wait(paced, op, Time.seconds(60), 4, output_type=OUT))]
+    # the settings as the helper's keyword arguments (Operation.with_settings takes the same)
+    got = [tuple(r) for r in collect(fnworker.ordered_wait(paced, op, Time.seconds(60), 4, output_type=OUT,
+                                                           circuit_breaker={"failures": 3, "cooldown_ms": 300},
+                                                           fallback={"ok": False}))]
     assert len(got) == 1000
     oks = [ok for _, ok in got]
     fell_back = oks.count(False)
