@@ -119,6 +119,10 @@ typedef struct fnw_call_pool {
     fnw_call *wait_head, *wait_tail; /* calls gate() held back, oldest first */
     size_t waiting;
     int64_t running; /* attempts with the operation now */
+    /* The owner sets it: 0 while it needs neither its gate() nor to hear
+     * of successful attempts (a limit at its maximum, no breaker): the
+     * per-call path then skips both. Everything else is reported always. */
+    int gated;
 } fnw_call_pool;
 
 void fnw_call_pool_init(fnw_call_pool *p, const fnw_call_setup *s, size_t cap);

@@ -464,9 +464,10 @@ static fnw_call_gate breaker_reject(fnw_engine *e, const fnw_call *c, double now
 
 static void pause_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    (void)loop;
     (void)revents;
     fnw_engine *e = w->data;
+    if (fnw_limiter_pause_left(&e->limiter, ev_now(loop)) == 0)
+        e->limiter.paused_until = 0; /* back on the gate's fast path */
     enter(e);
     leave(e); /* resumes the calls that waited */
 }
@@ -475,6 +476,12 @@ static void pause_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static fnw_call_gate on_call_gate(void *user, const fnw_call *c, char *why, size_t n)
 {
     fnw_engine *e = user;
+    if (!e->has_breaker && e->limiter.paused_until == 0) { /* the per-call path: the limit alone */
+        if (e->calls.running >= fnw_limiter_limit(&e->limiter))
+            return FNW_GATE_WAIT;
+        e->m.inflight_calls = e->calls.running + 1;
+        return FNW_GATE_GO;
+    }
     double now = ev_now(e->loop);
     fnw_breaker *b = &e->breaker;
     if (e->has_breaker && ((b->state == FNW_BREAKER_OPEN && now < b->open_until) ||
@@ -524,6 +531,18 @@ static void on_call_attempt_end(void *user, fnw_call_outcome how, double started
                                 int64_t retry_after_ms)
 {
     fnw_engine *e = user;
+    if (how == FNW_ATTEMPT_OK && !e->has_breaker) {
+        fnw_limiter_on_success(&e->limiter);
+        e->m.inflight_calls = e->calls.running;
+        if (e->limiter.on)
+            e->m.concurrency_limit = fnw_limiter_limit(&e->limiter);
+        /* back at the maximum, no pause, none waiting: calls skip the gate again */
+        if (e->limiter.limit >= e->limiter.max && e->limiter.paused_until == 0 && !e->calls.wait_head)
+            e->calls.gated = 0;
+        return;
+    }
+    if (how == FNW_ATTEMPT_OVERLOADED || how == FNW_ATTEMPT_TIMED_OUT)
+        e->calls.gated = 1; /* the limit may go down: every call through the gate */
     double now = ev_now(e->loop);
     switch (how) {
     case FNW_ATTEMPT_OK:
@@ -819,6 +838,7 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
         return -1;
     }
     call_setup_init(e);
+    e->calls.gated = e->has_breaker; /* the limit starts at capacity: nothing to hold back */
     if (e->direct_mode && !(e->direct = fnw_call_new_direct(&e->call_setup))) {
         engine_free(e);
         return fnw_error_set(err, "out of memory creating the engine of operation '%s'", op->name);
