@@ -8,7 +8,7 @@
  * W1-W7), suite_latency.c (W8, W10), suite_memory.c (W9), suite_scaling.c
  * (W11, instructions per record), suite_redis.c (W12, the redis operation
  * against redis-benchmark), suite_http.c (W13, the http operation against
- * nginx), suite_kserve.c (W14, the kserve operation against a model server
+ * nginx), suite_cache.c (W23, the redis lookup cache), suite_kserve.c (W14, the kserve operation against a model server
  * and its direct client); suite_pace.c paces input for the latency rows;
  * suite_common.c holds what they share and
  * suite_internal.h declares it, with the conventions every workload keeps.
@@ -59,6 +59,8 @@ void bench_suite_run(bench_suite *s)
         suite_w12(s);
     if (suite_selected(s, "W13"))
         suite_w13(s);
+    if (suite_selected(s, "W23"))
+        suite_w23(s);
     if (suite_selected(s, "W14") || suite_selected(s, "W14a") || suite_selected(s, "W14b") ||
         suite_selected(s, "W14c"))
         suite_w14(s);

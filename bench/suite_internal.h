@@ -128,6 +128,7 @@ void suite_w10(bench_suite *s);
 void suite_w11(bench_suite *s);
 void suite_w18(bench_suite *s);   /* suite_throughput.c: chains */
 void suite_w12(bench_suite *s);   /* suite_redis.c */
+void suite_w23(bench_suite *s);   /* suite_cache.c: the redis lookup cache */
 void suite_w13(bench_suite *s);   /* suite_http.c */
 void suite_w14(bench_suite *s);   /* suite_kserve.c */
 void suite_w21(bench_suite *s);   /* suite_resilience.c */

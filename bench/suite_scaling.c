@@ -202,6 +202,8 @@ void suite_instructions(bench_suite *s)
             size_t used = strlen(row->worker);
             snprintf(row->worker + used, sizeof row->worker - used, ", %.0f instr/rec", v);
             bench_row_kv(row, "instructions_per_record", v);
+            if (!strcmp(w[i].id, "W1") && row->verdict == BENCH_MISS && v <= 400) /* W1's other way to pass */
+                bench_row_judge(row, 1, 0);
         } else {
             bench_row_note(row, "instructions per record not measured: %s", err);
         }

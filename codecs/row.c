@@ -13,8 +13,8 @@
 #define IN_DATA_NULL 0x08
 #define OUT_DATA_NULL 0x10
 
-int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, size_t n, fnw_input_row *out,
-                        fnw_error *err)
+int fnw_row_split_input_full(const fnw_skip_program *data_skip, const uint8_t *p, size_t n,
+                             fnw_input_row *out, fnw_error *err)
 {
     if (n < 1)
         return fnw_error_set(err, "input row: empty record (expected a mask byte)");
@@ -55,21 +55,15 @@ int fnw_row_split_input(const fnw_skip_program *data_skip, const uint8_t *p, siz
     return 0;
 }
 
-size_t fnw_row_output_size(size_t data_len, int data_null)
-{
-    return 1 + 8 + (data_null ? 0 : data_len);
-}
+_Static_assert((IN_TS_NULL | IN_WM_NULL | IN_DATA_NULL) == 0x38, "fnw_row_split_input (row.h) tests 0x38");
+_Static_assert(OUT_DATA_NULL == 0x10, "fnw_row_write_output (row.h) writes 0x10 for a null data field");
 
 int fnw_row_put_output(fnw_buf *out, int64_t timestamp, const uint8_t *data, size_t len)
 {
     size_t total = fnw_row_output_size(len, data == NULL);
     if (fnw_buf_reserve(out, total) < 0)
         return -1;
-    uint8_t *q = out->p + out->len;
-    q[0] = data ? 0x00 : OUT_DATA_NULL;
-    fnw_store_be64(q + 1, (uint64_t)timestamp);
-    if (data && len)
-        memcpy(q + 9, data, len);
+    fnw_row_write_output(out->p + out->len, timestamp, data, len);
     out->len += total;
     return 0;
 }

@@ -11,6 +11,7 @@ void fnw_builtins_register(fnw_registry *r)
      * registered earlier under the same name keeps the earlier one. */
     r->json_encode = fnw_conv_json_encode; /* on_failure DEFAULT's fallback_json */
     fnw_registry_add(r, &fnw_op_identity, NULL);
+    r->passthrough = &fnw_op_identity;
     fnw_registry_add(r, &fnw_op_echo, NULL);
     fnw_registry_add(r, &fnw_op_project, NULL);
     fnw_registry_add(r, &fnw_op_redis, NULL);

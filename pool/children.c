@@ -28,9 +28,11 @@ struct fnw_child {
     char id[FNW_CHILDREN_ID_MAX];
     ev_io out[2]; /* stdout, stderr; fd -1 once closed */
     ev_io stats;  /* the stats pipe; fd -1 once closed */
-    char stats_line[256];
+    char stats_line[FNW_METRIC_LINE_MAX];
     size_t stats_len;
     fnw_wire_figures figures;
+    fnw_metric_series *series[FNW_METRIC_SERIES_MAX]; /* malloc'd as lines arrive */
+    size_t nseries;
     ev_child exit_w;
     ev_timer kill_timer;  /* SIGKILL after a SIGTERM */
     ev_timer drain_timer; /* stop waiting for the pipes after exit */
@@ -99,6 +101,10 @@ static void release(fnw_child *c)
     ev_timer_stop(cs->loop, &c->kill_timer);
     ev_timer_stop(cs->loop, &c->drain_timer);
     ev_timer_stop(cs->loop, &c->start_timer);
+    for (size_t i = 0; i < c->nseries; i++)
+        free(c->series[i]);
+    cs->stats.series_kept -= (unsigned)c->nseries;
+    c->nseries = 0;
     c->used = 0;
     cs->stats.running--;
     cs->stats.exited++;
@@ -153,6 +159,33 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
         default_output(c, i + 1, buf, (size_t)n);
 }
 
+/* A series line: replaces the step's last one, or takes a new slot while
+ * the worker's and the pool's bounds allow. */
+static void keep_series(fnw_child *c, const char *line)
+{
+    fnw_children *cs = c->owner;
+    fnw_metric_series s;
+    if (fnw_wire_series_parse(line, &s) != 0)
+        return;
+    for (size_t i = 0; i < c->nseries; i++) {
+        if (strcmp(c->series[i]->transform, s.transform) == 0 &&
+            strcmp(c->series[i]->operation, s.operation) == 0) {
+            *c->series[i] = s;
+            return;
+        }
+    }
+    fnw_metric_series *x = NULL;
+    if (c->nseries < FNW_METRIC_SERIES_MAX && cs->stats.series_kept < FNW_CHILDREN_SERIES_MAX)
+        x = malloc(sizeof *x);
+    if (!x) {
+        cs->stats.series_dropped++;
+        return;
+    }
+    *x = s;
+    c->series[c->nseries++] = x;
+    cs->stats.series_kept++;
+}
+
 /* Keeps the figures of the last complete line; a line too long is dropped. */
 static void on_stats(struct ev_loop *loop, ev_io *w, int revents)
 {
@@ -177,6 +210,8 @@ static void on_stats(struct ev_loop *loop, ev_io *w, int revents)
             c->stats_line[c->stats_len] = '\0';
             if (strcmp(c->stats_line, FNW_WIRE_CONNECTED) == 0)
                 ev_timer_stop(loop, &c->start_timer);
+            else if (strncmp(c->stats_line, "op", 2) == 0)
+                keep_series(c, c->stats_line);
             else
                 fnw_wire_figures_parse(c->stats_line, &c->figures);
         }
@@ -541,4 +576,10 @@ void fnw_children_free(fnw_children *cs)
 const fnw_wire_figures *fnw_children_figures(const fnw_child *c)
 {
     return &c->figures;
+}
+
+size_t fnw_children_series(const fnw_child *c, fnw_metric_series *const **out)
+{
+    *out = c->series;
+    return c->nseries;
 }

@@ -5,7 +5,9 @@
  * after FNW_CHILDREN_KILL_AFTER_S), reaping it, and the counts /metrics
  * shows. Each worker also gets a stats pipe (fd 3, named by
  * FNW_POOL_STATS_FD) on which it reports its figures once a second; the
- * latest are kept per worker. Runs on the pool's libev loop; the owner of each worker hears about
+ * latest are kept per worker, and its per-operation series lines (parsed
+ * by fnw_wire_series_parse, kept within FNW_CHILDREN_SERIES_MAX over all
+ * workers, freed with the worker). Runs on the pool's libev loop; the owner of each worker hears about
  * it through the fnw_child_events it gave when starting it.
  *
  * Start deadline: a worker writes the line "connected" on its stats pipe
@@ -50,7 +52,15 @@ typedef struct fnw_child_events {
 typedef struct fnw_children_stats {
     unsigned running, max;
     uint64_t started, exited, failed_to_start, rejected_full, start_timeouts;
+    /* series lines not kept: the worker's FNW_METRIC_SERIES_MAX or the
+     * pool's FNW_CHILDREN_SERIES_MAX were full */
+    uint64_t series_dropped;
+    unsigned series_kept; /* series held now, over all workers */
 } fnw_children_stats;
+
+/* Series (codecs/metric_names.h) the pool keeps over all its workers: a
+ * bound on its memory (about 1.3 KB each) and on its /metrics answer. */
+#define FNW_CHILDREN_SERIES_MAX 1024
 
 typedef struct fnw_children fnw_children;
 
@@ -102,5 +112,8 @@ const char *fnw_children_id(const fnw_child *c);
 double fnw_children_started_at(const fnw_child *c);
 /* The worker's latest figures (known = 0 until its first stats line). */
 const fnw_wire_figures *fnw_children_figures(const fnw_child *c);
+/* The worker's latest series lines, one per operation step (NULL slots
+ * skipped); returns how many slots there are. */
+size_t fnw_children_series(const fnw_child *c, fnw_metric_series *const **out);
 
 #endif

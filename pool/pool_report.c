@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int64_t fnw_pool_report_rss(pid_t pid)
@@ -77,6 +78,97 @@ static void figures(FILE *f, fnw_children *cs)
     }
 }
 
+/* ---- per operation step: the rows of codecs/metric_names.h ---------------------------- */
+
+/* name{operation="..",transform="..",worker_id="..",pid=".."[,extra] */
+static void series_labels(FILE *f, const char *name, const char *suffix, fnw_child *c,
+                          const fnw_metric_series *x, const char *extra)
+{
+    fprintf(f, "%s%s{operation=\"", name, suffix);
+    put_label(f, x->operation);
+    fputs("\",transform=\"", f);
+    put_label(f, x->transform);
+    fputs("\",worker_id=\"", f);
+    put_label(f, fnw_children_id(c));
+    fprintf(f, "\",pid=\"%d\"%s%s", (int)fnw_children_pid(c), extra ? "," : "", extra ? extra : "");
+}
+
+/* Every series of every worker, in slot order: fn(f, child, series, arg). */
+#define EACH_SERIES(cs, c, x, body) \
+    for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c)) { \
+        fnw_metric_series *const *all_; \
+        size_t n_ = fnw_children_series(c, &all_); \
+        for (size_t i_ = 0; i_ < n_; i_++) { \
+            const fnw_metric_series *x = all_[i_]; \
+            body \
+        } \
+    }
+
+static void latency_row(FILE *f, fnw_children *cs, const fnw_metric_name *m)
+{
+    EACH_SERIES(cs, c, x, {
+        int64_t cum = 0;
+        for (int b = 0; b <= FNW_METRIC_LE_N; b++) {
+            char le[48];
+            if (b < FNW_METRIC_LE_N)
+                snprintf(le, sizeof le, "le=\"%g\"", (double)fnw_metric_le_us[b] / 1e6);
+            else
+                snprintf(le, sizeof le, "le=\"+Inf\"");
+            cum += x->lat[b];
+            series_labels(f, m->prom, "_bucket", c, x, le);
+            fprintf(f, "} %" PRId64 "\n", cum);
+        }
+        series_labels(f, m->prom, "_sum", c, x, NULL);
+        fprintf(f, "} %.6f\n", (double)x->lat_sum_us / 1e6);
+        series_labels(f, m->prom, "_count", c, x, NULL);
+        fprintf(f, "} %" PRId64 "\n", cum);
+    })
+}
+
+static void table_rows(FILE *f, fnw_children *cs)
+{
+    static const char *const types[] = { "counter", "gauge", "summary", "histogram" };
+    for (int i = 0; i < FNW_M_COUNT; i++) {
+        const fnw_metric_name *m = &fnw_metric_names[i];
+        if (!m->prom)
+            continue;
+        /* rows of one family (the failure kinds) follow each other: one header */
+        if (i == 0 || !fnw_metric_names[i - 1].prom || strcmp(fnw_metric_names[i - 1].prom, m->prom) != 0)
+            fprintf(f, "# HELP %s %s%s\n# TYPE %s %s\n", m->prom,
+                    m->prom_label ? "Call failures by kind. " : "",
+                    m->prom_label ? "error, timeout: calls; overload: attempts; breaker_open: inputs."
+                                  : m->help,
+                    m->prom, types[m->kind]);
+        if (m->kind == FNW_METRIC_LATENCY) {
+            latency_row(f, cs, m);
+            continue;
+        }
+        EACH_SERIES(cs, c, x, {
+            if (m->kind == FNW_METRIC_GAUGE && x->value[i] < 0)
+                continue; /* does not apply to this operation */
+            if (m->kind == FNW_METRIC_DIST) {
+                series_labels(f, m->prom, "_sum", c, x, NULL);
+                fprintf(f, "} %" PRId64 "\n", x->dist_sum[i]);
+                series_labels(f, m->prom, "_count", c, x, NULL);
+            } else {
+                series_labels(f, m->prom, "", c, x, m->prom_label);
+            }
+            fprintf(f, "} %" PRId64 "\n", x->value[i]);
+        })
+    }
+    fputs("# HELP fnworker_operation_counter_total An operation's own counter (fnw_op_counter), by name.\n"
+          "# TYPE fnworker_operation_counter_total counter\n",
+          f);
+    EACH_SERIES(cs, c, x, {
+        for (size_t k = 0; k < x->ncounters; k++) {
+            char extra[FNW_METRIC_COUNTER_NAME_MAX + 16];
+            snprintf(extra, sizeof extra, "counter=\"%s\"", x->counters[k].name); /* [a-z0-9_]: no escaping */
+            series_labels(f, "fnworker_operation_counter_total", "", c, x, extra);
+            fprintf(f, "} %" PRId64 "\n", x->counters[k].value);
+        }
+    })
+}
+
 static void per_worker(FILE *f, fnw_children *cs, double now)
 {
     fputs("# HELP fnworker_pool_worker_rss_bytes Resident memory of a running worker.\n"
@@ -118,8 +210,13 @@ char *fnw_pool_report_metrics(fnw_children *cs, int draining, double now, size_t
     metric(f, "fnworker_pool_workers_start_timeouts_total", "counter",
            "Workers stopped because they did not connect within --start-timeout.", s.start_timeouts);
     metric(f, "fnworker_pool_draining", "gauge", "1 after SIGTERM, while workers finish.", (uint64_t)draining);
+    metric(f, "fnworker_pool_series_dropped_total", "counter",
+           "Per-operation series lines not kept (a worker's or the pool's series bound was reached).",
+           s.series_dropped);
+    metric(f, "fnworker_pool_series", "gauge", "Per-operation series the pool holds now.", s.series_kept);
     per_worker(f, cs, now);
     figures(f, cs);
+    table_rows(f, cs);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

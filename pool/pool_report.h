@@ -1,7 +1,8 @@
 /* pool/pool_report.h — what the pool's HTTP endpoint answers, as text: the
  * Prometheus metrics (pool counts, and per worker its resident memory from
  * /proc/<pid>/statm, its uptime and the figures it reports on its stats
- * pipe) and the state dump of /debug/state.
+ * pipe; per worker and operation step the series of codecs/metric_names.h,
+ * named by its table: docs/metrics.md) and the state dump of /debug/state.
  * No I/O other than reading /proc. */
 #ifndef FNW_POOL_REPORT_H
 #define FNW_POOL_REPORT_H

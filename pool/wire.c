@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "codecs/decimal.h"
+#include "codecs/utf8.h"
 
 void fnw_wire_request_init(fnw_wire_request *r)
 {
@@ -327,5 +328,164 @@ int fnw_wire_figures_parse(const char *line, fnw_wire_figures *f)
         line[end] != '\0')
         return -1;
     *f = g;
+    return 0;
+}
+
+/* ---- a worker's series lines (codecs/metric_names.h) --------------------------------- */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* The percent-encoded word at *p into out (FNW_METRIC_LABEL_MAX + 1):
+ * 1 .. FNW_METRIC_LABEL_MAX bytes, none of them a control byte; *p moves
+ * past the word and its space. */
+static int label_word(const char **p, char *out)
+{
+    size_t n = 0;
+    const char *s = *p;
+    for (; *s && *s != ' '; s++) {
+        int c = (unsigned char)*s;
+        if (c == '%') {
+            int hi = hexval(s[1]), lo = hi < 0 ? -1 : hexval(s[2]);
+            if (lo < 0)
+                return -1;
+            c = hi * 16 + lo;
+            s += 2;
+        }
+        if (c < 0x20 || c == 0x7f || n == FNW_METRIC_LABEL_MAX)
+            return -1;
+        out[n++] = (char)c;
+    }
+    if (n == 0 || *s != ' ')
+        return -1;
+    out[n] = '\0';
+    *p = s + 1;
+    return 0;
+}
+
+/* A decimal in [min, INT64_MAX]: "0" or no leading zero, "-1" the one
+ * negative number a gauge may carry; *p moves past it. */
+static int number(const char **p, int64_t min, int64_t *out)
+{
+    const char *s = *p;
+    if (s[0] == '-' && s[1] == '1' && (s[2] < '0' || s[2] > '9')) {
+        if (min > -1)
+            return -1;
+        *out = -1;
+        *p = s + 2;
+        return 0;
+    }
+    if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
+        return -1;
+    int64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (INT64_MAX - (*s - '0')) / 10)
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    *out = v;
+    *p = s;
+    return 0;
+}
+
+static int counter_name_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > FNW_METRIC_COUNTER_NAME_MAX || s[0] < 'a' || s[0] > 'z')
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+            return 0;
+    return 1;
+}
+
+/* The table row whose stats key is key[0, n) with the suffix (or none). */
+static int row_of(const char *key, size_t n, const char *suffix)
+{
+    size_t sl = strlen(suffix);
+    for (int i = 0; i < FNW_M_COUNT; i++) {
+        const char *k = fnw_metric_names[i].key;
+        if (k && strlen(k) + sl == n && strncmp(key, k, strlen(k)) == 0 &&
+            strncmp(key + strlen(k), suffix, sl) == 0)
+            return i;
+    }
+    return -1;
+}
+
+/* One key=value; unknown keys are skipped (a newer worker's figures). */
+static int series_field(const char *key, size_t kl, const char **p, fnw_metric_series *s)
+{
+    int i;
+    if (kl >= 2 && strncmp(key, "c.", 2) == 0) {
+        int64_t v;
+        if (!counter_name_ok(key + 2, kl - 2) || number(p, 0, &v) != 0)
+            return -1;
+        for (size_t k = 0; k < s->ncounters; k++)
+            if (strlen(s->counters[k].name) == kl - 2 && strncmp(s->counters[k].name, key + 2, kl - 2) == 0)
+                return -1; /* twice */
+        if (s->ncounters == FNW_COUNTERS_MAX)
+            return -1;
+        memcpy(s->counters[s->ncounters].name, key + 2, kl - 2);
+        s->counters[s->ncounters].name[kl - 2] = '\0';
+        s->counters[s->ncounters++].value = v;
+        return 0;
+    }
+    if ((i = row_of(key, kl, "")) >= 0 && fnw_metric_names[i].kind == FNW_METRIC_LATENCY) {
+        for (int b = 0; b <= FNW_METRIC_LE_N; b++) {
+            if ((b && *(*p)++ != ',') || number(p, 0, &s->lat[b]) != 0)
+                return -1;
+        }
+        return 0;
+    }
+    if (i >= 0 && fnw_metric_names[i].kind != FNW_METRIC_DIST)
+        return number(p, fnw_metric_names[i].kind == FNW_METRIC_GAUGE ? -1 : 0, &s->value[i]);
+    if ((i = row_of(key, kl, "_count")) >= 0 && fnw_metric_names[i].kind == FNW_METRIC_DIST)
+        return number(p, 0, &s->value[i]);
+    if ((i = row_of(key, kl, "_sum")) >= 0 && fnw_metric_names[i].kind == FNW_METRIC_DIST)
+        return number(p, 0, &s->dist_sum[i]);
+    if ((i = row_of(key, kl, "_sum_us")) >= 0 && fnw_metric_names[i].kind == FNW_METRIC_LATENCY)
+        return number(p, 0, &s->lat_sum_us);
+    while (**p && **p != ' ')
+        (*p)++; /* not known here */
+    return 0;
+}
+
+int fnw_wire_series_parse(const char *line, fnw_metric_series *out)
+{
+    if (strncmp(line, "op1 ", 4) != 0 || strlen(line) >= FNW_METRIC_LINE_MAX)
+        return -1;
+    fnw_metric_series s;
+    fnw_metric_series_init(&s, "", "");
+    const char *p = line + 4;
+    if (label_word(&p, s.transform) != 0 || label_word(&p, s.operation) != 0)
+        return -1;
+    /* they become Prometheus label values, which must be UTF-8 */
+    if (!fnw_utf8_valid((const uint8_t *)s.transform, strlen(s.transform)) ||
+        !fnw_utf8_valid((const uint8_t *)s.operation, strlen(s.operation)))
+        return -1;
+    for (;;) {
+        const char *key = p;
+        while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '.')
+            p++;
+        if (p == key || *p != '=')
+            return -1;
+        size_t kl = (size_t)(p - key);
+        p++;
+        if (series_field(key, kl, &p, &s) != 0)
+            return -1;
+        if (*p == '\0')
+            break;
+        if (*p != ' ' || p[1] == '\0')
+            return -1;
+        p++;
+    }
+    *out = s;
     return 0;
 }

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "codecs/error.h"
+#include "codecs/metric_names.h"
 
 /* The newest version this pool speaks; it also takes FNW_WIRE_VERSION_MIN. */
 #define FNW_WIRE_VERSION 2
@@ -130,5 +131,15 @@ typedef struct fnw_wire_figures {
 
 /* Parses one stats line (without its newline); -1 when it is not one. */
 int fnw_wire_figures_parse(const char *line, fnw_wire_figures *f);
+
+/* Parses one series line (without its newline; format in
+ * codecs/metric_names.h) into *out; -1, *out untouched, when it is not one:
+ * not "op1 ", longer than FNW_METRIC_LINE_MAX, a label empty, longer than
+ * FNW_METRIC_LABEL_MAX decoded, not UTF-8 or holding a control byte, a malformed %XX,
+ * a number that is not a plain decimal up to INT64_MAX (-1 for a gauge), a
+ * histogram without its FNW_METRIC_LE_N + 1 counts, a counter name not
+ * [a-z][a-z0-9_]{0,31} or given twice, more than FNW_COUNTERS_MAX of them.
+ * Keys it does not know are skipped. */
+int fnw_wire_series_parse(const char *line, fnw_metric_series *out);
 
 #endif

@@ -109,6 +109,7 @@ void fnw_call_pool_init(fnw_call_pool *p, const fnw_call_setup *s, size_t cap)
     p->waiting = 0;
     p->running = 0;
     p->gated = 1;
+    p->n_active = 0;
 }
 
 void fnw_call_pool_free(fnw_call_pool *p)
@@ -138,6 +139,7 @@ fnw_call *fnw_call_pool_get(fnw_call_pool *p)
     if (p->active)
         p->active->prev = c;
     p->active = c;
+    p->n_active++;
     c->n = 0;
     c->op_data = NULL;
     c->emitted = 0;
@@ -214,6 +216,7 @@ static void call_release(fnw_call *c)
         p->active = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    p->n_active--;
     c->prev = NULL;
     c->next = p->free;
     p->free = c;
@@ -373,8 +376,7 @@ CALL_SLOW static void reject(fnw_call *c, const char *why)
     snprintf(tail, sizeof tail, ": %s", why);
     for (size_t i = 0; i < c->n; i++)
         fnw_entry_clear_outputs(c->in[i]);
-    s->cb->count(s->user, FNW_CALL_FAILED);
-    report_failed(c, what, tail);
+    report_failed(c, what, tail); /* counted by the owner's gate (breaker_rejected), not a failure */
     call_release(c);
     s->cb->drain(s->user);
 }

@@ -123,6 +123,7 @@ typedef struct fnw_call_pool {
      * of successful attempts (a limit at its maximum, no breaker): the
      * per-call path then skips both. Everything else is reported always. */
     int gated;
+    size_t n_active; /* calls on the active list */
 } fnw_call_pool;
 
 void fnw_call_pool_init(fnw_call_pool *p, const fnw_call_setup *s, size_t cap);
@@ -164,6 +165,11 @@ void fnw_call_describe_inputs(const fnw_call *c, char *buf, size_t n);
  * that timed out is no longer one); *oldest_started gets the earliest
  * start (loop time) when there is one. */
 size_t fnw_call_pool_count(const fnw_call_pool *p, double *oldest_started);
+/* How many calls are out (on the active list), without walking it. */
+static inline size_t fnw_call_pool_active(const fnw_call_pool *p)
+{
+    return p->n_active;
+}
 /* Walks the active calls, newest first; NULL at the end. */
 const fnw_call *fnw_call_pool_first(const fnw_call_pool *p);
 const fnw_call *fnw_call_pool_next(const fnw_call *c);

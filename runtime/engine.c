@@ -47,6 +47,7 @@ struct fnw_engine {
     fnw_op_env env;
     char *transform_id;
     int direct_mode; /* sync op, per element, no retry: no copy, no queue */
+    int passthrough; /* direct mode, and the op emits its input: no call */
     size_t call_cap; /* inputs per call */
 
     fnw_engine_sink sink;
@@ -85,6 +86,8 @@ struct fnw_engine {
     int cleanup_pending, free_pending, fail_pending;
     int blocked; /* has_space was false at the last unwind */
     fnw_error fail_msg;
+
+    int timing_out; /* a call's timeout action runs: its done() is not a success */
 };
 
 static void engine_free(fnw_engine *e);
@@ -237,6 +240,7 @@ static void start_call(fnw_engine *e, fnw_entry *const *ens, size_t n)
     if (e->spec.batched)
         e->m.batches++;
     dist_add(&e->m.batch_size, (int64_t)n);
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls);
     fnw_call_start(c, ens, n);
 }
 
@@ -277,7 +281,9 @@ static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t ela
     fnw_engine *e = user;
     dist_add(&e->m.call_duration_ms, (elapsed_us + 500) / 1000);
     fnw_hist_add(&e->m.call_latency_us, elapsed_us);
-    e->m.successes++;
+    e->m.call_latency_sum_us += elapsed_us > 0 ? elapsed_us : 0;
+    if (!e->timing_out)
+        e->m.successes++; /* a timed-out call settled by its timeout action is a timeout */
     for (size_t i = 0; i < n; i++) {
         if (in[i]->nspans == 0)
             e->m.empty_results++;
@@ -287,7 +293,10 @@ static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t ela
 
 static void on_call_drain(void *user)
 {
-    drain(user);
+    fnw_engine *e = user;
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls); /* a call was released */
+    e->timing_out = 0;
+    drain(e);
 }
 
 /* Direct mode: the output goes to the sink at once. */
@@ -386,11 +395,12 @@ static void on_call_failed(void *user, const fnw_call *c, const char *what, cons
 static void on_call_count(void *user, fnw_call_count what)
 {
     fnw_engine *e = user;
-    if (what == FNW_CALL_RETRIED)
+    if (what == FNW_CALL_RETRIED) {
         e->m.retries++;
-    else if (what == FNW_CALL_TIMED_OUT)
+    } else if (what == FNW_CALL_TIMED_OUT) {
         e->m.timeouts++;
-    else
+        e->timing_out = 1; /* the timeout action follows, then drain (call.c: time_out) */
+    } else
         e->m.failures++;
 }
 
@@ -479,7 +489,6 @@ static fnw_call_gate on_call_gate(void *user, const fnw_call *c, char *why, size
     if (!e->has_breaker && e->limiter.paused_until == 0) { /* the per-call path: the limit alone */
         if (e->calls.running >= fnw_limiter_limit(&e->limiter))
             return FNW_GATE_WAIT;
-        e->m.inflight_calls = e->calls.running + 1;
         return FNW_GATE_GO;
     }
     double now = ev_now(e->loop);
@@ -500,7 +509,6 @@ static fnw_call_gate on_call_gate(void *user, const fnw_call *c, char *why, size
         if (v == FNW_BREAKER_PROBE)
             verdict = FNW_GATE_PROBE;
     }
-    e->m.inflight_calls = e->calls.running + 1;
     return verdict;
 }
 
@@ -533,7 +541,6 @@ static void on_call_attempt_end(void *user, fnw_call_outcome how, double started
     fnw_engine *e = user;
     if (how == FNW_ATTEMPT_OK && !e->has_breaker) {
         fnw_limiter_on_success(&e->limiter);
-        e->m.inflight_calls = e->calls.running;
         if (e->limiter.on)
             e->m.concurrency_limit = fnw_limiter_limit(&e->limiter);
         /* back at the maximum, no pause, none waiting: calls skip the gate again */
@@ -568,7 +575,6 @@ static void on_call_attempt_end(void *user, fnw_call_outcome how, double started
     }
     if (e->limiter.on)
         e->m.concurrency_limit = fnw_limiter_limit(&e->limiter);
-    e->m.inflight_calls = e->calls.running;
 }
 
 static const fnw_call_callbacks call_callbacks = {
@@ -912,10 +918,45 @@ int fnw_engine_has_space(const fnw_engine *e)
     return e->ovf_n == 0 && fnw_queue_pending(&e->queue) < (size_t)e->spec.capacity;
 }
 
+void fnw_engine_set_passthrough(fnw_engine *e)
+{
+    e->passthrough = e->direct_mode;
+}
+
+/* What run_direct does for an operation that emits its input: the same
+ * metrics and sink callbacks, without the call. leave() has nothing to do
+ * unless the sink changed the engine's state (failed, blocked, freed). */
+static int push_passthrough(fnw_engine *e, const fnw_record *in)
+{
+    e->depth++;
+    e->m.records_in++;
+    e->m.calls++;
+    dist_add(&e->m.batch_size, 1);
+    if (e->m.inflight_high_water < 1)
+        e->m.inflight_high_water = 1;
+    e->next_index++;
+    e->m.records_out++;
+    SINK_EMIT(e, in);
+    if (!stopped(e)) {
+        dist_add(&e->m.call_duration_ms, 0);
+        SINK_SETTLED(e, in);
+    }
+    if (e->depth == 1 && e->bstate == B_ACTIVE && !e->blocked && !e->free_pending && !e->cleanup_pending &&
+        !e->fail_pending) {
+        e->depth = 0;
+        return 0;
+    }
+    int rc = e->bstate == B_FAILED ? -1 : 0;
+    leave(e);
+    return rc;
+}
+
 int fnw_engine_push(fnw_engine *e, const fnw_record *in)
 {
     if (e->bstate != B_ACTIVE || stopped(e))
         return -1;
+    if (e->passthrough)
+        return push_passthrough(e, in);
     enter(e);
     e->m.records_in++;
     if (e->direct_mode) {
@@ -973,7 +1014,7 @@ static void metrics_gauges_init(fnw_engine *e)
     e->m.concurrency_limit = e->limiter.on ? fnw_limiter_limit(&e->limiter) : -1;
     e->m.breaker_state = e->has_breaker ? (int64_t)e->breaker.state : -1;
     e->m.batch_target = -1;
-    e->m.inflight_calls = 0;
+    e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls); /* timed out, still held */
     e->m.ncounters = e->counters.n;
     e->m.counters = e->counters.items;
 }

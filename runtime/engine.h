@@ -112,6 +112,11 @@ typedef struct fnw_engine_metrics {
      * valid while the engine lives. */
     size_t ncounters;
     const fnw_counter *counters;
+
+    /* For the exporters (docs/metrics.md; they count requests, the attempts
+     * handed to the operation, as calls + retries). A call settled by its
+     * timeout action is a timeout, not one of the successes above. */
+    int64_t call_latency_sum_us; /* the sum of what call_latency_us holds (for means) */
 } fnw_engine_metrics;
 
 /* Validates the spec against the operation, opens an operation instance. */
@@ -119,6 +124,10 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
                    fnw_engine **out, fnw_error *err);
 /* Cancels what is in flight, closes the operation, frees everything. */
 void fnw_engine_free(fnw_engine *e);
+/* The operation emits each input unchanged, once (the registry's
+ * passthrough, identity): in direct mode the engine then forwards each
+ * record to its sink without a call, with the same metrics and callbacks. */
+void fnw_engine_set_passthrough(fnw_engine *e);
 
 /* Begins a bundle. bundle_label (e.g. the instruction id) is used in messages. */
 void fnw_engine_start(fnw_engine *e, const fnw_engine_sink *sink, const char *bundle_label);

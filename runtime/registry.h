@@ -18,6 +18,10 @@ struct fnw_registry {
     /* How a spec's fallback_json becomes an output value's bytes; main.c
      * sets it (ops/bind's JSON rules), NULL refuses on_failure DEFAULT. */
     fnw_json_encode_fn json_encode;
+    /* The operation whose one output per input is that input's bytes
+     * (identity), if registered: its engines forward records without a
+     * call (fnw_engine_set_passthrough). NULL = none. */
+    const fnw_operation *passthrough;
 };
 
 void fnw_registry_init(fnw_registry *r); /* empty */

@@ -126,8 +126,7 @@ static void write_output(fnw_bundle *b, const fnw_record *out)
                     b->plan->main_sink_id);
         return;
     }
-    fnw_buf view = { w, 0, size, size };
-    fnw_row_put_output(&view, out->timestamp, out->data, out->len);
+    fnw_row_write_output(w, out->timestamp, out->data, out->len);
 }
 
 /* The last step's outputs (the chain hands them over directly). */

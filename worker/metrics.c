@@ -142,15 +142,104 @@ static int add_dist(fnw_metric_set *s, const step_labels *sl, const char *name, 
     return add_info(s, sl, URN_DIST, TYPE_DIST, name, v, 4);
 }
 
-/* Payload timestamp (ms since the epoch), value; nothing when never raised. */
+/* Payload timestamp (ms since the epoch), value. */
 static int add_gauge(fnw_metric_set *s, const step_labels *sl, const char *name, int64_t val)
 {
-    if (val == 0)
-        return 0;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t v[2] = { (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, val };
     return add_info(s, sl, URN_LATEST, TYPE_LATEST, name, v, 2);
+}
+
+/* ---- the engine's fields, by the name table's ids ------------------------------------- */
+
+int64_t fnw_metrics_value(const fnw_engine_metrics *m, fnw_metric_id id)
+{
+    switch (id) {
+    case FNW_M_RECORDS_IN:
+        return m->records_in;
+    case FNW_M_RECORDS_OUT:
+        return m->records_out;
+    case FNW_M_CALLS:
+        return m->calls;
+    case FNW_M_BATCHES:
+        return m->batches;
+    case FNW_M_REQUESTS:
+        return m->calls + m->retries; /* every attempt handed to the operation */
+    case FNW_M_RETRIES:
+        return m->retries;
+    case FNW_M_SUCCESSES:
+        return m->successes;
+    case FNW_M_FAILED_ERROR:
+        return m->failures;
+    case FNW_M_FAILED_TIMEOUT:
+        return m->timeouts;
+    case FNW_M_FAILED_OVERLOAD:
+        return m->overloaded;
+    case FNW_M_FAILED_BREAKER:
+        return m->breaker_rejected;
+    case FNW_M_EMPTY_RESULTS:
+        return m->empty_results;
+    case FNW_M_FALLBACKS:
+        return m->fallbacks;
+    case FNW_M_BREAKER_OPENED:
+        return m->breaker_opened;
+    case FNW_M_BATCH_SIZE:
+        return m->batch_size.count;
+    case FNW_M_CALL_DURATION_MS:
+        return m->call_duration_ms.count;
+    case FNW_M_CALL_LATENCY:
+        return m->call_latency_us.count;
+    case FNW_M_INFLIGHT_HIGH_WATER:
+        return m->inflight_high_water;
+    case FNW_M_INFLIGHT_CALLS:
+        return m->inflight_calls;
+    case FNW_M_CONCURRENCY_LIMIT:
+        return m->concurrency_limit;
+    case FNW_M_BREAKER_STATE:
+        return m->breaker_state;
+    case FNW_M_BATCH_TARGET:
+        return m->batch_target;
+    case FNW_M_COUNT:
+        break;
+    }
+    return 0;
+}
+
+const fnw_dist *fnw_metrics_dist(const fnw_engine_metrics *m, fnw_metric_id id)
+{
+    return id == FNW_M_BATCH_SIZE         ? &m->batch_size
+           : id == FNW_M_CALL_DURATION_MS ? &m->call_duration_ms
+                                          : NULL;
+}
+
+/* An operation counter's Flink name: its own, or "op_<name>" when that is
+ * one of the table's (an operation's "retries" must not overwrite the
+ * engine's in the same group). */
+static const char *counter_flink_name(const char *name, char *buf, size_t n)
+{
+    for (int i = 0; i < FNW_M_COUNT; i++) {
+        if (strcmp(fnw_metric_names[i].flink, name) == 0) {
+            snprintf(buf, n, "op_%s", name);
+            return buf;
+        }
+    }
+    return name;
+}
+
+/* One gauge per quantile of the bundle's latency histogram, in µs; none
+ * when the bundle had no call (Flink would keep a 0 for good). */
+static int add_latency(fnw_metric_set *s, const step_labels *sl, const char *stem, const fnw_hist *h)
+{
+    if (h->count <= 0)
+        return 0;
+    int rc = 0;
+    for (int q = 0; q < FNW_METRIC_QUANTILES; q++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", stem, fnw_metric_quantile_suffix[q]);
+        rc |= add_gauge(s, sl, name, fnw_hist_quantile(h, fnw_metric_quantile_q[q]));
+    }
+    return rc;
 }
 
 int fnw_metrics_add(fnw_metric_set *s, const char *tid, const char *operation, size_t index,
@@ -160,17 +249,32 @@ int fnw_metrics_add(fnw_metric_set *s, const char *tid, const char *operation, s
     if (!sl.transform_id || !sl.namespace_json)
         return -1;
     int rc = 0;
-    rc |= add_counter(s, &sl, "recordsIn", m->records_in);
-    rc |= add_counter(s, &sl, "recordsOut", m->records_out);
-    rc |= add_counter(s, &sl, "asyncCalls", m->calls);
-    rc |= add_counter(s, &sl, "batches", m->batches);
-    rc |= add_counter(s, &sl, "retries", m->retries);
-    rc |= add_counter(s, &sl, "timeouts", m->timeouts);
-    rc |= add_counter(s, &sl, "failures", m->failures);
-    rc |= add_counter(s, &sl, "emptyResults", m->empty_results);
-    rc |= add_dist(s, &sl, "batchSize", &m->batch_size);
-    rc |= add_dist(s, &sl, "asyncCallDurationMs", &m->call_duration_ms);
-    rc |= add_gauge(s, &sl, "inflightHighWater", m->inflight_high_water);
+    for (int i = 0; i < FNW_M_COUNT; i++) {
+        const fnw_metric_name *n = &fnw_metric_names[i];
+        int64_t v = fnw_metrics_value(m, n->id);
+        switch (n->kind) {
+        case FNW_METRIC_COUNTER:
+            rc |= add_counter(s, &sl, n->flink, v);
+            break;
+        case FNW_METRIC_DIST:
+            rc |= add_dist(s, &sl, n->flink, fnw_metrics_dist(m, n->id));
+            break;
+        case FNW_METRIC_LATENCY:
+            rc |= add_latency(s, &sl, n->flink, &m->call_latency_us);
+            break;
+        case FNW_METRIC_GAUGE:
+            /* the high-water mark of an empty bundle (0) would replace the
+             * last real one; -1 is "does not apply" */
+            if (n->id == FNW_M_INFLIGHT_HIGH_WATER ? v > 0 : v >= 0)
+                rc |= add_gauge(s, &sl, n->flink, v);
+            break;
+        }
+    }
+    for (size_t i = 0; i < m->ncounters; i++) {
+        char buf[FNW_COUNTER_NAME_MAX + 4];
+        const char *name = counter_flink_name(m->counters[i].name, buf, sizeof buf);
+        rc |= add_counter(s, &sl, name, fnw_counter_value(&m->counters[i]));
+    }
     return rc ? -1 : 0;
 }
 

@@ -11,12 +11,22 @@
  *
  * which Flink registers as <operator scope>.fnworker.echo_0.<name>.
  *
+ * The names, kinds and units are the rows of codecs/metric_names.h, the
+ * table the pool's Prometheus endpoint uses too (docs/metrics.md lists
+ * them). Flink's Python metric container takes only sum_int64,
+ * distribution_int64 and latest_int64 (flink-python's
+ * FlinkMetricContainer), so the latency histogram goes as three gauges,
+ * <stem>P50Us, <stem>P95Us, <stem>P99Us: the bundle's quantiles in µs.
+ * The operation's own counters (fnw_op_counter) are counters of their own
+ * name in the step's group ("op_<name>" when a table row has that name).
+ *
  * Flink merges what each bundle reports: counters add up, distributions
  * combine (count and sum add, min and max are kept), gauges keep the value
- * with the newest timestamp. So a distribution with no sample in the bundle
- * is not sent (its zero min would stay in Flink for good), nor is a gauge
- * that was never raised (it would replace the last real value); counters
- * are always sent, so every counter exists in Flink from the first bundle.
+ * with the newest timestamp. So a distribution or a latency with no sample
+ * in the bundle is not sent (its zero would stay in Flink for good), nor is
+ * a high-water mark of 0 (it would replace the last real value) or a gauge
+ * of -1 (does not apply to this operation); counters are always sent, so
+ * every counter exists in Flink from the first bundle.
  *
  * fnw_metrics_add() allocates into a set that owns every byte;
  * fnw_metrics_free() releases it after the response is packed.
@@ -27,6 +37,7 @@
 #include <stddef.h>
 
 #include "codecs/arena.h"
+#include "codecs/metric_names.h"
 #include "runtime/engine.h"
 #include "base/pb.h"
 
@@ -49,6 +60,13 @@ void fnw_metrics_init(fnw_metric_set *s);
 int fnw_metrics_add(fnw_metric_set *s, const char *transform_id, const char *operation, size_t index,
                     const fnw_engine_metrics *m);
 void fnw_metrics_free(fnw_metric_set *s);
+
+/* The engine's figure for a row of the name table (codecs/metric_names.h):
+ * a counter's or gauge's value, a distribution's or the latency's count;
+ * and a distribution row's fnw_dist (NULL for other rows). The pool's stats
+ * line (worker/pool_stats.c) reads the engine through these too. */
+int64_t fnw_metrics_value(const fnw_engine_metrics *m, fnw_metric_id id);
+const fnw_dist *fnw_metrics_dist(const fnw_engine_metrics *m, fnw_metric_id id);
 
 /* The MonitoringInfos built so far (valid until fnw_metrics_free). */
 static inline size_t fnw_metrics_count(const fnw_metric_set *s)

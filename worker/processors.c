@@ -25,6 +25,8 @@ int fnw_processors_open(struct ev_loop *loop, const fnw_plan *plan, fnw_processo
             return -1;
         }
         p->n = i + 1;
+        if (st->passthrough)
+            fnw_engine_set_passthrough(p->engines[i]);
     }
     *out = p;
     return 0;

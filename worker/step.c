@@ -101,6 +101,7 @@ static int step_from_spec(const pb_OperationSpec *os, int function_type, const f
     st->op = fnw_registry_find(reg, os->operation, err);
     if (!st->op)
         return -1;
+    st->passthrough = st->op == reg->passthrough;
     int batched = 0;
     if (resolve_mode(function_type, (int)os->mode, &batched, err) < 0)
         return -1;

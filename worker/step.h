@@ -36,6 +36,7 @@
 typedef struct fnw_plan_step {
     char *transform_id;
     const fnw_operation *op;
+    int passthrough; /* op is the registry's pass-through (identity) */
     fnw_spec spec;
     fnw_option *options;         /* owned keys and values */
     fnw_options opts;            /* view of options */

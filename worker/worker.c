@@ -449,6 +449,14 @@ static void signal_cb(struct ev_loop *loop, ev_signal *s, int revents)
 
 /* SIGQUIT: everything in flight to the log, and carry on (as a JVM's thread
  * dump does). */
+/* The pool's report is due: the running bundles' gauges (pool_stats.h). */
+static void refresh_stats(void *user, fnw_pool_stats *s)
+{
+    fnw_worker *w = user;
+    for (active_bundle *a = w->active; a; a = a->next)
+        fnw_pool_stats_refresh_proc(s, fnw_bundle_processor(a->b));
+}
+
 static void dump_cb(struct ev_loop *loop, ev_signal *s, int revents)
 {
     fnw_worker *w = s->data;
@@ -543,6 +551,7 @@ static void worker_setup(fnw_worker *w)
     w->sig_quit.data = w;
     ev_signal_start(w->loop, &w->sig_quit);
     fnw_pool_stats_init(&w->stats, w->loop);
+    fnw_pool_stats_set_refresh(&w->stats, refresh_stats, w);
 }
 
 /* Everything is cancelled: release, let the tags come back. */

@@ -243,6 +243,25 @@ static size_t char_utf8(int64_t unit, char *tmp)
     return fnw_utf8_encode(c >= 0xd800 && c <= 0xdfff ? 0xfffd : c, tmp);
 }
 
+/* v in decimal (what "%" PRId64 writes, without printf's cost: templates
+ * render a key per row); tmp has room for 20 digits and the sign. */
+static size_t fmt_int(char *tmp, int64_t v)
+{
+    char rev[24];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, k = 0;
+    do {
+        rev[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[k++] = '-';
+    while (n)
+        tmp[k++] = rev[--n];
+    tmp[k] = '\0';
+    return k;
+}
+
 /* Text of a non-null scalar: p and n point at its bytes or into tmp
  * (>= SCALAR_TMP bytes). *quote is set when JSON writes it as a string. */
 static void scalar_text(const fnw_type *t, const fnw_value *v, char *tmp, const uint8_t **p, size_t *n,
@@ -276,7 +295,7 @@ static void scalar_text(const fnw_type *t, const fnw_value *v, char *tmp, const 
         *n = isfinite(v->u.d) ? fnw_vtext_double(tmp, SCALAR_TMP, v->u.d) : fmt_nonfinite(tmp, v->u.d);
         return;
     default:
-        *n = (size_t)snprintf(tmp, SCALAR_TMP, "%" PRId64, v->u.i);
+        *n = fmt_int(tmp, v->u.i);
         return;
     }
 }

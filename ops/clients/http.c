@@ -22,7 +22,9 @@
 #include "ops/clients/http.h"
 #include "ops/clients/http_internal.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -31,7 +33,9 @@
 #include <curl/curl.h>
 
 #define DEFAULT_MAX_BODY ((size_t)64 << 20)
-#define IDLE_EASY 64 /* reset easy handles kept for reuse */
+#define LEARN_MAX 16   /* host names whose address the client keeps */
+#define LEARN_TTL 60.0 /* s: libcurl's default CURLOPT_DNS_CACHE_TIMEOUT */
+#define IDLE_EASY 64   /* reset easy handles kept for reuse */
 
 typedef struct sock_w {
     ev_io io;
@@ -40,7 +44,8 @@ typedef struct sock_w {
 } sock_w;
 
 struct fnw_http_req {
-    fnw_http *h;
+    fnw_http_req_head head; /* first: plain = 0 */
+    int learn;              /* keep the address libcurl connects to */
     CURL *easy;
     fnw_http_hdrs *hdrs;
     fnw_http_url *url;
@@ -58,6 +63,15 @@ struct fnw_http_req {
     char errbuf[CURL_ERROR_SIZE];
 };
 
+/* The address libcurl connected to for a host name, and when. */
+typedef struct learned {
+    char key[270]; /* "host:port"; "" = free */
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    double at;
+    int refreshing; /* a libcurl request is finding it again */
+} learned;
+
 struct fnw_http {
     struct ev_loop *loop;
     CURLM *multi;
@@ -71,11 +85,14 @@ struct fnw_http {
     size_t n_idle;
     fnw_http_share share; /* the last URL parsed, the last header list */
     int no_proxy_env;     /* no proxy variable set at creation */
+    fnw_h1 *h1;           /* the plain path (http_h1.c); NULL when not used */
+    learned learned[LEARN_MAX];
 };
 
 /* ---- driving libcurl from the loop ------------------------------------- */
 
 static void reap(fnw_http *h);
+static void learn_address(fnw_http_req *r, int ok);
 
 static void on_io(struct ev_loop *loop, ev_io *w, int revents)
 {
@@ -193,12 +210,19 @@ fnw_http *fnw_http_new(struct ev_loop *loop, const fnw_http_config *cfg, fnw_err
         if (v && *v)
             h->no_proxy_env = 0;
     }
+    /* Plain http:// to an IP literal goes the plain path when libcurl
+     * would find no proxy and no total connection limit must be shared. */
+    if (h->no_proxy_env && h->cfg.max_total_connections <= 0 && !(h->h1 = fnw_h1_new(loop, &h->cfg))) {
+        fnw_http_free(h);
+        fnw_error_set(err, "HTTP client: out of memory");
+        return NULL;
+    }
     return h;
 }
 
 static void req_unlink(fnw_http_req *r)
 {
-    fnw_http *h = r->h;
+    fnw_http *h = r->head.h;
     if (r->prev)
         r->prev->next = r->next;
     else
@@ -212,7 +236,7 @@ static void req_unlink(fnw_http_req *r)
 /* The easy handle goes back to the free list (reset) or is cleaned up. */
 static void req_free(fnw_http_req *r)
 {
-    fnw_http *h = r->h;
+    fnw_http *h = r->head.h;
     if (r->easy && h->n_idle < IDLE_EASY) {
         curl_easy_reset(r->easy);
         h->idle[h->n_idle++] = r->easy;
@@ -238,6 +262,7 @@ void fnw_http_free(fnw_http *h)
     }
     while (h->n_idle)
         curl_easy_cleanup(h->idle[--h->n_idle]);
+    fnw_h1_free(h->h1);
     fnw_http_share_free(&h->share);
     curl_multi_cleanup(h->multi);
     while (h->socks) /* sockets libcurl did not say it forgot */
@@ -249,13 +274,19 @@ void fnw_http_free(fnw_http *h)
 
 size_t fnw_http_in_flight(const fnw_http *h)
 {
-    return h->n_reqs;
+    return h->n_reqs + fnw_h1_in_flight(h->h1);
 }
 
 void fnw_http_cancel(fnw_http_req *r)
 {
     if (!r)
         return;
+    if (r->head.plain) {
+        fnw_h1_cancel(r);
+        return;
+    }
+    if (r->learn) /* the next request looks the address up again */
+        learn_address(r, 0);
     req_unlink(r);
     req_free(r);
 }
@@ -289,7 +320,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 }
 
 /* Retry-After: delta-seconds or an HTTP date; -1 when unreadable. */
-static int64_t parse_retry_after(const char *v)
+int64_t fnw_http_retry_after(const char *v)
 {
     if (isdigit((unsigned char)*v)) {
         char *end;
@@ -334,7 +365,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
     }
     char *v = header_value(p, n, "Retry-After");
     if (v) {
-        r->retry_after_s = parse_retry_after(v);
+        r->retry_after_s = fnw_http_retry_after(v);
         free(v);
     } else if ((v = header_value(p, n, "Content-Type")) != NULL) {
         free(r->content_type);
@@ -406,10 +437,64 @@ static int version_of(long v)
     }
 }
 
+static learned *learned_find(fnw_http *h, const char *key)
+{
+    for (size_t i = 0; i < LEARN_MAX; i++)
+        if (h->learned[i].key[0] && strcmp(h->learned[i].key, key) == 0)
+            return &h->learned[i];
+    return NULL;
+}
+
+/* After a request sent through libcurl to learn its host's address: the
+ * address libcurl connected to becomes the plain path's for LEARN_TTL. */
+static void learn_address(fnw_http_req *r, int ok)
+{
+    fnw_http *h = r->head.h;
+    const char *key = r->url->hostkey;
+    learned *l = learned_find(h, key);
+    char *ip = NULL;
+    long port = 0;
+    struct sockaddr_storage a;
+    socklen_t alen = 0;
+    memset(&a, 0, sizeof a);
+    if (ok && curl_easy_getinfo(r->easy, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip &&
+        curl_easy_getinfo(r->easy, CURLINFO_PRIMARY_PORT, &port) == CURLE_OK && port > 0 && port < 65536) {
+        struct sockaddr_in *a4 = (struct sockaddr_in *)&a;
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&a;
+        if (inet_pton(AF_INET, ip, &a4->sin_addr) == 1) {
+            a4->sin_family = AF_INET;
+            a4->sin_port = htons((uint16_t)port);
+            alen = sizeof *a4;
+        } else if (inet_pton(AF_INET6, ip, &a6->sin6_addr) == 1) {
+            a6->sin6_family = AF_INET6;
+            a6->sin6_port = htons((uint16_t)port);
+            alen = sizeof *a6;
+        }
+    }
+    if (!alen) {
+        if (l)
+            l->refreshing = 0; /* the next request tries again */
+        return;
+    }
+    if (!l) { /* a free slot, else the oldest */
+        l = &h->learned[0];
+        for (size_t i = 0; i < LEARN_MAX && l->key[0]; i++)
+            if (!h->learned[i].key[0] || h->learned[i].at < l->at)
+                l = &h->learned[i];
+        snprintf(l->key, sizeof l->key, "%s", key);
+    }
+    l->addr = a;
+    l->addrlen = alen;
+    l->at = ev_now(h->loop);
+    l->refreshing = 0;
+}
+
 static void complete(fnw_http_req *r, CURLcode rc)
 {
     fnw_http_response resp = { .retry_after_s = -1 };
     resp.outcome = outcome_of(r, rc);
+    if (r->learn)
+        learn_address(r, resp.outcome == FNW_HTTP_DONE);
     long v = 0;
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &resp.status);
     curl_easy_getinfo(r->easy, CURLINFO_HTTP_VERSION, &v);
@@ -461,7 +546,7 @@ static int method_ok(const char *m)
  * description "METHOD host:port/path". */
 static int describe_target(fnw_http_req *r, const char *method, const char *url, fnw_error *err)
 {
-    if (!(r->url = fnw_http_share_url(&r->h->share, url)))
+    if (!(r->url = fnw_http_share_url(&r->head.h->share, url)))
         return fnw_error_set(err, "HTTP %s: '%.200s' is not an http:// or https:// URL", method, url);
     snprintf(r->what, sizeof r->what, "%s %s", method, r->url->target);
     return 0;
@@ -489,7 +574,7 @@ static int set_body(fnw_http_req *r, const fnw_http_request *rq, const char *met
 
 static int set_headers(fnw_http_req *r, const fnw_http_request *rq)
 {
-    r->hdrs = fnw_http_share_headers(&r->h->share, rq->headers, rq->n_headers);
+    r->hdrs = fnw_http_share_headers(&r->head.h->share, rq->headers, rq->n_headers);
     return r->hdrs ? 0 : -1;
 }
 
@@ -533,10 +618,42 @@ int fnw_http_send(fnw_http *h, const fnw_http_request *rq, fnw_http_done_fn done
     const char *method = rq->method ? rq->method : "GET";
     if (!method_ok(method))
         return fnw_error_set(err, "HTTP: '%.40s' is not a method (upper-case letters, at most 16)", method);
+    int learn = 0;
+    if (h->h1) {
+        const char *url = rq->url ? rq->url : "";
+        fnw_http_url *u = fnw_http_share_url(&h->share, url);
+        if (!u)
+            return fnw_error_set(err, "HTTP %s: '%.200s' is not an http:// or https:// URL", method, url);
+        const struct sockaddr_storage *addr = NULL;
+        socklen_t alen = 0;
+        if (u->plain) {
+            addr = &u->addr;
+            alen = u->addrlen;
+        } else if (u->named) { /* the address libcurl found, while fresh */
+            learned *l = learned_find(h, u->hostkey);
+            if (l && (ev_now(h->loop) - l->at < LEARN_TTL || l->refreshing)) {
+                addr = &l->addr;
+                alen = l->addrlen;
+            } else {
+                learn = 1;
+                if (l)
+                    l->refreshing = 1; /* meanwhile the old address serves */
+            }
+        }
+        if (addr) {
+            fnw_http_hdrs *hd = fnw_http_share_headers(&h->share, rq->headers, rq->n_headers);
+            if (!hd) {
+                fnw_http_share_url_drop(&h->share, u);
+                return fnw_error_set(err, "HTTP %s %s: out of memory", method, u->target);
+            }
+            return fnw_h1_send(h->h1, h, &h->share, u, hd, addr, alen, method, rq, done, user, out, err);
+        }
+        fnw_http_share_url_drop(&h->share, u); /* the libcurl path takes its own reference */
+    }
     fnw_http_req *r = calloc(1, sizeof *r);
     if (!r)
         return fnw_error_set(err, "HTTP %s: out of memory", method);
-    r->h = h;
+    r->head.h = h;
     if (describe_target(r, method, rq->url ? rq->url : "", err) != 0) {
         free(r);
         return -1;
@@ -553,6 +670,8 @@ int fnw_http_send(fnw_http *h, const fnw_http_request *rq, fnw_http_done_fn done
         return -1;
     }
     set_options(h, r, rq);
+    if ((r->learn = learn) != 0) /* its connection is not kept: the plain path's pool is */
+        curl_easy_setopt(r->easy, CURLOPT_FORBID_REUSE, 1L);
     if (curl_multi_add_handle(h->multi, r->easy) != CURLM_OK) {
         fnw_error_set(err, "HTTP %s: libcurl refused the request", r->what);
         req_free(r);

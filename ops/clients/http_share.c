@@ -6,6 +6,8 @@
  */
 #include "ops/clients/http_internal.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,76 @@ static void url_free(fnw_http_url *u)
 {
     curl_url_cleanup(u->u);
     free(u->url);
+    free(u->pathq);
+    free(u->hostport);
     free(u);
+}
+
+/* Fills the plain path's fields when u is an http:// URL to an IP literal
+ * (no user info, no zone id); leaves plain 0 otherwise. -1: out of memory. */
+static int plain_target(fnw_http_url *us, const char *host, const char *port, const char *path)
+{
+    char *user = NULL, *zone = NULL, *query = NULL;
+    int has_user = curl_url_get(us->u, CURLUPART_USER, &user, 0) == CURLUE_OK;
+    int has_zone = curl_url_get(us->u, CURLUPART_ZONEID, &zone, 0) == CURLUE_OK;
+    curl_url_get(us->u, CURLUPART_QUERY, &query, 0);
+    curl_free(user);
+    curl_free(zone);
+    char *end;
+    unsigned long pn = strtoul(port, &end, 10);
+    int rc = 0;
+    if (has_user || has_zone || *end || pn == 0 || pn > 65535)
+        goto out;
+    size_t hl = strlen(host);
+    int literal = 0;
+    if (hl > 2 && host[0] == '[' && host[hl - 1] == ']') {
+        char h6[64];
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&us->addr;
+        if (hl >= sizeof h6)
+            goto out;
+        memcpy(h6, host + 1, hl - 2);
+        h6[hl - 2] = '\0';
+        if (inet_pton(AF_INET6, h6, &a->sin6_addr) != 1)
+            goto out; /* a bracketed host that is not IPv6: libcurl's */
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)pn);
+        us->addrlen = sizeof *a;
+        literal = 1;
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&us->addr;
+        if (inet_pton(AF_INET, host, &a->sin_addr) == 1) {
+            a->sin_family = AF_INET;
+            a->sin_port = htons((uint16_t)pn);
+            us->addrlen = sizeof *a;
+            literal = 1;
+        }
+    }
+    if (hl > 253 || strlen(path) > 8192)
+        goto out;
+    size_t pl = strlen(path), ql = query ? strlen(query) : 0;
+    us->pathq = malloc(pl + ql + 2);
+    us->hostport = malloc(hl + strlen(port) + 2);
+    if (!us->pathq || !us->hostport) {
+        rc = -1;
+        goto out;
+    }
+    memcpy(us->pathq, path, pl);
+    if (query) {
+        us->pathq[pl] = '?';
+        memcpy(us->pathq + pl + 1, query, ql + 1);
+    } else {
+        us->pathq[pl] = '\0';
+    }
+    if (pn == 80)
+        memcpy(us->hostport, host, hl + 1);
+    else
+        sprintf(us->hostport, "%s:%s", host, port);
+    snprintf(us->hostkey, sizeof us->hostkey, "%s:%lu", host, pn);
+    us->plain = literal;
+    us->named = !literal;
+out:
+    curl_free(query);
+    return rc;
 }
 
 /* A new fnw_http_url for url; NULL if it is not http(s) or memory ran out. */
@@ -32,6 +103,8 @@ static fnw_http_url *url_new(const char *url)
     if (ok) {
         us->tls = strcmp(scheme, "https") == 0;
         snprintf(us->target, sizeof us->target, "%s:%s%.200s", host, port, path);
+        if (!us->tls && plain_target(us, host, port, path) != 0)
+            ok = 0;
     }
     curl_free(host);
     curl_free(port);
@@ -48,6 +121,7 @@ fnw_http_url *fnw_http_share_url(fnw_http_share *s, const char *url)
         fnw_http_url *u = url_new(url);
         if (!u)
             return NULL;
+        u->serial = ++s->serial;
         fnw_http_url *old = s->url;
         s->url = u;
         if (old && old->refs == 0)
@@ -96,6 +170,7 @@ fnw_http_hdrs *fnw_http_share_headers(fnw_http_share *s, const fnw_http_header *
             return NULL;
         }
         h->list = l;
+        h->serial = ++s->serial;
         fnw_http_hdrs *old = s->hdrs;
         s->hdrs = h;
         if (old && old->refs == 0)

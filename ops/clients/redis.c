@@ -54,6 +54,8 @@ struct fnw_redis {
     conn *pinned; /* fnw_redis_pin: every send goes here */
     int stopping;
     fnw_redis_stats stats;
+    char *resp; /* the command being formatted (format_command) */
+    size_t resp_cap;
 };
 
 static void start_connect(conn *c);
@@ -408,6 +410,7 @@ void fnw_redis_free(fnw_redis *r)
     }
     free(r->conns);
     free_strings(r);
+    free(r->resp);
     free(r);
 }
 
@@ -458,6 +461,53 @@ static conn *pick(fnw_redis *r)
     return NULL;
 }
 
+/* The command in the protocol's form (RESP: "*N", then "$len" and the bytes
+ * of each argument) in r->resp, as hiredis's redisFormatCommandArgv writes
+ * it, but into one buffer kept for the next command: no sds string built
+ * with its printf per command. Returns the length, or 0 out of memory. */
+static char *put_count(char *p, char mark, size_t n)
+{
+    char digits[24];
+    int k = 0;
+    do {
+        digits[k++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    *p++ = mark;
+    while (k)
+        *p++ = digits[--k];
+    *p++ = '\r';
+    *p++ = '\n';
+    return p;
+}
+
+static size_t format_command(fnw_redis *r, int argc, const char *const *argv, const size_t *argvlen)
+{
+    size_t need = 24;
+    for (int i = 0; i < argc; i++)
+        need += 26 + (argvlen ? argvlen[i] : strlen(argv[i]));
+    if (need > r->resp_cap) {
+        size_t cap = r->resp_cap ? r->resp_cap : 256;
+        while (cap < need)
+            cap *= 2;
+        char *nb = realloc(r->resp, cap);
+        if (!nb)
+            return 0;
+        r->resp = nb;
+        r->resp_cap = cap;
+    }
+    char *p = put_count(r->resp, '*', (size_t)argc);
+    for (int i = 0; i < argc; i++) {
+        size_t n = argvlen ? argvlen[i] : strlen(argv[i]);
+        p = put_count(p, '$', n);
+        memcpy(p, argv[i], n);
+        p += n;
+        *p++ = '\r';
+        *p++ = '\n';
+    }
+    return (size_t)(p - r->resp);
+}
+
 int fnw_redis_send(fnw_redis *r, int argc, const char *const *argv, const size_t *argvlen,
                    fnw_redis_reply_fn fn, void *user, fnw_redis_cmd **out, fnw_error *err)
 {
@@ -475,7 +525,12 @@ int fnw_redis_send(fnw_redis *r, int argc, const char *const *argv, const size_t
     cmd->c = c;
     cmd->fn = fn;
     cmd->user = user;
-    if (redisAsyncCommandArgv(c->ac, on_reply, cmd, argc, (const char **)argv, argvlen) != REDIS_OK) {
+    size_t len = format_command(r, argc, argv, argvlen);
+    if (!len) {
+        free(cmd);
+        return fnw_error_set(err, "redis %s:%d: out of memory", r->host, r->cfg.port);
+    }
+    if (redisAsyncFormattedCommand(c->ac, on_reply, cmd, r->resp, len) != REDIS_OK) {
         free(cmd);
         return fnw_error_set(err, "redis %s:%d: the connection refused the command (%s)", r->host,
                              r->cfg.port, c->ac->errstr[0] ? c->ac->errstr : "closing or out of memory");

@@ -35,6 +35,10 @@ static const char *const http_known[] = {
     "tls_ca_file",
     "connect_timeout_ms",
     "request_timeout_ms",
+    "cache_max_rows",
+    "cache_ttl_ms",
+    "cache_max_bytes",
+    "cache_missing",
     "header.<Name>",
     "result.<field>",
     NULL,
@@ -56,7 +60,8 @@ static int check_known(const fnw_options *o, fnw_error *err)
             return fnw_error_set(err,
                                  "unknown option '%s'; known options: method, url, body, batch_body, "
                                  "on_missing, on_short_batch, max_response_bytes, max_connections, tls_ca_file, "
-                                 "connect_timeout_ms, request_timeout_ms, header.<Name>, result.<field>",
+                                 "connect_timeout_ms, request_timeout_ms, cache_max_rows, cache_ttl_ms, cache_max_bytes, "
+                                 "cache_missing, header.<Name>, result.<field>",
                                  k);
     }
     return 0;
@@ -348,6 +353,9 @@ static void http_close(void *state)
     if (!st)
         return;
     fnw_http_free(st->http);
+    fnw_lookup_cache_free(st->cache);
+    fnw_buf_free(&st->cache_key);
+    fnw_buf_free(&st->cache_answer);
     fnw_tmpl_free(st->url_path);
     fnw_tmpl_free(st->url_query);
     fnw_tmpl_free(st->body);
@@ -384,6 +392,8 @@ static int http_open(const fnw_op_env *env, void **state, fnw_error *err)
     st->input_type = env->input_type;
     fnw_buf_init(&st->buf, 0);
     fnw_buf_init(&st->body_buf, 0);
+    fnw_buf_init(&st->cache_key, 0);
+    fnw_buf_init(&st->cache_answer, 0);
     fnw_error why = { "" };
     int rc = -1;
     if (!env->input_type || fnw_type_kind(env->input_type) != FNW_ROW)
@@ -391,7 +401,8 @@ static int http_open(const fnw_op_env *env, void **state, fnw_error *err)
     else if (check_known(env->options, &why) == 0 && parse_url(st, env->options, &why) == 0 &&
              parse_body(st, env->options, &why) == 0 && parse_headers(st, env->options, &why) == 0 &&
              parse_method(st, env->options, &why) == 0 && parse_results(st, env, &why) == 0 &&
-             make_client(st, env->options, &why) == 0)
+             make_client(st, env->options, &why) == 0 &&
+             fnw_lookup_cache_open(env, OP, st, &st->cache, &st->cache_missing, &why) == 0)
         rc = 0;
     if (rc != 0) {
         http_close(st);

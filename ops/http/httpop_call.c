@@ -26,6 +26,9 @@ typedef struct httpop_ctx {
     fnw_http_req *req;
     fnw_value *rows; /* the decoded inputs */
     char what[256];  /* "GET http://host/path" (no query) for messages */
+    /* with the cache: waiting on a request (httpop_cache.c) */
+    fnw_lookup_waiter w;
+    int cached;
 } httpop_ctx;
 
 static void on_done(void *user, const fnw_http_response *resp, const fnw_error *err);
@@ -122,6 +125,10 @@ static int build_and_send(httpop_state *st, httpop_ctx *x, size_t n, fnw_error *
         if (!(rq.body = fnw_arena_memdup(a, st->body_buf.p, st->body_buf.len ? st->body_buf.len : 1)))
             return fnw_error_set(err, "out of memory for the request body");
         rq.body_len = st->body_buf.len;
+    }
+    if (st->cache) {
+        x->cached = 1;
+        return fnw_httpop_cache_send(st, &rq, on_done, x, &x->w, err);
     }
     return fnw_http_send(st->http, &rq, on_done, x, &x->req, err);
 }
@@ -316,11 +323,13 @@ void fnw_httpop_call(void *state, fnw_call *call)
             return;
         }
     }
-    if (build_and_send(st, x, n, &err) != 0) {
+    int sent = build_and_send(st, x, n, &err);
+    if (sent < 0) {
         fnw_call_fail_after(call, FNW_CALL_NO_RETRY, "%s", err.msg);
         return;
     }
-    fnw_call_set_op_data(call, x);
+    if (sent == 0) /* 1: answered from the cache, the call is settled */
+        fnw_call_set_op_data(call, x);
 }
 
 void fnw_httpop_call_cancel(void *state, fnw_call *call)
@@ -328,7 +337,10 @@ void fnw_httpop_call_cancel(void *state, fnw_call *call)
     httpop_ctx *x = fnw_call_op_data(call);
     if (!x)
         return;
-    fnw_http_cancel(x->req);
+    if (x->cached)
+        fnw_httpop_cache_cancel(x->st, &x->w);
+    else
+        fnw_http_cancel(x->req);
     x->req = NULL;
     fnw_call_set_op_data(call, NULL);
 }

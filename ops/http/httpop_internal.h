@@ -6,7 +6,8 @@
  *
  * The files: httpop_text.c (the helpers), httpop.c (options,
  * validation, open and close), httpop_call.c (a call: request, response,
- * results, cancel).
+ * results, cancel), httpop_cache.c (the lookup cache in front of the
+ * client, per element).
  */
 #ifndef FNW_HTTPOP_INTERNAL_H
 #define FNW_HTTPOP_INTERNAL_H
@@ -20,6 +21,7 @@
 #include "ops/bind/outrow.h"
 #include "ops/bind/tmpl.h"
 #include "ops/clients/http.h"
+#include "ops/clients/lookup_cache.h"
 #include "runtime/operation.h"
 
 #define HTTPOP_MAX_HEADERS 32
@@ -68,6 +70,11 @@ typedef struct httpop_state {
     fnw_buf buf; /* request text under construction */
     fnw_buf body_buf;
     uint64_t missing; /* elements dropped by on_missing=empty */
+    /* the lookup cache: per element with cache_max_rows, else NULL */
+    fnw_lookup_cache *cache;
+    int cache_missing;
+    fnw_http_done_fn cache_done; /* the call's response handler, for every waiter */
+    fnw_buf cache_key, cache_answer;
 } httpop_state;
 
 /* ---- helpers (httpop_text.c) ------------------------------------------ */
@@ -126,6 +133,21 @@ int fnw_httpop_text_items_count(const httpop_result *r, const json_t *doc, size_
  * FNW_JPTR_NOT_FOUND, or -1 with a message (a pointer that cannot address
  * doc, or no array where r's {i} token stands). */
 int fnw_httpop_text_pick(const httpop_result *r, const json_t *doc, size_t i, json_t **out, fnw_error *err);
+
+/* ---- the lookup cache (httpop_cache.c) --------------------------------- */
+
+/* Sends rq through the cache for the call whose context is x (w embedded
+ * in it): the key is the method, the URL, the header lines and the body. A
+ * kept answer (2xx, or 404 with cache_missing: status and body) is handed
+ * to done(x, ...) at once and 1 is returned (the call is settled); a
+ * request already out for the same key is joined, or rq is sent for every
+ * call that joins it: 0 (done(x, ...) runs later with the response or the
+ * failure). -1 with err when rq cannot be sent. */
+int fnw_httpop_cache_send(httpop_state *st, const fnw_http_request *rq, fnw_http_done_fn done, void *x,
+                          fnw_lookup_waiter *w, fnw_error *err);
+/* The call waiting in w is cancelled: the request is cancelled with it when
+ * no other call waits for it. */
+void fnw_httpop_cache_cancel(httpop_state *st, fnw_lookup_waiter *w);
 
 /* ---- the call (httpop_call.c) ------------------------------------------ */
 void fnw_httpop_call(void *state, fnw_call *call);

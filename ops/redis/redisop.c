@@ -23,6 +23,7 @@
 
 #include "ops/redis/redisop_internal.h"
 #include "ops/builtins.h"
+#include "ops/clients/lookup_cache.h"
 #include "ops/secrets/secret_mask.h"
 
 typedef struct redis_state {
@@ -31,6 +32,10 @@ typedef struct redis_state {
     fnw_buf args;      /* rendered arguments of the command being sent */
     const char **argv; /* conf->argc entries */
     size_t *lens;
+    fnw_lookup_cache *cache; /* NULL without cache_max_rows */
+    int cache_missing;
+    fnw_buf key;  /* the cache key of the command being looked up */
+    fnw_buf flat; /* a reply in the cache's form */
 } redis_state;
 
 typedef struct rcall rcall;
@@ -48,6 +53,8 @@ struct rcall {
     fnw_value *in;        /* the decoded inputs */
     fnw_redis_cmd **cmds; /* out, NULL once answered */
     rslot *slots;
+    fnw_lookup_waiter w; /* with the cache: waiting on a flight */
+    int cached;
 };
 
 /* ---- open / close -------------------------------------------------------------- */
@@ -58,8 +65,11 @@ static void redis_close(void *state)
     if (!st)
         return;
     fnw_redis_free(st->pool);
+    fnw_lookup_cache_free(st->cache);
     fnw_redisop_config_free(st->conf);
     fnw_buf_free(&st->args);
+    fnw_buf_free(&st->key);
+    fnw_buf_free(&st->flat);
     free(st->argv);
     free(st->lens);
     free(st);
@@ -72,7 +82,10 @@ static int redis_open(const fnw_op_env *env, void **state, fnw_error *err)
     if (!st)
         return fnw_error_set(err, "operation 'redis': out of memory");
     fnw_buf_init(&st->args, 0);
-    if (!(st->conf = fnw_redisop_config_new(env, err))) {
+    fnw_buf_init(&st->key, 0);
+    fnw_buf_init(&st->flat, 0);
+    if (!(st->conf = fnw_redisop_config_new(env, err)) ||
+        fnw_lookup_cache_open(env, "redis", st, &st->cache, &st->cache_missing, err) != 0) {
         redis_close(st);
         return -1;
     }
@@ -277,6 +290,156 @@ static void send_mget(rcall *rc)
     rc->pending = 1;
 }
 
+/* ---- the lookup cache ------------------------------------------------------------ */
+
+static int cache_key(redis_state *st);
+
+/* A reply in the cache's form into input 0's output; completes or fails the
+ * call. A reply the row cannot use leaves the cache, so a retry asks Redis. */
+static void cached_answer(rcall *rc, const uint8_t *flat, size_t len)
+{
+    fnw_arena *a = fnw_call_arena(rc->call);
+    fnw_error err;
+    fnw_reply r;
+    fnw_value row;
+    int rc_map = fnw_redisop_map_unflatten(flat, len, a, &r, &err);
+    if (rc_map == 0)
+        rc_map = fnw_redisop_map(rc->st->conf, &rc->in[0], &r, a, &row, &err);
+    if (rc_map == FNW_REDISOP_ROW && fnw_call_emit_value(rc->call, 0, &row, &err) != 0)
+        rc_map = -1;
+    if (rc_map >= 0) {
+        fnw_call_set_op_data(rc->call, NULL);
+        fnw_call_complete(rc->call);
+        return;
+    }
+    if (render(rc, 0, &err) == 0 && cache_key(rc->st) == 0)
+        fnw_lookup_cache_drop(rc->st->cache, rc->st->key.p, rc->st->key.len);
+    char what[160];
+    describe(rc, 0, what, sizeof what);
+    abort_call(rc, "redis: %s: %s", what, err.msg);
+}
+
+/* Every call waiting on flight f fails with msg. */
+static void flight_fail(redis_state *st, fnw_lookup_flight *f, const char *msg)
+{
+    fnw_lookup_cache_settle(st->cache, f, NULL, 0, 0);
+    for (fnw_lookup_waiter *w; (w = fnw_lookup_cache_next(st->cache, f));)
+        abort_call(w->user, "%s", msg);
+}
+
+static int reply_is_missing(const fnw_redisop_config *p, const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_NIL)
+        return 1;
+    if (r->type != REDIS_REPLY_ARRAY)
+        return 0;
+    if (p->shape == FNW_REDISOP_HGETALL)
+        return r->elements == 0;
+    if (p->shape != FNW_REDISOP_HMGET)
+        return 0;
+    for (size_t i = 0; i < r->elements; i++)
+        if (r->element[i]->type != REDIS_REPLY_NIL)
+            return 0;
+    return 1;
+}
+
+static void on_flight_reply(void *user, const redisReply *reply, const fnw_error *err)
+{
+    fnw_lookup_flight *f = user;
+    redis_state *st = fnw_lookup_cache_owner(f);
+    if (err) {
+        flight_fail(st, f, err->msg);
+        return;
+    }
+    fnw_error why;
+    if (reply->type == REDIS_REPLY_ERROR) {
+        fnw_lookup_cache_settle(st->cache, f, NULL, 0, 0);
+        for (fnw_lookup_waiter *w; (w = fnw_lookup_cache_next(st->cache, f));) {
+            rcall *rc = w->user;
+            char what[160];
+            describe(rc, 0, what, sizeof what);
+            abort_call(rc, "redis %s:%d: %s: %.*s", st->conf->host, st->conf->port, what,
+                       (int)(reply->len > 400 ? 400 : reply->len), reply->str ? reply->str : "");
+        }
+        return;
+    }
+    fnw_buf_clear(&st->flat);
+    if (fnw_redisop_map_flatten(reply, &st->flat, &why) != 0) {
+        char msg[FNW_ERROR_MAX];
+        snprintf(msg, sizeof msg, "redis: %.1000s", why.msg);
+        flight_fail(st, f, msg);
+        return;
+    }
+    /* the waiters read the answer from a buffer of their own: a call they
+     * complete may start another whose reply reuses st->flat later */
+    fnw_buf flat = st->flat;
+    fnw_buf_init(&st->flat, 0);
+    fnw_lookup_cache_settle(st->cache, f, flat.p, flat.len,
+                            st->cache_missing || !reply_is_missing(st->conf, reply));
+    for (fnw_lookup_waiter *w; (w = fnw_lookup_cache_next(st->cache, f));)
+        cached_answer(w->user, flat.p, flat.len);
+    if (!st->flat.cap) {
+        fnw_buf_clear(&flat);
+        st->flat = flat; /* keep the bigger buffer for the next reply */
+    } else {
+        fnw_buf_free(&flat);
+    }
+}
+
+/* The key of the command rendered in st->args: each argument's length and bytes. */
+static int cache_key(redis_state *st)
+{
+    fnw_buf_clear(&st->key);
+    size_t off = 0;
+    for (size_t k = 0; k < st->conf->argc; k++) {
+        uint32_t n = (uint32_t)st->lens[k];
+        if (fnw_buf_append(&st->key, &n, 4) || fnw_buf_append(&st->key, st->args.p + off, st->lens[k]))
+            return -1;
+        off += st->lens[k];
+    }
+    return 0;
+}
+
+/* Per element with the cache: a hit answers at once, a key already out
+ * waits, a miss sends the command for every call that will wait on it. */
+static void cached_invoke(rcall *rc)
+{
+    redis_state *st = rc->st;
+    fnw_error err;
+    if (render(rc, 0, &err) != 0) {
+        abort_call(rc, "%s", err.msg);
+        return;
+    }
+    if (cache_key(st) != 0) {
+        abort_call(rc, "redis: out of memory for the cache key");
+        return;
+    }
+    rc->cached = 1;
+    rc->w = (fnw_lookup_waiter){ .user = rc };
+    const void *val;
+    size_t len;
+    int got = fnw_lookup_cache_get(st->cache, st->key.p, st->key.len, &rc->w, &val, &len, &err);
+    if (got < 0) {
+        abort_call(rc, "redis: %s", err.msg);
+        return;
+    }
+    if (got == FNW_LOOKUP_HIT) {
+        cached_answer(rc, val, len);
+        return;
+    }
+    fnw_call_set_op_data(rc->call, rc);
+    if (got == FNW_LOOKUP_JOIN)
+        return;
+    fnw_lookup_flight *f = rc->w.flight;
+    fnw_redis_cmd *cmd;
+    if (fnw_redis_send(st->pool, (int)st->conf->argc, st->argv, st->lens, on_flight_reply, f, &cmd, &err) !=
+        0) {
+        flight_fail(st, f, err.msg);
+        return;
+    }
+    fnw_lookup_cache_set_request(f, cmd);
+}
+
 static rcall *rcall_new(redis_state *st, fnw_call *call)
 {
     fnw_arena *a = fnw_call_arena(call);
@@ -308,6 +471,10 @@ static void redis_invoke(void *state, fnw_call *call)
             fnw_call_fail(call, "redis: %s", err.msg);
             return;
         }
+    if (st->cache && rc->n == 1) {
+        cached_invoke(rc);
+        return;
+    }
     fnw_call_set_op_data(call, rc);
     if (st->conf->shape == FNW_REDISOP_GET && rc->n > 1)
         send_mget(rc);
@@ -320,6 +487,11 @@ static void redis_cancel(void *state, fnw_call *call)
     rcall *rc = fnw_call_op_data(call);
     if (!rc)
         return;
+    if (rc->cached) {
+        fnw_redis_cmd *cmd = fnw_lookup_cache_leave(rc->st->cache, &rc->w);
+        if (cmd)
+            fnw_redis_cancel(cmd);
+    }
     cancel_out(rc);
     fnw_call_set_op_data(call, NULL);
 }

@@ -20,8 +20,11 @@
 #define MAX_RESULTS 1024
 
 static const char *const known_options[] = {
-    "address", "pool_size",    "max_reply_bytes", "password_env", "username", "db",
-    "command", "result_field", "result_fields",   "on_missing",   NULL,
+    "address",         "pool_size",      "max_reply_bytes",
+    "password_env",    "username",       "db",
+    "command",         "result_field",   "result_fields",
+    "on_missing",      "cache_max_rows", "cache_ttl_ms",
+    "cache_max_bytes", "cache_missing",  NULL,
 };
 
 /* ---- address --------------------------------------------------------------- */

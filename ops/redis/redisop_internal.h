@@ -89,6 +89,14 @@ int fnw_redisop_config_parse_address(const char *text, char *host, size_t cap, i
 /* hiredis's reply tree as the neutral form (items from the arena). */
 int fnw_redisop_map_adapt(const redisReply *r, fnw_arena *a, fnw_reply *out, fnw_error *err);
 
+/* The lookup cache's form of a reply (hiredis's tree flattened into out,
+ * appended): a kind byte ('N', 'S' u32 len bytes, 'I' i64, 'A' u32 count
+ * items), native byte order, the kinds fnw_redisop_map_adapt takes. */
+int fnw_redisop_map_flatten(const redisReply *r, fnw_buf *out, fnw_error *err);
+/* The len bytes at p back into the neutral form (items from the arena,
+ * strings borrowed from p). */
+int fnw_redisop_map_unflatten(const uint8_t *p, size_t len, fnw_arena *a, fnw_reply *out, fnw_error *err);
+
 /* 1 when the reply counts as missing for the configured command. */
 int fnw_redisop_map_is_missing(const fnw_redisop_config *p, const fnw_reply *r);
 

@@ -52,6 +52,113 @@ int fnw_redisop_map_adapt(const redisReply *r, fnw_arena *a, fnw_reply *out, fnw
     return adapt(r, a, out, 0, err);
 }
 
+static int flatten(const redisReply *r, fnw_buf *out, int depth, fnw_error *err)
+{
+    uint8_t kind;
+    switch (r->type) {
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS: {
+        uint32_t n = (uint32_t)r->len;
+        kind = 'S';
+        if (r->len > UINT32_MAX || fnw_buf_append(out, &kind, 1) || fnw_buf_append(out, &n, 4) ||
+            (n && fnw_buf_append(out, r->str, n)))
+            return fnw_error_set(err, "out of memory keeping a Redis reply of %zu bytes", r->len);
+        return 0;
+    }
+    case REDIS_REPLY_INTEGER: {
+        int64_t v = r->integer;
+        kind = 'I';
+        return fnw_buf_append(out, &kind, 1) || fnw_buf_append(out, &v, 8)
+                   ? fnw_error_set(err, "out of memory keeping a Redis reply")
+                   : 0;
+    }
+    case REDIS_REPLY_NIL:
+        kind = 'N';
+        return fnw_buf_append(out, &kind, 1) ? fnw_error_set(err, "out of memory keeping a Redis reply") : 0;
+    case REDIS_REPLY_ARRAY:
+        break;
+    default:
+        return fnw_error_set(err, "a Redis reply of type %d cannot be converted", r->type);
+    }
+    if (depth >= MAX_DEPTH)
+        return fnw_error_set(err, "the Redis reply nests arrays deeper than %d levels", MAX_DEPTH);
+    uint32_t n = (uint32_t)r->elements;
+    kind = 'A';
+    if (r->elements > UINT32_MAX || fnw_buf_append(out, &kind, 1) || fnw_buf_append(out, &n, 4))
+        return fnw_error_set(err, "out of memory keeping a Redis reply of %zu elements", r->elements);
+    for (size_t i = 0; i < r->elements; i++)
+        if (flatten(r->element[i], out, depth + 1, err) != 0)
+            return -1;
+    return 0;
+}
+
+int fnw_redisop_map_flatten(const redisReply *r, fnw_buf *out, fnw_error *err)
+{
+    return flatten(r, out, 0, err);
+}
+
+static int unflatten(const uint8_t *p, size_t len, size_t *at, fnw_arena *a, fnw_reply *out, int depth,
+                     fnw_error *err)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t n;
+    if (*at >= len)
+        return fnw_error_set(err, "a kept Redis reply is cut short");
+    uint8_t kind = p[(*at)++];
+    switch (kind) {
+    case 'N':
+        out->kind = FNW_REPLY_NIL;
+        return 0;
+    case 'I':
+        if (len - *at < 8)
+            return fnw_error_set(err, "a kept Redis reply is cut short");
+        out->kind = FNW_REPLY_INTEGER;
+        memcpy(&out->u.i, p + *at, 8);
+        *at += 8;
+        return 0;
+    case 'S':
+        if (len - *at < 4)
+            return fnw_error_set(err, "a kept Redis reply is cut short");
+        memcpy(&n, p + *at, 4);
+        *at += 4;
+        if (len - *at < n)
+            return fnw_error_set(err, "a kept Redis reply is cut short");
+        out->kind = FNW_REPLY_STRING;
+        out->len = n;
+        out->u.str = (const char *)p + *at;
+        *at += n;
+        return 0;
+    case 'A':
+        break;
+    default:
+        return fnw_error_set(err, "a kept Redis reply has an unknown kind %u", kind);
+    }
+    if (len - *at < 4 || depth >= MAX_DEPTH)
+        return fnw_error_set(err, "a kept Redis reply is cut short or too deep");
+    memcpy(&n, p + *at, 4);
+    *at += 4;
+    if (n > len - *at) /* every item takes at least one byte */
+        return fnw_error_set(err, "a kept Redis reply is cut short");
+    fnw_reply *items = NULL;
+    if (n && !(items = fnw_arena_alloc(a, n * sizeof *items)))
+        return fnw_error_set(err, "out of memory for a Redis reply of %u elements", n);
+    for (uint32_t i = 0; i < n; i++)
+        if (unflatten(p, len, at, a, &items[i], depth + 1, err) != 0)
+            return -1;
+    out->kind = FNW_REPLY_ARRAY;
+    out->len = n;
+    out->u.items = items;
+    return 0;
+}
+
+int fnw_redisop_map_unflatten(const uint8_t *p, size_t len, fnw_arena *a, fnw_reply *out, fnw_error *err)
+{
+    size_t at = 0;
+    if (unflatten(p, len, &at, a, out, 0, err) != 0)
+        return -1;
+    return at == len ? 0 : fnw_error_set(err, "a kept Redis reply has %zu bytes too many", len - at);
+}
+
 int fnw_redisop_map_is_missing(const fnw_redisop_config *p, const fnw_reply *r)
 {
     if (r->kind == FNW_REPLY_NIL)

@@ -17,7 +17,13 @@
  *   and at most FNW_WIRE_LINE_MAX bytes of text, and their texts put
  *   together are the input without its newlines, NULs shown as '?';
  * - a stats line parses the same way twice and a refused one leaves the
- *   figures untouched.
+ *   figures untouched;
+ * - a series line (fnw_wire_series_parse, what a worker reports per
+ *   operation step) parses the same way twice, a refused one leaves the
+ *   series untouched, and an accepted one holds labels of 1 to
+ *   FNW_METRIC_LABEL_MAX bytes with no control byte, counters >= 0, gauges
+ *   >= -1, at most FNW_COUNTERS_MAX operation counters; formatted again it
+ *   is at most FNW_METRIC_LINE_MAX bytes and parses back to the same series.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -156,6 +162,59 @@ static void check_figures(const uint8_t *data, size_t size)
     free(line);
 }
 
+static int label_ok(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 1 && n <= FNW_METRIC_LABEL_MAX && field_ok(s);
+}
+
+static void check_series(const uint8_t *data, size_t size)
+{
+    static fnw_metric_series s1, s2, back, untouched;
+    static char again[FNW_METRIC_LINE_MAX];
+    char *line = malloc(size + 5);
+    if (!line)
+        abort();
+    memcpy(line, "op1 ", 4); /* most inputs get past the version word */
+    memcpy(line + 4, data, size);
+    line[size + 4] = '\0';
+    memset(&s1, 0xa5, sizeof s1);
+    memset(&s2, 0xa5, sizeof s2);
+    memset(&untouched, 0xa5, sizeof untouched);
+    int rc1 = fnw_wire_series_parse(line, &s1);
+    int rc2 = fnw_wire_series_parse(line, &s2);
+    if (rc1 != rc2 || memcmp(&s1, &s2, sizeof s1) != 0)
+        abort();
+    free(line);
+    if (rc1 != 0) {
+        if (memcmp(&s1, &untouched, sizeof s1) != 0)
+            abort();
+        return;
+    }
+    if (!label_ok(s1.transform) || !label_ok(s1.operation) || s1.ncounters > FNW_COUNTERS_MAX)
+        abort();
+    for (int i = 0; i < FNW_M_COUNT; i++)
+        if (s1.value[i] < (fnw_metric_names[i].kind == FNW_METRIC_GAUGE ? -1 : 0) || s1.dist_sum[i] < 0)
+            abort();
+    size_t n = fnw_metric_series_format(&s1, again);
+    if (n >= FNW_METRIC_LINE_MAX || again[n - 1] != '\n')
+        abort();
+    again[n - 1] = '\0';
+    memset(&back, 0xa5, sizeof back);
+    if (fnw_wire_series_parse(again, &back) != 0)
+        abort();
+    if (strcmp(back.transform, s1.transform) || strcmp(back.operation, s1.operation) ||
+        memcmp(back.value, s1.value, sizeof s1.value) || memcmp(back.lat, s1.lat, sizeof s1.lat) ||
+        back.lat_sum_us != s1.lat_sum_us || back.ncounters != s1.ncounters)
+        abort();
+    for (int i = 0; i < FNW_M_COUNT; i++)
+        if (fnw_metric_names[i].kind == FNW_METRIC_DIST && back.dist_sum[i] != s1.dist_sum[i])
+            abort();
+    for (size_t k = 0; k < s1.ncounters; k++)
+        if (strcmp(back.counters[k].name, s1.counters[k].name) || back.counters[k].value != s1.counters[k].value)
+            abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -164,5 +223,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_request(data + 1, size - 1, chunk);
     check_framer(data + 1, size - 1, chunk);
     check_figures(data + 1, size - 1);
+    check_series(data + 1, size - 1);
     return 0;
 }

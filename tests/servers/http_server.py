@@ -51,6 +51,11 @@ Routes:
                           and during the outage (500)
   GET  /count             {"requests":N,"connections":M}: requests (other
                           than /count) and connections seen so far
+  GET  /wire?form=F       {"form":F} framed as F: chunked (three chunks, a
+                          chunk extension and a trailer), close (no length:
+                          the body ends with the connection), interim (a
+                          "100 Continue" first), bye (a keep-alive answer,
+                          then the server closes the connection unannounced)
 """
 import base64
 import http.server
@@ -163,6 +168,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(200, h)
         if path == "/reject":
             return self.reject(q.get("as", "json"))
+        if path == "/wire":
+            return self.wire(q.get("form", ""))
         if path == "/v1/embeddings":
             return self.embeddings(data)
         if path == "/v1/score":
@@ -184,6 +191,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.reply(429, {"status": 429}, [("Retry-After", q.get("after", "1"))])
             return self.reply(200, {"status": 200})
         return self.reply(404, {"error": "no route " + path})
+
+    def wire(self, form):
+        body = json.dumps({"form": form}).encode()
+        w = self.wfile
+        if form == "chunked":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            parts = [body[:3], body[3:7], body[7:]]
+            w.write(b"%x;ext=1\r\n%s\r\n" % (len(parts[0]), parts[0]))
+            for part in parts[1:]:
+                w.write(b"%X\r\n%s\r\n" % (len(part), part))
+            w.write(b"0\r\nX-Trailer: 1\r\n\r\n")
+            return None
+        if form == "close":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            w.write(body)
+            self.close_connection = True
+            return None
+        if form == "interim":
+            w.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            return self.reply(200, body)
+        if form == "bye":
+            self.reply(200, body)
+            self.close_connection = True
+            return None
+        return self.reply(400, {"error": "form is chunked, close, interim or bye"})
 
     def reject(self, form):
         cred = (self.headers.get("Authorization") or "").split(" ", 1)[-1]

@@ -6,6 +6,9 @@
  */
 #include <check.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "tests/unit/check_run.h"
 #include "tests/unit/test_servers.h"
@@ -432,6 +435,212 @@ START_TEST(test_connect_failure_and_bad_requests)
 }
 END_TEST
 
+/* The plain HTTP/1.1 path (http_h1.c) reads every framing a server may
+ * choose: chunked with an extension and a trailer, a body ended by the
+ * connection's close, an interim 100 before the answer; HEAD has no body. */
+START_TEST(test_response_framings)
+{
+    client c;
+    client_init(&c, NULL);
+    result r;
+    static const char *const forms[] = { "chunked", "close", "interim" };
+    for (size_t i = 0; i < 3; i++) {
+        char path[64], want[64];
+        snprintf(path, sizeof path, "/wire?form=%s", forms[i]);
+        snprintf(want, sizeof want, "{\"form\": \"%s\"}", forms[i]);
+        get(&c, path, 0, &r);
+        ck_assert_msg(r.outcome == FNW_HTTP_DONE, "%s: %s", forms[i], r.err);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_int_eq(r.version, 11);
+        ck_assert_str_eq(r.body, want);
+        ck_assert_str_eq(r.ctype, "application/json");
+    }
+    get(&c, "/wire?form=chunked", 5, &r); /* the limit holds across chunks */
+    ck_assert_int_eq(r.outcome, FNW_HTTP_TOO_LARGE);
+    char u[256];
+    url(u, sizeof u, py_port, "/json/a");
+    fnw_http_request head = { .method = "HEAD", .url = u };
+    fetch(&c, &head, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_uint_eq(r.body_len, 0);
+    client_free(&c);
+}
+END_TEST
+
+/* A server that closes a kept-alive connection without saying so: the
+ * request sent on it at once (from the callback, before the loop sees the
+ * close) goes again on a new connection instead of failing. */
+typedef struct bye_state {
+    client *c;
+    result first, second;
+} bye_state;
+
+static void on_bye(void *user, const fnw_http_response *resp, const fnw_error *err)
+{
+    bye_state *b = user;
+    on_done(&b->first, resp, err);
+    char u[256];
+    url(u, sizeof u, py_port, "/json/a");
+    fnw_http_request rq = { .url = u };
+    ck_assert_int_eq(fnw_http_send(b->c->h, &rq, on_done, &b->second, NULL, &b->c->err), 0);
+}
+
+START_TEST(test_reused_connection_closed_by_server)
+{
+    client c;
+    client_init(&c, NULL);
+    bye_state b;
+    memset(&b, 0, sizeof b);
+    b.c = &c;
+    char u[256];
+    url(u, sizeof u, py_port, "/wire?form=bye");
+    fnw_http_request rq = { .url = u };
+    for (int i = 0; i < 5; i++) {
+        memset(&b.first, 0, sizeof b.first);
+        memset(&b.second, 0, sizeof b.second);
+        ck_assert_int_eq(fnw_http_send(c.h, &rq, on_bye, &b, NULL, &c.err), 0);
+        srv_run_until(c.loop, &b.second.called, 20);
+        ck_assert_int_eq(b.first.status, 200);
+        ck_assert_msg(b.second.outcome == FNW_HTTP_DONE, "%s", b.second.err);
+        ck_assert_str_eq(b.second.body, "{\"key\":\"a\",\"n\":1}");
+    }
+    client_free(&c);
+}
+END_TEST
+
+/* A host name's first request goes through libcurl (its resolver), the
+ * next ones to the address libcurl connected to on the plain path; the
+ * Host header keeps the name. The request's own headers win over the
+ * defaults (Accept, Host) on the plain path. */
+START_TEST(test_host_name_and_default_headers)
+{
+    client c;
+    client_init(&c, NULL);
+    result r;
+    char u[256], host[64];
+    snprintf(u, sizeof u, "http://localhost:%d/json/a", py_port);
+    fnw_http_request rq = { .url = u };
+    for (int i = 0; i < 3; i++) {
+        fetch(&c, &rq, &r);
+        ck_assert_msg(r.status == 200, "%s", r.err);
+        ck_assert_str_eq(r.body, "{\"key\":\"a\",\"n\":1}");
+    }
+    snprintf(u, sizeof u, "http://localhost:%d/headers", py_port);
+    fetch(&c, &rq, &r);
+    snprintf(host, sizeof host, "\"host\": \"localhost:%d\"", py_port);
+    ck_assert_msg(strstr(r.body, host) != NULL, "%s", r.body);
+    url(u, sizeof u, py_port, "/headers?q=1");
+    fnw_http_header hs[] = { "Accept: text/plain", "X-Gone:", "X-Empty;" };
+    fnw_http_request hq = { .url = u, .headers = hs, .n_headers = 3 };
+    fetch(&c, &hq, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "\"accept\": \"text/plain\""));
+    ck_assert_ptr_null(strstr(r.body, "*/*"));
+    ck_assert_ptr_null(strstr(r.body, "x-gone"));
+    ck_assert_ptr_nonnull(strstr(r.body, "\"x-empty\": \"\""));
+    ck_assert_ptr_nonnull(strstr(r.body, "\"_path\": \"/headers?q=1\""));
+    snprintf(host, sizeof host, "\"host\": \"127.0.0.1:%d\"", py_port);
+    ck_assert_msg(strstr(r.body, host) != NULL, "%s", r.body);
+    fnw_http_header smuggle[] = { "X-A: 1\r\nX-B: 2" };
+    fnw_http_request sq = { .url = u, .headers = smuggle, .n_headers = 1 };
+    ck_assert_int_eq(fnw_http_send(c.h, &sq, on_done, &r, NULL, &c.err), -1);
+    ck_assert_msg(strstr(c.err.msg, "a header line holds a CR or LF") != NULL, "%s", c.err.msg);
+    client_free(&c);
+}
+END_TEST
+
+/* ---- a hostile server: canned answers on a raw socket ------------------------ */
+
+/* One connection per answer: reads the request's head, writes the answer,
+ * closes. The client's parser sees what a broken or hostile server sends. */
+typedef struct canned {
+    int fd;
+    const char *const *answers;
+    const size_t *lens;
+    size_t n;
+} canned;
+
+static void *canned_main(void *arg)
+{
+    canned *k = arg;
+    for (size_t i = 0; i < k->n; i++) {
+        int c = accept(k->fd, NULL, NULL);
+        if (c < 0)
+            break;
+        char buf[4096];
+        size_t got = 0;
+        while (got < sizeof buf - 1) {
+            ssize_t r = read(c, buf + got, sizeof buf - 1 - got);
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+            buf[got] = '\0';
+            if (strstr(buf, "\r\n\r\n"))
+                break;
+        }
+        for (size_t off = 0; off < k->lens[i];) {
+            ssize_t w = send(c, k->answers[i] + off, k->lens[i] - off, MSG_NOSIGNAL);
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
+        shutdown(c, SHUT_WR);
+        usleep(20000);
+        close(c);
+    }
+    return NULL;
+}
+
+START_TEST(test_hostile_responses)
+{
+    static char big_head[150 * 1024];
+    size_t hl = (size_t)snprintf(big_head, sizeof big_head, "HTTP/1.1 200 OK\r\nX-Big: ");
+    memset(big_head + hl, 'a', sizeof big_head - hl);
+    static const char *const answers[] = {
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab",             /* cut short */
+        "FOO 200 OK\r\nContent-Length: 0\r\n\r\n",                    /* not HTTP */
+        big_head,                                                        /* head over 100 KB */
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", /* bad chunk size */
+        "HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n",      /* over the limit */
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nab", /* two lengths */
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", /* huge chunk */
+    };
+    size_t lens[7];
+    for (size_t i = 0; i < 7; i++)
+        lens[i] = i == 2 ? sizeof big_head : strlen(answers[i]);
+    static const fnw_http_outcome want[] = { FNW_HTTP_FAILED, FNW_HTTP_FAILED, FNW_HTTP_FAILED, FNW_HTTP_FAILED,
+                                             FNW_HTTP_TOO_LARGE, FNW_HTTP_FAILED, FNW_HTTP_TOO_LARGE };
+    static const char *const says[] = { "closed the connection before the response was complete",
+                                        "status line", "head is larger than", "chunk size", "larger than the limit",
+                                        "Content-Length", "larger than the limit" };
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t al = sizeof a;
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(listen(fd, 8), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    canned k = { fd, answers, lens, 7 };
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, canned_main, &k), 0);
+    client c;
+    fnw_http_config cfg = { .max_host_connections = 1, .max_response_bytes = 1 << 20 };
+    client_init(&c, &cfg);
+    char u[256];
+    snprintf(u, sizeof u, "http://127.0.0.1:%d/x?secret=1", ntohs(a.sin_port));
+    for (size_t i = 0; i < 7; i++) {
+        fnw_http_request rq = { .url = u, .timeout_ms = 10000 };
+        result r;
+        fetch(&c, &rq, &r);
+        ck_assert_msg(r.outcome == want[i], "answer %zu: outcome %d: %s", i, (int)r.outcome, r.err);
+        ck_assert_msg(strstr(r.err, says[i]) != NULL, "answer %zu: %s", i, r.err);
+        ck_assert_msg(strncmp(r.err, "HTTP GET 127.0.0.1:", 19) == 0 && !strstr(r.err, "secret"), "%s", r.err);
+    }
+    client_free(&c);
+    pthread_join(th, NULL);
+    close(fd);
+}
+END_TEST
+
 /* Freeing the client with requests in flight: no callback runs. */
 START_TEST(test_free_with_requests_in_flight)
 {
@@ -537,6 +746,10 @@ int main(void)
     tcase_add_test(t, test_body_limit);
     tcase_add_test(t, test_connect_failure_and_bad_requests);
     tcase_add_test(t, test_free_with_requests_in_flight);
+    tcase_add_test(t, test_response_framings);
+    tcase_add_test(t, test_reused_connection_closed_by_server);
+    tcase_add_test(t, test_host_name_and_default_headers);
+    tcase_add_test(t, test_hostile_responses);
     suite_add_tcase(s, t);
     if (srv_have("test_http_client (nginx cases)", ng)) {
         TCase *n = tcase_create("nginx");

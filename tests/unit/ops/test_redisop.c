@@ -354,6 +354,28 @@ START_TEST(test_adapt)
     ck_assert_int_eq(r.u.items[4].u.items[0].u.i, -7);
     redisReply e = { .type = REDIS_REPLY_ERROR, .str = "ERR", .len = 3 };
     ck_assert_int_eq(fnw_redisop_map_adapt(&e, &a, &r, &err), -1);
+    /* the lookup cache's flat form gives back the same neutral reply */
+    fnw_buf flat;
+    fnw_buf_init(&flat, 0);
+    ck_assert_int_eq(fnw_redisop_map_flatten(&top, &flat, &err), 0);
+    fnw_reply back;
+    ck_assert_msg(fnw_redisop_map_unflatten(flat.p, flat.len, &a, &back, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(back.kind, FNW_REPLY_ARRAY);
+    ck_assert_uint_eq(back.len, 5);
+    ck_assert_uint_eq(back.u.items[0].len, 3);
+    ck_assert_int_eq(memcmp(back.u.items[0].u.str, "a\0b", 3), 0);
+    ck_assert_int_eq(back.u.items[1].u.i, -7);
+    ck_assert_int_eq(back.u.items[2].kind, FNW_REPLY_NIL);
+    ck_assert_int_eq(back.u.items[3].kind, FNW_REPLY_STRING);
+    ck_assert_int_eq(back.u.items[4].kind, FNW_REPLY_ARRAY);
+    ck_assert_int_eq(back.u.items[4].u.items[0].u.i, -7);
+    /* every cut of it, and a byte too many, is refused, not read past */
+    for (size_t cut = 0; cut < flat.len; cut++)
+        ck_assert_int_eq(fnw_redisop_map_unflatten(flat.p, cut, &a, &back, &err), -1);
+    ck_assert_int_eq(fnw_buf_put_u8(&flat, 'N'), 0);
+    ck_assert_int_eq(fnw_redisop_map_unflatten(flat.p, flat.len, &a, &back, &err), -1);
+    ck_assert_int_eq(fnw_redisop_map_flatten(&e, &flat, &err), -1);
+    fnw_buf_free(&flat);
     fnw_arena_free(&a);
 }
 END_TEST

@@ -12,6 +12,7 @@
  * SPAWNED, SPAWNFAIL, C and CHILDEXIT parsed, anything else refused. */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pool/wire.h"
@@ -357,6 +358,146 @@ START_TEST(worker_figures_line)
 }
 END_TEST
 
+/* A series with a bit of everything, as a worker would keep it. */
+static fnw_metric_series sample_series(void)
+{
+    fnw_metric_series x;
+    fnw_metric_series_init(&x, "my job/T \"1\"", "http");
+    x.value[FNW_M_RECORDS_IN] = 600;
+    x.value[FNW_M_REQUESTS] = 640;
+    x.value[FNW_M_FAILED_TIMEOUT] = 3;
+    x.value[FNW_M_BATCH_SIZE] = 10;
+    x.dist_sum[FNW_M_BATCH_SIZE] = 600;
+    x.value[FNW_M_INFLIGHT_CALLS] = 0;
+    x.value[FNW_M_BREAKER_STATE] = 1;
+    x.lat[0] = 5;
+    x.lat[3] = 500;
+    x.lat[FNW_METRIC_LE_N] = 1;
+    x.lat_sum_us = 123456;
+    fnw_metric_series_add_counter(&x, "cache_hits", 42);
+    fnw_metric_series_add_counter(&x, "cache_misses", 7);
+    return x;
+}
+
+START_TEST(series_line_round_trip)
+{
+    fnw_metric_series x = sample_series(), y;
+    char line[FNW_METRIC_LINE_MAX];
+    size_t n = fnw_metric_series_format(&x, line);
+    ck_assert_uint_gt(n, 4);
+    ck_assert_int_eq(line[n - 1], '\n');
+    ck_assert_ptr_null(memchr(line, '\n', n - 1));
+    static const char head[] = "op1 my%20job%2FT%20%221%22 http records_in=600 ";
+    ck_assert_msg(strncmp(line, head, sizeof head - 1) == 0, "%s", line);
+    line[n - 1] = '\0';
+    memset(&y, 0x5a, sizeof y);
+    ck_assert_int_eq(fnw_wire_series_parse(line, &y), 0);
+    ck_assert_str_eq(y.transform, x.transform);
+    ck_assert_str_eq(y.operation, "http");
+    ck_assert_mem_eq(y.value, x.value, sizeof x.value);
+    ck_assert_int_eq(y.dist_sum[FNW_M_BATCH_SIZE], 600);
+    ck_assert_mem_eq(y.lat, x.lat, sizeof x.lat);
+    ck_assert_int_eq(y.lat_sum_us, 123456);
+    ck_assert_int_eq((int)y.ncounters, 2);
+    ck_assert_str_eq(y.counters[1].name, "cache_misses");
+    ck_assert_int_eq(y.counters[1].value, 7);
+    ck_assert_int_eq(y.value[FNW_M_CONCURRENCY_LIMIT], -1); /* not applicable travels as -1 */
+}
+END_TEST
+
+START_TEST(series_line_at_its_bounds_fits)
+{
+    fnw_metric_series x;
+    char big[FNW_METRIC_LABEL_MAX + 50];
+    memset(big, '\x01', sizeof big - 1); /* every byte encoded: three each */
+    big[sizeof big - 1] = '\0';
+    fnw_metric_series_init(&x, big, big);
+    ck_assert_int_eq((int)strlen(x.transform), FNW_METRIC_LABEL_MAX);
+    for (int i = 0; i < FNW_M_COUNT; i++)
+        x.value[i] = x.dist_sum[i] = INT64_MAX;
+    for (int b = 0; b <= FNW_METRIC_LE_N; b++)
+        x.lat[b] = INT64_MAX;
+    for (int k = 0; k < FNW_COUNTERS_MAX; k++) {
+        char name[40];
+        snprintf(name, sizeof name, "c%031d", k);
+        ck_assert_int_eq(fnw_metric_series_add_counter(&x, name, INT64_MAX), 0);
+    }
+    ck_assert_int_eq(fnw_metric_series_add_counter(&x, "one_more", 1), -1);
+    char line[FNW_METRIC_LINE_MAX];
+    size_t n = fnw_metric_series_format(&x, line);
+    ck_assert_uint_lt(n, FNW_METRIC_LINE_MAX);
+    ck_assert_int_eq(line[n - 1], '\n');
+    line[n - 1] = '\0';
+    /* a control byte in a label is refused by the pool, even encoded */
+    fnw_metric_series y;
+    ck_assert_int_eq(fnw_wire_series_parse(line, &y), -1);
+    fnw_metric_series_init(&x, "t", "o");
+    for (int k = 0; k < FNW_COUNTERS_MAX; k++) {
+        char name[40];
+        snprintf(name, sizeof name, "c%031d", k);
+        fnw_metric_series_add_counter(&x, name, INT64_MAX);
+    }
+    for (int i = 0; i < FNW_M_COUNT; i++)
+        x.value[i] = INT64_MAX;
+    n = fnw_metric_series_format(&x, line);
+    line[n - 1] = '\0';
+    ck_assert_int_eq(fnw_wire_series_parse(line, &y), 0);
+    ck_assert_int_eq((int)y.ncounters, FNW_COUNTERS_MAX);
+    ck_assert(y.value[FNW_M_RECORDS_IN] == INT64_MAX);
+}
+END_TEST
+
+START_TEST(hostile_series_lines)
+{
+    fnw_metric_series y = sample_series(), before = y;
+    static const char *const bad[] = {
+        "op1",
+        "op1 t",
+        "op1 t o",                            /* no field */
+        "op1  o records_in=1",                /* empty transform */
+        "op2 t o records_in=1",               /* a version this pool does not read */
+        "op1 t o records_in=-5",
+        "op1 t o records_in=01",
+        "op1 t o records_in=9223372036854775808",
+        "op1 t o records_in=1x",
+        "op1 t o records_in=",
+        "op1 t o records_in=1 ",
+        "op1 t o records_in=1  retries=2",
+        "op1 t o breaker_state=-2",
+        "op1 t%0A o records_in=1",            /* a newline in a label */
+        "op1 t%zz o records_in=1",
+        "op1 t%FF o records_in=1",            /* not UTF-8 */
+        "op1 t o lat=1,2,3",
+        "op1 t o lat=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20",
+        "op1 t o c.Bad=1",
+        "op1 t o c.=1",
+        "op1 t o c.x=1 c.x=2",
+        "op1 t o =1",
+        "op1 t o RECORDS_IN=1",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(fnw_wire_series_parse(bad[i], &y) == -1, "accepted: %s", bad[i]);
+        ck_assert_msg(memcmp(&y, &before, sizeof y) == 0, "changed by: %s", bad[i]);
+    }
+    /* a key this pool does not know (a newer worker's) is skipped */
+    ck_assert_int_eq(fnw_wire_series_parse("op1 t o future_thing=1,2 records_in=3", &y), 0);
+    ck_assert_int_eq(y.value[FNW_M_RECORDS_IN], 3);
+    ck_assert_int_eq(y.value[FNW_M_BREAKER_STATE], -1);
+    /* too long */
+    char *line = malloc(FNW_METRIC_LINE_MAX + 10);
+    ck_assert_ptr_nonnull(line);
+    strcpy(line, "op1 t o");
+    size_t n = strlen(line);
+    while (n + 12 < FNW_METRIC_LINE_MAX + 5) {
+        memcpy(line + n, " zz_unknown=1", 13);
+        n += 12;
+    }
+    line[n] = '\0';
+    ck_assert_int_eq(fnw_wire_series_parse(line, &y), -1);
+    free(line);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pool_wire");
@@ -375,6 +516,9 @@ int main(void)
     tcase_add_test(tc, framer_lines);
     tcase_add_test(tc, framer_splits_long_lines);
     tcase_add_test(tc, worker_figures_line);
+    tcase_add_test(tc, series_line_round_trip);
+    tcase_add_test(tc, series_line_at_its_bounds_fits);
+    tcase_add_test(tc, hostile_series_lines);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);
 }

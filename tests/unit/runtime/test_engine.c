@@ -43,6 +43,58 @@ START_TEST(test_identity_per_element)
 }
 END_TEST
 
+/* The pass-through (what the worker sets for the registry's identity)
+ * forwards records without a call: the same outputs, metrics and order as
+ * the call path, nulls included. */
+START_TEST(test_identity_passthrough_same_as_call)
+{
+    fnw_engine_metrics m[2];
+    int64_t wm_last[2];
+    for (int pass = 0; pass < 2; pass++) {
+        harness h;
+        h_init(&h);
+        fnw_spec s = h_spec();
+        h_create(&h, "identity", &s, NO_OPTS);
+        if (pass)
+            fnw_engine_set_passthrough(h.e);
+        h_inputs(&h, 1000);
+        for (size_t i = 0; i < 1000; i++)
+            h.wm[i] = (int64_t)i / 10;
+        h_run_ok(&h, 5);
+        assert_in_order(&h, 1000);
+        wm_last[pass] = h.outs[999].wm;
+        m[pass] = *h_m(&h);
+        h_free(&h);
+    }
+    ck_assert_int_eq(wm_last[0], wm_last[1]);
+    ck_assert_int_eq(m[1].records_in, m[0].records_in);
+    ck_assert_int_eq(m[1].records_out, m[0].records_out);
+    ck_assert_int_eq(m[1].calls, m[0].calls);
+    ck_assert_int_eq(m[1].empty_results, m[0].empty_results);
+    ck_assert_int_eq(m[1].inflight_high_water, m[0].inflight_high_water);
+    ck_assert_int_eq(m[1].batch_size.count, m[0].batch_size.count);
+    ck_assert_int_eq(m[1].batch_size.sum, m[0].batch_size.sum);
+    ck_assert_int_eq(m[1].call_duration_ms.count, m[0].call_duration_ms.count);
+    ck_assert_int_eq(m[1].records_in, 1000);
+
+    harness h; /* a null value passes as a null */
+    h_init(&h);
+    fnw_spec s = h_spec();
+    h_create(&h, "identity", &s, NO_OPTS);
+    fnw_engine_set_passthrough(h.e);
+    h_inputs(&h, 0);
+    h_begin(&h, "b1");
+    fnw_record r = { 5, 6, NULL, 0 };
+    ck_assert_int_eq(fnw_engine_push(h.e, &r), 0);
+    fnw_engine_finish(h.e);
+    ck_assert(h.finished);
+    ck_assert_uint_eq(h.n_out, 1);
+    ck_assert(h.outs[0].is_null);
+    ck_assert_int_eq(h.outs[0].ts, 5);
+    h_free(&h);
+}
+END_TEST
+
 START_TEST(test_identity_null_value)
 {
     harness h;
@@ -388,6 +440,7 @@ static Suite *engine_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_identity_per_element);
     tcase_add_test(tc, test_identity_null_value);
+    tcase_add_test(tc, test_identity_passthrough_same_as_call);
     tcase_add_test(tc, test_identity_type_mismatch);
     tcase_add_test(tc, test_identity_rejects_options);
     tcase_add_test(tc, test_identity_batched);

@@ -51,11 +51,37 @@ START_TEST(test_timeout_empty)
     ck_assert_int_eq(h_m(&h)->timeouts, 10);
     ck_assert_int_eq(h_m(&h)->empty_results, 10);
     ck_assert_int_eq(h_m(&h)->calls, 10);
+    /* an input dropped by its timeout is a timeout, not a success */
+    ck_assert_int_eq(h_m(&h)->successes, 0);
     /* not before the timeout, and the ten timeouts ran side by side */
     ck_assert_msg(h.t_finished >= 0.019, "took %.3f s", h.t_finished);
     ck_assert_int_ge(h_m(&h)->call_duration_ms.min, 20);
     ck_assert_msg(h_concurrency(&h) >= 5, "%.1f calls at once", h_concurrency(&h));
     h_free(&h);   /* frees the engine, which cancels the hung calls */
+}
+END_TEST
+
+/* inflight_calls is the calls out when the metrics are read: the hung
+ * ones mid-bundle, none once they are cancelled and a new bundle starts. */
+START_TEST(test_inflight_calls_gauge)
+{
+    harness h;
+    h_init(&h);
+    fnw_spec s;
+    timeout_spec(&s, FNW_TIMEOUT_EMPTY, 30000);
+    static const char *const kv[] = { "hang=true", NULL };
+    h_create(&h, "echo", &s, kv);
+    h_inputs(&h, 5);
+    h_begin(&h, "b1");
+    h_feed(&h);
+    h_run_for(&h, 0.01);
+    ck_assert(!h.finished);
+    ck_assert_int_eq(h_m(&h)->inflight_calls, 5);
+    fnw_engine_abort(h.e); /* cancels them */
+    h_inputs(&h, 0);
+    h_begin(&h, "b2");
+    ck_assert_int_eq(h_m(&h)->inflight_calls, 0);
+    h_free(&h);
 }
 END_TEST
 
@@ -244,6 +270,7 @@ static Suite *engine_timeout_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_timeout_fail);
     tcase_add_test(tc, test_timeout_empty);
+    tcase_add_test(tc, test_inflight_calls_gauge);
     tcase_add_test(tc, test_timeout_operation_input);
     tcase_add_test(tc, test_timeout_operation_empty);
     tcase_add_test(tc, test_timeout_operation_without_handler);

@@ -109,6 +109,12 @@ START_TEST(test_retry_on_error_counted)
     ck_assert_int_eq(h_m(&h)->retries, 60);
     ck_assert_int_eq(h_m(&h)->calls, 30);
     ck_assert_int_eq(h_m(&h)->failures, 0);
+    /* one success per call, however many attempts it took */
+    ck_assert_int_eq(h_m(&h)->successes, 30);
+    ck_assert_int_eq(h_m(&h)->call_latency_us.count, 30);
+    /* two back-offs of 5 ms each: the latency includes them */
+    ck_assert_int_ge(h_m(&h)->call_latency_sum_us, 30 * 10000);
+    ck_assert_int_eq(h_m(&h)->inflight_calls, 0);
     h_free(&h);
 }
 END_TEST

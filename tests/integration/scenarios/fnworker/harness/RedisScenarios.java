@@ -42,7 +42,8 @@ public final class RedisScenarios {
         new Scenario("redis_on_missing", RedisScenarios::onMissing),
         new Scenario("redis_auth_and_select", RedisScenarios::authAndSelect),
         new Scenario("redis_bad_options", RedisScenarios::badOptions),
-        new Scenario("redis_server_killed_mid_bundle", RedisScenarios::serverKilled));
+        new Scenario("redis_server_killed_mid_bundle", RedisScenarios::serverKilled),
+        new Scenario("redis_lookup_cache", RedisScenarios::lookupCache));
   }
 
   // ------------------------------------------------------------ the server
@@ -222,6 +223,51 @@ public final class RedisScenarios {
   }
 
   // ------------------------------------------------------------ scenarios
+
+  /** GET calls Redis has answered since it started. */
+  static long getCalls(Server s) throws Exception {
+    for (String line : s.cli("INFO", "commandstats").split("\n")) {
+      if (line.startsWith("cmdstat_get:calls=")) {
+        return Long.parseLong(line.substring("cmdstat_get:calls=".length()).split(",")[0].trim());
+      }
+    }
+    return 0;
+  }
+
+  /**
+   * cache_max_rows per element: 120 rows of ids 1..4 (4 has no key; cache_missing true) each get
+   * their own id's city, in order, from 4 GETs; the next bundle on the same instance sends none.
+   */
+  static void lookupCache(Ctx c) throws Exception {
+    Server s = start(c, null);
+    if (s == null) {
+      return;
+    }
+    try (s) {
+      load(s);
+      Worker w = c.worker();
+      TypeInfo cityOut = TypeInfo.parse("ROW<id:INT,name:STRING,city:STRING>");
+      FunctionRunner get = runner(c, w, cityOut, redis(s, opts("command", "GET city:{id}", "result_field", "city",
+          "cache_max_rows", "100", "cache_missing", "true"), "{\"capacity\":50,\"timeoutMs\":5000}"));
+      int[] ids = new int[120];
+      for (int i = 0; i < ids.length; i++) {
+        ids[i] = i * 7 % 4 + 1;
+      }
+      String[] city = {null, "Oslo", "Rome", "Lima", null};
+      long before = getCalls(s);
+      for (int b = 0; b < 2; b++) {
+        List<Row> out = rows(cityOut, Ctx.bundle(get, USER, users(ids)));
+        check(out.size() == ids.length, "bundle " + b + ": " + out.size() + " outputs for " + ids.length + " rows");
+        for (int i = 0; i < ids.length; i++) {
+          Row r = out.get(i);
+          check(java.util.Arrays.equals(r.fields, new Object[] {ids[i], "u" + ids[i], city[ids[i]]}),
+              "row " + i + " (id " + ids[i] + "): got " + r);
+        }
+        long calls = getCalls(s) - before;
+        check(calls == 4, "bundle " + b + ": Redis answered " + calls + " GETs for 4 distinct keys");
+      }
+    }
+  }
 
   /** GET, HGET, HGETALL and HMGET per element; id 4 has no data (on_missing null: null fields). */
   static void perElement(Ctx c) throws Exception {
