@@ -333,6 +333,11 @@ void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg)
     fnw_stream_send_slices(s, &msg, 1, done, arg);
 }
 
+size_t fnw_stream_send_queued(const fnw_stream *s)
+{
+    return s->queued;
+}
+
 int fnw_stream_congested(const fnw_stream *s)
 {
     return s->queued >= STREAM_HIGH_WATER;

@@ -46,6 +46,8 @@ void fnw_stream_send(fnw_stream *s, grpc_slice msg, fnw_sent_cb done, void *arg)
 /* The same for a message made of n slices (all taken). */
 void fnw_stream_send_slices(fnw_stream *s, grpc_slice *slices, size_t n, fnw_sent_cb done, void *arg);
 int fnw_stream_congested(const fnw_stream *s); /* queued >= high-water */
+/* Messages queued and not yet written (the one being written included). */
+size_t fnw_stream_send_queued(const fnw_stream *s);
 /* While paused no RECV_MESSAGE is posted: HTTP/2 flow control then slows
  * the server down. */
 void fnw_stream_pause_recv(fnw_stream *s, int paused);

@@ -202,6 +202,8 @@ static int operation_spec(fnw_buf *out, const bench_op *op)
         rc |= bench_pb_varint(out, 6, (uint64_t)op->batch_size);
     if (op->batch_timeout_ms)
         rc |= bench_pb_varint(out, 7, (uint64_t)op->batch_timeout_ms);
+    if (op->target_latency_ms)
+        rc |= bench_pb_varint(out, 21, (uint64_t)op->target_latency_ms);
     if (op->retry_kind) {
         fnw_buf retry;
         fnw_buf_init(&retry, 0);

@@ -30,6 +30,7 @@ struct bench_op {
     int64_t timeout_ms;
     int batch_size;
     int64_t batch_timeout_ms;
+    int64_t target_latency_ms;      /* > 0: adaptive batch size up to batch_size */
     int features;                   /* > 0: the records are feature records (records.h) */
     /* RetryStrategy (kind 0 = none) and TimeoutAction (0 = TIMEOUT_FAIL) */
     int retry_kind;                 /* 1 FIXED_DELAY, 2 EXPONENTIAL_BACKOFF */

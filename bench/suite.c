@@ -9,7 +9,8 @@
  * (W11, instructions per record), suite_redis.c (W12, the redis operation
  * against redis-benchmark), suite_http.c (W13, the http operation against
  * nginx), suite_cache.c (W23, the redis lookup cache), suite_kserve.c (W14, the kserve operation against a model server
- * and its direct client); suite_pace.c paces input for the latency rows;
+ * and its direct client; W24, adaptive batching against fixed sizes on the
+ * same server); suite_pace.c paces input for the latency rows;
  * suite_common.c holds what they share and
  * suite_internal.h declares it, with the conventions every workload keeps.
  * Bundles are 1M records for the throughput runs (Flink: 100k-1M, 1 s).
@@ -62,7 +63,7 @@ void bench_suite_run(bench_suite *s)
     if (suite_selected(s, "W23"))
         suite_w23(s);
     if (suite_selected(s, "W14") || suite_selected(s, "W14a") || suite_selected(s, "W14b") ||
-        suite_selected(s, "W14c"))
+        suite_selected(s, "W14c") || suite_selected(s, "W24"))
         suite_w14(s);
     if (suite_selected(s, "W21"))
         suite_w21(s);

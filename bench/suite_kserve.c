@@ -13,11 +13,24 @@
  *   W14c    latency per row at a paced 10k rows/s through W14a's operation
  *           with batch 64 and batch_timeout_ms 5; the model latency is the
  *           direct client's mean round trip for a 50-row batch, one call in
- *           flight. Target p99 <= 5 ms + model latency + 5 ms.
+ *           flight. Target p99 <= 5 ms + model latency + 2 ms at the
+ *           worker's default flags (output goes out when the loop is idle,
+ *           not at the 5 ms flush timer); W14c-f1 (--flush-ms=1) is
+ *           information.
+ *   W24-S   adaptive batching (batch_size 256 as the maximum, target_latency_ms
+ *           50) on the `slow` model while the paced load steps 1k -> 20k ->
+ *           5k rows/s (S = 1k, 20k, 5k; one worker through the steps, so
+ *           the tuner follows the load), against fixed batch sizes 8, 64
+ *           and 256 (batch_timeout_ms 5, capacity 8 batches like the
+ *           adaptive one's 8 call slots) through the same steps in the same
+ *           run; batch 1 is left out: it carries ~400 rows/s on this model
+ *           (W14b-1), below every step. Targets per step: rows/s >= 90% of
+ *           the best fixed size's, p99 <= 50 ms.
  * Every output is checked: its length, its id, and the model's exact values
  * (the features are halves and the weights small integers: the sums are
  * exact in FP32). Without python3-grpcio/numpy/protobuf or protoc one row
- * says W14 was skipped. --only W14 runs all three; W14a, W14b, W14c one.
+ * says W14 was skipped. --only W14 runs all three; W14a, W14b, W14c one;
+ * --only W24 the adaptive batching rows.
  */
 #include "bench/suite_internal.h"
 
@@ -418,9 +431,9 @@ static void w14c_row(bench_suite *s, const char *id, const char *what, suite_pac
         return;
     suite_sort(p->lat, p->n_lat);
     double p50 = suite_pct(p->lat, p->n_lat, 0.5), p99 = suite_pct(p->lat, p->n_lat, 0.99);
-    double mx = p->n_lat ? p->lat[p->n_lat - 1] : 0, bound = 5 + model_ms + 5;
+    double mx = p->n_lat ? p->lat[p->n_lat - 1] : 0, bound = 5 + model_ms + 2;
     snprintf(row->result, sizeof row->result, "p50 %.1f p99 %.1f max %.1f ms", p50, p99, mx);
-    snprintf(row->target, sizeof row->target, "p99 <= 5 + %.1f + 5 = %.1f ms", model_ms, bound);
+    snprintf(row->target, sizeof row->target, "p99 <= 5 + %.1f + 2 = %.1f ms", model_ms, bound);
     bench_row_kv(row, "records", (double)p->n_lat);
     bench_row_kv(row, "p50_ms", p50);
     bench_row_kv(row, "p99_ms", p99);
@@ -428,6 +441,8 @@ static void w14c_row(bench_suite *s, const char *id, const char *what, suite_pac
     bench_row_kv(row, "model_latency_ms", model_ms);
     bench_row_kv(row, "target_ms", bound);
     bench_row_judge(row, p->n_lat > 0 && model_ms > 0 && p99 <= bound, err[0] != 0);
+    if (strcmp(id, "W14c") != 0 && !suite_failed(row))
+        row->verdict = BENCH_INFO;
     if (err[0])
         bench_row_note(row, "%s", err);
     bench_row_note(row, "model latency %.2f ms: the direct client's mean ModelInfer round trip, 50-row batches, "
@@ -473,8 +488,9 @@ static void w14c(bench_suite *s, const ks_server *srv)
     if (row && derr[0])
         bench_row_note(row, "no model latency: %s", derr);
     if (row)
-        bench_row_note(row, "a batch's results then wait for the output flush timer (--flush-ms, 5 ms after the "
-                            "first unsent byte): up to 5 + model + 5 ms by construction; W14c-f1 shows it at 1 ms");
+        bench_row_note(row, "a partial batch goes 5 ms after its first row (batch_timeout_ms); its results leave "
+                            "when the worker's loop is idle, not at the 5 ms output flush timer; W14c-f1 "
+                            "(--flush-ms=1, information) shows the timer no longer matters");
     suite_pacer_free(&p);
     snprintf(path, sizeof path, "%s/flush1.sh", srv->dir);
     if (s->smoke || s->wrapper)   /* smoke: W14c once; a --wrapper would not take the flag */
@@ -490,6 +506,126 @@ static void w14c(bench_suite *s, const ks_server *srv)
     w14c_run(s, srv, "W14c-f1", wrapper, &p, err, sizeof err);
     w14c_row(s, "W14c-f1", "W14c with the worker's --flush-ms=1 (default 5)", &p, model_ms, err);
     suite_pacer_free(&p);
+}
+
+/* ---- W24: adaptive batch size against fixed ones while the load steps ------------------------ */
+
+#define W24_STEPS 3
+#define W24_FIXED 3
+#define W24_TARGET_MS 50
+#define W24_MAX 256
+
+static const int w24_rates[W24_STEPS] = {1000, 20000, 5000};
+static const char *const w24_names[W24_STEPS] = {"1k", "20k", "5k"};
+
+typedef struct w24_step {
+    double rate, p99, p50, batch_mean;
+    size_t rows;
+    char err[600];
+} w24_step;
+
+static int put_feature1(fnw_buf *b, int64_t ts_us, uint64_t seq)
+{
+    return bench_feature_put(b, ts_us, INT64_MIN, seq, 1);
+}
+
+/* The three steps on one worker running op; per step its rows/s (rows out
+ * over the step's time, its last bundle's drain included) and latency. */
+static void w24_run(bench_suite *s, const char *label, const bench_op *op, w24_step st[W24_STEPS])
+{
+    bench_feed f = {bench_env_feature_chunk(&s->env, 1), out_len(&slow), check_output, (void *)&slow};
+    bench_session ss;
+    char err[1200] = "";
+    double step_s = s->smoke ? 0.3 : 2 * (s->scale < 1 ? (s->scale > 0.3 ? s->scale : 0.3) : 1);
+    memset(st, 0, W24_STEPS * sizeof *st);
+    int ok = session_start(s, &ss, label, NULL, op, &f) == 0;
+    for (int k = 0; k < W24_STEPS && ok; k++) {
+        suite_pacer p;
+        memset(&p, 0, sizeof p);
+        p.period = 0.001;
+        p.per_tick = w24_rates[k] / 1000;
+        p.put = put_feature1;
+        p.out_len = out_len(&slow);
+        p.on_rec = check_output;
+        p.rec_arg = (void *)&slow;
+        double t0 = bench_now();
+        ok = suite_run_paced(&ss, step_s, s->smoke ? 0.15 : 1.0, &p) == 0;
+        double secs = bench_now() - t0;
+        st[k].rows = p.n_lat;
+        st[k].rate = secs > 0 ? (double)p.n_lat / secs : 0;
+        suite_sort(p.lat, p.n_lat);
+        st[k].p50 = suite_pct(p.lat, p.n_lat, 0.5);
+        st[k].p99 = suite_pct(p.lat, p.n_lat, 0.99);
+        suite_pacer_free(&p);
+    }
+    suite_session_stop(&ss, err, sizeof err);
+    for (int k = 0; k < W24_STEPS; k++)
+        if (err[0] || st[k].rows == 0)
+            snprintf(st[k].err, sizeof st[k].err, "%s", err[0] ? err : "no rows (the session did not run)");
+}
+
+static void w24(bench_suite *s, const ks_server *srv)
+{
+    static const int fixed[W24_FIXED] = {8, 64, 256};
+    w24_step ad[W24_STEPS], fx[W24_FIXED][W24_STEPS];
+    suite_progress("running %s\n", "W24 (adaptive)");
+    bench_op op = op_kserve(srv, &slow, W24_MAX, 0);
+    op.target_latency_ms = W24_TARGET_MS;
+    w24_run(s, "W24", &op, ad);
+    for (int i = 0; i < W24_FIXED; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "W24 fixed %d", fixed[i]);
+        suite_progress("running %s\n", label);
+        bench_op fop = op_kserve(srv, &slow, fixed[i], 5);
+        w24_run(s, label, &fop, fx[i]);
+    }
+    for (int k = 0; k < W24_STEPS; k++) {
+        char id[16], what[160], dr[12];
+        int best = 0;
+        for (int i = 1; i < W24_FIXED; i++)
+            if (fx[i][k].rate > fx[best][k].rate)
+                best = i;
+        snprintf(id, sizeof id, "W24-%s", w24_names[k]);
+        snprintf(what, sizeof what, "kserve slow, %d rows/s offered, batch auto (max %d, target %d ms)", w24_rates[k],
+                 W24_MAX, W24_TARGET_MS);
+        bench_row *row = bench_report_add(&s->rep, id, what);
+        if (!row)
+            return;
+        double ratio = fx[best][k].rate > 0 ? ad[k].rate / fx[best][k].rate : 0;
+        bench_fmt_rate(dr, sizeof dr, ad[k].rate, " rows/s");
+        snprintf(row->result, sizeof row->result, "%.11s p99 %.1f ms", dr, ad[k].p99);
+        snprintf(row->vs_ceiling, sizeof row->vs_ceiling, "%.0f%% of fixed %d", 100 * ratio, fixed[best]);
+        snprintf(row->target, sizeof row->target, ">= 90%% of best fixed, p99 <= %d ms", W24_TARGET_MS);
+        bench_row_kv(row, "rows_per_s", ad[k].rate);
+        bench_row_kv(row, "p50_ms", ad[k].p50);
+        bench_row_kv(row, "p99_ms", ad[k].p99);
+        bench_row_kv(row, "best_fixed_batch", fixed[best]);
+        bench_row_kv(row, "best_fixed_rows_per_s", fx[best][k].rate);
+        bench_row_kv(row, "ratio_to_best_fixed", ratio);
+        char line[400];
+        int n = snprintf(line, sizeof line, "fixed sizes (batch_timeout_ms 5): ");
+        for (int i = 0; i < W24_FIXED && n > 0 && (size_t)n < sizeof line; i++) {
+            char key[40];
+            snprintf(key, sizeof key, "fixed_%d_rows_per_s", fixed[i]);
+            bench_row_kv(row, key, fx[i][k].rate);
+            snprintf(key, sizeof key, "fixed_%d_p99_ms", fixed[i]);
+            bench_row_kv(row, key, fx[i][k].p99);
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s%d: %.0f rows/s p99 %.1f ms", i ? "; " : "", fixed[i],
+                          fx[i][k].rate, fx[i][k].p99);
+        }
+        bench_row_note(row, "%s", line);
+        if (ad[k].err[0])
+            bench_row_note(row, "%s", ad[k].err);
+        for (int i = 0; i < W24_FIXED; i++)
+            if (fx[i][k].err[0] && !ad[k].err[0])
+                bench_row_note(row, "fixed %d: %s", fixed[i], fx[i][k].err);
+        bench_row_judge(row, ratio >= 0.9 && ad[k].p99 <= W24_TARGET_MS, ad[k].err[0] != 0);
+    }
+    bench_row *first = suite_find_row(s, "W24-1k");
+    if (first)
+        bench_row_note(first, "2 s per step, 1 s bundles, one worker per configuration through the steps; the model "
+                              "takes 5 ms + 0.02 ms per row, 2 requests at once: a batch of b carries at most "
+                              "2b / (5 + 0.02b) rows/ms (batch 1: 0.4k rows/s, 8: 3.1k, 64: 20k, 256: 51k)");
 }
 
 void suite_w14(bench_suite *s)
@@ -514,5 +650,7 @@ void suite_w14(bench_suite *s)
         w14b(s, &srv);
     if (suite_selected(s, "W14") || suite_selected(s, "W14c"))
         w14c(s, &srv);
+    if (suite_selected(s, "W24"))
+        w24(s, &srv);
     server_stop(&srv);
 }

@@ -4,13 +4,23 @@
 
 #include <stdlib.h>
 
+/* A due batch goes unless the gate holds it (and it still has room). */
+static void flush_due(fnw_batcher *b)
+{
+    if (b->gate && b->n < b->cap && !b->gate(b->user)) {
+        b->due = 1;
+        return;
+    }
+    fnw_batcher_flush(b);
+}
+
 static void batch_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     fnw_batcher *b = w->data;
     /* Only the timer of the batch being filled may flush it. */
     if (b->timer_gen != b->gen || b->n == 0)
         return;
-    fnw_batcher_flush(b);
+    flush_due(b);
 }
 
 int fnw_batcher_init(fnw_batcher *b, struct ev_loop *loop, size_t size, int64_t timeout_ms,
@@ -18,15 +28,18 @@ int fnw_batcher_init(fnw_batcher *b, struct ev_loop *loop, size_t size, int64_t 
 {
     b->loop = loop;
     b->size = size ? size : 1;
-    b->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
+    b->cap = b->size;
+    b->timeout_s = timeout_ms > 0 ? (double)timeout_ms / 1000. : 0;
     b->n = 0;
     b->gen = 1;
     b->timer_gen = 0;
     b->flush = flush;
     b->user = user;
+    b->gate = NULL;
+    b->due = b->held = 0;
     ev_timer_init(&b->timer, batch_timer_cb, 0., 0.);
     b->timer.data = b;
-    b->items = malloc(b->size * sizeof *b->items);
+    b->items = malloc(b->cap * sizeof *b->items);
     return b->items ? 0 : -1;
 }
 
@@ -47,13 +60,13 @@ void fnw_batcher_free(fnw_batcher *b)
 void fnw_batcher_add(fnw_batcher *b, void *item)
 {
     b->items[b->n++] = item;
-    if (b->n == 1 && b->timeout_ms > 0 && b->n < b->size) {
+    if (b->n == 1 && b->timeout_s > 0 && b->n < b->size) {
         b->timer_gen = b->gen;
-        ev_timer_set(&b->timer, (double)b->timeout_ms / 1000., 0.);
+        ev_timer_set(&b->timer, b->timeout_s, 0.);
         ev_timer_start(b->loop, &b->timer);
     }
-    if (b->n >= b->size)
-        fnw_batcher_flush(b);
+    if (b->n >= b->size || b->n >= b->cap)
+        flush_due(b);
 }
 
 void fnw_batcher_flush(fnw_batcher *b)
@@ -64,12 +77,26 @@ void fnw_batcher_flush(fnw_batcher *b)
     stop_timer(b);
     b->n = 0;
     b->gen++;
+    b->held = b->due;
+    b->due = 0;
     b->flush(b->user, b->items, n);
+}
+
+void fnw_batcher_tune(fnw_batcher *b, size_t size, double timeout_s)
+{
+    b->size = size < 1 ? 1 : size > b->cap ? b->cap : size;
+    b->timeout_s = timeout_s > 0 ? timeout_s : 0;
+}
+
+void fnw_batcher_set_gate(fnw_batcher *b, int (*gate)(void *user))
+{
+    b->gate = gate;
 }
 
 void fnw_batcher_clear(fnw_batcher *b)
 {
     stop_timer(b);
+    b->due = 0;
     b->n = 0;
     b->gen++;
 }

@@ -22,6 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ev.h>
+
+#include "runtime/batch_tuner.h"
 #include "runtime/batcher.h"
 #include "runtime/blocking_op.h"
 #include "runtime/breaker.h"
@@ -59,6 +62,9 @@ struct fnw_engine {
     fnw_queue queue;
     fnw_batcher batcher;
     int has_batcher;
+    fnw_batch_tuner tuner; /* target_latency_ms > 0: the adaptive batch size */
+    int has_tuner;
+    size_t call_slots;              /* with the tuner: calls out at once, capacity / batch_size */
     fnw_entry *ovf_head, *ovf_tail; /* pushed without space, not yet admitted */
     size_t ovf_n;
     fnw_entry_pool entries;
@@ -226,6 +232,35 @@ static void fail_bundle(fnw_engine *e, const char *fmt, ...)
     e->cleanup_pending = 1;
 }
 
+/* ---- the adaptive batch size (batch_tuner.h) -------------------------------------- */
+
+static double now_us(const fnw_engine *e)
+{
+    return ev_now(e->loop) * 1e6;
+}
+
+static size_t calls_out(const fnw_engine *e)
+{
+    return fnw_call_pool_active(&e->calls);
+}
+
+/* The batcher's gate: with a latency target, a due batch waits for a free
+ * call slot (and keeps filling meanwhile), as a fixed batch size's calls
+ * are bounded by capacity / batch_size; smaller batches must not mean more
+ * calls at once, or the service's queue would eat the target. */
+static int slot_free(void *user)
+{
+    const fnw_engine *e = user;
+    return calls_out(e) < e->call_slots;
+}
+
+/* The tuner's choice goes to the batcher (for the next batch) and the gauge. */
+static void tune_apply(fnw_engine *e)
+{
+    fnw_batcher_tune(&e->batcher, fnw_batch_tuner_size(&e->tuner), fnw_batch_tuner_delay_us(&e->tuner) / 1e6);
+    e->m.batch_target = (int64_t)fnw_batch_tuner_size(&e->tuner);
+}
+
 /* ---- calls: starting them, and what they report (call.h) ------------------------- */
 
 static void start_call(fnw_engine *e, fnw_entry *const *ens, size_t n)
@@ -279,6 +314,10 @@ static int on_call_stopped(void *user)
 static void on_call_done(void *user, fnw_entry *const *in, size_t n, int64_t elapsed_us)
 {
     fnw_engine *e = user;
+    if (e->has_tuner) {
+        fnw_batch_tuner_done(&e->tuner, n, elapsed_us, now_us(e));
+        tune_apply(e);
+    }
     dist_add(&e->m.call_duration_ms, (elapsed_us + 500) / 1000);
     fnw_hist_add(&e->m.call_latency_us, elapsed_us);
     e->m.call_latency_sum_us += elapsed_us > 0 ? elapsed_us : 0;
@@ -673,6 +712,14 @@ static void on_batch(void *user, void **items, size_t n)
 {
     fnw_engine *e = user;
     enter(e);
+    if (e->has_tuner) {
+        /* the batch waited for a call slot, or inputs wait for capacity:
+         * the service is the bottleneck */
+        int backlog = e->batcher.held || e->ovf_n > 0 ||
+                      fnw_queue_pending(&e->queue) >= (size_t)e->spec.capacity;
+        fnw_batch_tuner_sent(&e->tuner, n, backlog, now_us(e));
+        tune_apply(e);
+    }
     if (!stopped(e))
         start_call(e, (fnw_entry *const *)items, n);
     leave(e);
@@ -693,7 +740,14 @@ static void admit(fnw_engine *e, fnw_entry *en)
         return;
     }
     /* The batcher's size is min(batch_size, capacity), so a full queue
-     * always has a full batch or calls in flight: waiting cannot deadlock. */
+     * always has a full batch or calls in flight: waiting cannot deadlock.
+     * (The tuner's size is smaller still.) */
+    if (e->has_tuner) {
+        size_t before = fnw_batch_tuner_size(&e->tuner);
+        fnw_batch_tuner_arrived(&e->tuner, now_us(e));
+        if (fnw_batch_tuner_size(&e->tuner) != before)
+            tune_apply(e);
+    }
     fnw_batcher_add(&e->batcher, en);
 }
 
@@ -751,6 +805,9 @@ static void drain(fnw_engine *e)
         emit_ready(e);
         while (!stopped(e) && e->ovf_n && fnw_queue_pending(&e->queue) < (size_t)e->spec.capacity)
             admit(e, overflow_pop(e));
+        /* A batch held for a call slot goes when one is free. */
+        if (!stopped(e) && e->has_tuner && fnw_batcher_due(&e->batcher) && slot_free(e))
+            fnw_batcher_flush(&e->batcher);
         /* At bundle end the partial batch goes once nothing more can join. */
         if (!stopped(e) && e->has_batcher && e->bstate == B_FINISHING && e->ovf_n == 0)
             fnw_batcher_flush(&e->batcher);
@@ -819,6 +876,17 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
     if (ok && s.batched) {
         ok = fnw_batcher_init(&e->batcher, loop, e->call_cap, s.batch_timeout_ms, on_batch, e) == 0;
         e->has_batcher = 1;
+        if (ok && s.target_latency_ms > 0) {
+            fnw_batch_tuner_init(&e->tuner, e->call_cap, s.target_latency_ms, s.batch_timeout_ms,
+                                 ev_now(loop) * 1e6);
+            e->has_tuner = 1;
+            e->call_slots = (size_t)s.capacity / e->call_cap;
+            if (e->call_slots < 1)
+                e->call_slots = 1;
+            fnw_batcher_set_gate(&e->batcher, slot_free);
+            fnw_batcher_tune(&e->batcher, fnw_batch_tuner_size(&e->tuner),
+                             fnw_batch_tuner_delay_us(&e->tuner) / 1e6);
+        }
     }
     if (!ok) {
         engine_free(e);
@@ -1013,7 +1081,7 @@ static void metrics_gauges_init(fnw_engine *e)
 {
     e->m.concurrency_limit = e->limiter.on ? fnw_limiter_limit(&e->limiter) : -1;
     e->m.breaker_state = e->has_breaker ? (int64_t)e->breaker.state : -1;
-    e->m.batch_target = -1;
+    e->m.batch_target = e->has_tuner ? (int64_t)fnw_batch_tuner_size(&e->tuner) : -1;
     e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls); /* timed out, still held */
     e->m.ncounters = e->counters.n;
     e->m.counters = e->counters.items;

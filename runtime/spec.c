@@ -34,6 +34,11 @@ static int validate_batch(const fnw_spec *s, fnw_error *err)
     if (s->batch_timeout_ms < 0)
         return fnw_error_set(err, "Batch timeout cannot be negative, got: %" PRId64 " ms",
                              s->batch_timeout_ms);
+    if (s->target_latency_ms < 0 || s->target_latency_ms > FNW_SPEC_MAX_TARGET_LATENCY_MS)
+        return fnw_error_set(err,
+                             "target_latency_ms must be between 1 and %d ms (0: a fixed batch size), "
+                             "got: %" PRId64,
+                             FNW_SPEC_MAX_TARGET_LATENCY_MS, s->target_latency_ms);
     return 0;
 }
 
@@ -90,6 +95,10 @@ static int validate_per_element(const fnw_spec *s, fnw_error *err)
     if (s->batch_timeout_ms != 0)
         return fnw_error_set(err, "batch_timeout_ms (%" PRId64 ") is a batch-mode setting %s batch_timeout_ms",
                              s->batch_timeout_ms, tail);
+    if (s->target_latency_ms != 0)
+        return fnw_error_set(err,
+                             "target_latency_ms (%" PRId64 ") is a batch-mode setting %s target_latency_ms",
+                             s->target_latency_ms, tail);
     return 0;
 }
 

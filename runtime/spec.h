@@ -42,6 +42,8 @@ typedef enum fnw_timeout_action {
  * inputs in flight. Larger values fail validation with a message. */
 #define FNW_SPEC_MAX_BATCH_SIZE 65536
 #define FNW_SPEC_MAX_CAPACITY 1048576
+/* target_latency_ms above an hour is a mistake (it is not a timeout). */
+#define FNW_SPEC_MAX_TARGET_LATENCY_MS 3600000
 
 /* What a call's final failure (after retries, a timeout that fails, or a
  * refusal by an open circuit breaker) produces (OperationSpec on_failure). */
@@ -85,6 +87,7 @@ typedef struct fnw_spec {
     int64_t timeout_ms;
     int32_t batch_size;
     int64_t batch_timeout_ms;
+    int64_t target_latency_ms; /* batch mode: > 0 makes the batch size adaptive up to batch_size */
     fnw_retry retry;
     fnw_timeout_action on_timeout;
     fnw_concurrency concurrency;

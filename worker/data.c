@@ -23,9 +23,10 @@ static void channel_free(grpc_channel *ch)
 }
 
 const fnw_data_io fnw_data_io_grpc = {
-    fnw_rpc_channel,   channel_free,           fnw_rpc_wait_ready,   fnw_rpc_ready_cancel,
-    fnw_stream_start,  fnw_stream_send_slices, fnw_stream_congested, fnw_stream_pause_recv,
-    fnw_stream_cancel, fnw_stream_close_send,  fnw_stream_free,      loop_now,
+    fnw_rpc_channel,        channel_free,           fnw_rpc_wait_ready,   fnw_rpc_ready_cancel,
+    fnw_stream_start,       fnw_stream_send_slices, fnw_stream_congested, fnw_stream_pause_recv,
+    fnw_stream_cancel,      fnw_stream_close_send,  fnw_stream_free,      loop_now,
+    fnw_stream_send_queued,
 };
 
 static void conn_on_message(void *user, grpc_slice msg)
@@ -151,6 +152,34 @@ static void conn_flush_cb(struct ev_loop *loop, ev_timer *w, int revents)
     conn_flush_all(w->data);
 }
 
+static int conn_unsent(const fnw_data_conn *c)
+{
+    for (const fnw_outbox *ob = c->outboxes; ob; ob = ob->next)
+        if (ob->buf.len)
+            return 1;
+    return 0;
+}
+
+/* The loop is about to wait: send what this turn produced on every
+ * connection with no message being written; stay armed while some wait
+ * for their write to finish. */
+static void idle_flush_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    fnw_data_mgr *m = w->data;
+    int waiting = 0;
+    for (fnw_data_conn *c = m->conns; c; c = c->next) {
+        if (!conn_unsent(c))
+            continue;
+        if (c->stream && m->io->send_queued && m->io->send_queued(c->stream) > 0) {
+            waiting = 1;
+            continue;
+        }
+        conn_flush_all(c);
+    }
+    if (!waiting)
+        ev_prepare_stop(loop, w);
+}
+
 static void conn_ready(void *user, int ready)
 {
     fnw_data_conn *c = user;
@@ -185,6 +214,8 @@ int fnw_data_init(fnw_data_mgr *m, struct ev_loop *loop, fnw_rpc *rpc, fnw_logge
         m->cfg.inbound_limit = 4u << 20;
     if (m->cfg.connect_timeout_s <= 0)
         m->cfg.connect_timeout_s = 60;
+    ev_prepare_init(&m->idle, idle_flush_cb);
+    m->idle.data = m;
     return fnw_inbound_init(m);
 }
 
@@ -299,6 +330,8 @@ uint8_t *fnw_data_outbox_reserve_slow(fnw_outbox *ob, size_t len)
         ev_timer_set(&c->flush_timer, c->mgr->cfg.flush_ms / 1000.0, 0);
         ev_timer_start(c->mgr->loop, &c->flush_timer);
     }
+    if (ob->buf.len == 0 && !ev_is_active(&c->mgr->idle))
+        ev_prepare_start(c->mgr->loop, &c->mgr->idle);
     ob->buf.len += (size_t)fnw_varint_write(ob->buf.p + ob->buf.len, len);
     uint8_t *w = ob->buf.p + ob->buf.len;
     ob->buf.len += len;
@@ -360,6 +393,7 @@ void fnw_data_outbox_free(fnw_outbox *ob)
 void fnw_data_stop(fnw_data_mgr *m)
 {
     m->stopping = 1;
+    ev_prepare_stop(m->loop, &m->idle);
     fnw_inbound_stop(m);
     for (fnw_data_conn *c = m->conns; c; c = c->next) {
         ev_timer_stop(m->loop, &c->flush_timer);
@@ -379,6 +413,7 @@ void fnw_data_cancel(fnw_data_mgr *m)
 
 void fnw_data_free(fnw_data_mgr *m)
 {
+    ev_prepare_stop(m->loop, &m->idle);
     fnw_inbound_free(m);
     fnw_data_conn *c = m->conns;
     while (c) {

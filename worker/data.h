@@ -31,8 +31,16 @@
  *
  * Outbound, each (instruction, sink transform) has an fnw_outbox: framed
  * records accumulate in a buffer that is sent when it reaches flush_bytes,
- * when the connection's flush timer fires (flush_ms after the first
- * unsent byte), and at the end of the bundle together with is_last.
+ * when the loop has nothing left to do, when the connection's flush timer
+ * fires (flush_ms after the first unsent byte), and at the end of the
+ * bundle together with is_last. "Nothing left to do" is a libev prepare
+ * watcher, run each time the loop is about to wait for events (as Redis
+ * writes its replies in beforeSleep): what the loop turn produced goes out
+ * then, unless the connection still has a message being written, in which
+ * case it waits for that write (one message in flight: what a busy loop
+ * produces meanwhile joins the next message, so a fast stream does not
+ * turn into many small messages). The timer stays as the bound for a loop
+ * that never waits.
  *
  * worker/data.c keeps the streams and the outboxes, worker/inbound.c what
  * arrives (below data.c: it never calls it), worker/inbox.c an inbox's
@@ -116,6 +124,7 @@ typedef struct fnw_data_mgr {
     int stopping;                /* fnw_data_stop ran: streams end quietly */
     fnw_data_tap tap;            /* on_elements == NULL: no relay */
     int held;                    /* fnw_data_hold: receives paused on every connection */
+    ev_prepare idle;             /* flush when idle: active while an outbox holds unsent bytes */
 } fnw_data_mgr;
 
 /* -1 when out of memory. */

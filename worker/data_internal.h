@@ -30,7 +30,8 @@ typedef struct fnw_data_io {
     void (*cancel)(fnw_stream *s);
     void (*close_send)(fnw_stream *s); /* half-close: no more messages from the worker */
     void (*stream_free)(fnw_stream *s);
-    double (*now)(struct ev_loop *loop); /* seconds, the loop's clock */
+    double (*now)(struct ev_loop *loop);        /* seconds, the loop's clock */
+    size_t (*send_queued)(const fnw_stream *s); /* messages not yet written; NULL: 0 */
 } fnw_data_io;
 
 extern const fnw_data_io fnw_data_io_grpc;

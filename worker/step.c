@@ -53,6 +53,7 @@ static void spec_from_proto(const pb_OperationSpec *os, int batched, fnw_spec *s
     s->timeout_ms = os->timeout_ms;
     s->batch_size = os->batch_size;
     s->batch_timeout_ms = os->batch_timeout_ms;
+    s->target_latency_ms = os->target_latency_ms;
     s->on_timeout = (fnw_timeout_action)os->on_timeout;
     if (os->concurrency) {
         s->concurrency.adaptive_off = os->concurrency->adaptive_off;

@@ -102,11 +102,15 @@ def _wait(where, data_stream, operation, output_mode, timeout, retry, capacity, 
 
 
 def _wait_batch(where, data_stream, operation, output_mode, timeout, batch_size, batch_timeout,
-                capacity, output_type):
-    op = _check(operation).with_settings(output_mode=output_mode, timeout_ms=millis(timeout, "timeout"),
-                                 batch_size=batch_size,
-                                 batch_timeout_ms=millis(batch_timeout, "batch_timeout") or 0,
-                                 capacity=capacity, mode="BATCH")
+                capacity, output_type, target_latency_ms=None, max_batch_size=None):
+    settings = dict(output_mode=output_mode, timeout_ms=millis(timeout, "timeout"), batch_size=batch_size,
+                    batch_timeout_ms=millis(batch_timeout, "batch_timeout") or 0, capacity=capacity,
+                    mode="BATCH")
+    if target_latency_ms is not None:
+        settings["target_latency_ms"] = millis(target_latency_ms, "target_latency_ms")
+    if max_batch_size is not None:
+        settings["max_batch_size"] = max_batch_size
+    op = _check(operation).with_settings(**settings)
     return _add(data_stream, op, output_type, where)
 
 
@@ -141,16 +145,25 @@ def ordered_wait_with_retry(data_stream, operation, timeout, async_retry_strateg
 
 
 def unordered_wait_batch(data_stream, operation, timeout, batch_size, batch_timeout=None,
-                         capacity=100, output_type=None, **resilience):
-    """AsyncDataStream.unordered_wait_batch: calls of up to batch_size inputs."""
+                         capacity=100, output_type=None, target_latency_ms=None, max_batch_size=None,
+                         **resilience):
+    """AsyncDataStream.unordered_wait_batch: calls of up to batch_size inputs.
+    batch_size="auto" with target_latency_ms (ms, or a Time/Duration) sizes
+    each batch (1 .. max_batch_size, default 256) so that an element's time
+    from admission to result stays within the target; capacity / the
+    largest batch is how many calls run at once."""
     operation = with_resilience(operation, resilience, "unordered_wait_batch")
     return _wait_batch("unordered_wait_batch", data_stream, operation, "UNORDERED", timeout,
-                       batch_size, batch_timeout, capacity, output_type)
+                       batch_size, batch_timeout, capacity, output_type, target_latency_ms,
+                       max_batch_size)
 
 
 def ordered_wait_batch(data_stream, operation, timeout, batch_size, batch_timeout=None,
-                       capacity=100, output_type=None, **resilience):
-    """AsyncDataStream.ordered_wait_batch: batches, results in input order."""
+                       capacity=100, output_type=None, target_latency_ms=None, max_batch_size=None,
+                       **resilience):
+    """AsyncDataStream.ordered_wait_batch: batches, results in input order;
+    batch_size="auto" as in unordered_wait_batch."""
     operation = with_resilience(operation, resilience, "ordered_wait_batch")
     return _wait_batch("ordered_wait_batch", data_stream, operation, "ORDERED", timeout,
-                       batch_size, batch_timeout, capacity, output_type)
+                       batch_size, batch_timeout, capacity, output_type, target_latency_ms,
+                       max_batch_size)

@@ -35,7 +35,12 @@ BUILTIN_OPTIONS = {
 SETTINGS = ("output_mode", "capacity", "timeout_ms", "batch_size", "batch_timeout_ms", "retry",
             "on_timeout", "mode", "output_type", "input_field",
             # docs/resilience.md
-            "adaptive_concurrency", "concurrency_min", "circuit_breaker", "on_failure", "fallback")
+            "adaptive_concurrency", "concurrency_min", "circuit_breaker", "on_failure", "fallback",
+            "target_latency_ms", "max_batch_size")
+
+# batch_size="auto": the largest batch when max_batch_size is not given.
+DEFAULT_MAX_BATCH_SIZE = 256
+MAX_TARGET_LATENCY_MS = 3600000   # runtime/spec.h FNW_SPEC_MAX_TARGET_LATENCY_MS
 
 
 def millis(value, what):
@@ -181,7 +186,10 @@ class Operation(object):
         "BATCH"), output_type (a PyFlink type or the text form), input_field
         (the name of the input ROW's field the operation takes instead of the
         whole row; the helpers set "f1" on a KeyedStream, whose rows are
-        Row(f0=<key>, f1=<value>)); and, protecting the service
+        Row(f0=<key>, f1=<value>)), target_latency_ms (batch mode: > 0 makes
+        the batch size adaptive up to batch_size, keeping an element's time
+        from admission to result within it), batch_size="auto" (adaptive up
+        to max_batch_size, default 256; needs target_latency_ms); and, protecting the service
         (docs/resilience.md): adaptive_concurrency (default True),
         concurrency_min (the lowest limit), circuit_breaker (a dict of
         failures, failure_rate, window, cooldown_ms), on_failure ("FAIL",
@@ -204,13 +212,14 @@ class Operation(object):
         s = self.settings
         capacity = _int(s.get("capacity", 0), "capacity", INT32_MAX)
         timeout = millis(s.get("timeout_ms", 0), "timeout_ms")
-        batch_size = _int(s.get("batch_size", 0), "batch_size", INT32_MAX)
+        batch_size, target_latency = _batch_size(s)
         batch_timeout = millis(s.get("batch_timeout_ms", 0), "batch_timeout_ms")
         _int(timeout, "timeout_ms", INT64_MAX)
         _int(batch_timeout, "batch_timeout_ms", INT64_MAX)
         retry = retry_strategy(s.get("retry"))
         mode = _enum(s["mode"], MODES, "mode") if s.get("mode") is not None else 0
         _validate(mode == MODES["BATCH"], capacity, timeout, batch_size, batch_timeout, retry)
+        _validate_target(mode == MODES["BATCH"], target_latency)
         out = _wire.bytes_field(1, self.name)
         for key in sorted(self.options):
             out += _wire.message_field(2, _wire.bytes_field(1, key) +
@@ -231,7 +240,9 @@ class Operation(object):
             raise TypeError("input_field must be the name of a field of the input ROW, got %r"
                             % (input_field,))
         out += _wire.bytes_field(12, input_field or "")
-        return out + _resilience(s, capacity or 100)
+        out += _resilience(s, capacity or 100)
+        out += _wire.int_field(21, target_latency)
+        return out
 
     def __repr__(self):
         return "Operation(%r, options=%r, settings=%r)" % (self.name, self.options, self.settings)
@@ -314,6 +325,37 @@ def _resilience(s, capacity):
             raise ValueError("fallback_json is over fnworker's limit of %d bytes" % MAX_FALLBACK_JSON)
         out += _wire.bytes_field(20, text)
     return out
+
+
+def _batch_size(s):
+    """(batch_size, target_latency_ms) from the settings: batch_size "auto"
+    is max_batch_size (default 256) and needs target_latency_ms."""
+    target = millis(s.get("target_latency_ms", 0), "target_latency_ms") or 0
+    _int(target, "target_latency_ms", INT64_MAX)
+    size = s.get("batch_size", 0)
+    if isinstance(size, str):
+        if size.lower() != "auto":
+            raise ValueError("batch_size must be an int or \"auto\", got %r" % (size,))
+        if target <= 0:
+            raise ValueError("batch_size=\"auto\" needs target_latency_ms: the latency the batch size "
+                             "is chosen for")
+        size = s.get("max_batch_size")
+        size = DEFAULT_MAX_BATCH_SIZE if size is None else _int(size, "max_batch_size", INT32_MAX)
+    elif s.get("max_batch_size") is not None:
+        raise ValueError("max_batch_size goes with batch_size=\"auto\"; with a fixed batch_size "
+                         "remove it (batch_size is then the maximum when target_latency_ms is set)")
+    return _int(size, "batch_size", INT32_MAX), target
+
+
+def _validate_target(batched, target):
+    """The worker's checks of target_latency_ms (runtime/spec.c)."""
+    if not batched and target:
+        raise ValueError("target_latency_ms (%d) is a batch-mode setting but the operation runs per "
+                         "element: set mode BATCH to run it in batches, or remove target_latency_ms"
+                         % target)
+    if target < 0 or target > MAX_TARGET_LATENCY_MS:
+        raise ValueError("target_latency_ms must be between 1 and %d ms (0: a fixed batch size), got: %d"
+                         % (MAX_TARGET_LATENCY_MS, target))
 
 
 def _validate(batched, capacity, timeout, batch_size, batch_timeout, retry):

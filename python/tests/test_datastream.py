@@ -7,6 +7,7 @@ DataStream.process (KeyedStream.process takes only KeyedProcessFunctions),
 the spec names input_field "f1", and a pass-through operation's output type
 defaults to the values' type."""
 
+import datetime
 import os
 import sys
 import unittest
@@ -99,6 +100,28 @@ class HelpersTest(unittest.TestCase):
                                'batch_size: 64 batch_timeout_ms: 5 mode: BATCH')
         text, _, _ = run(fnworker.ordered_wait_batch, op, timeout=1000, batch_size=8)
         self.assertEqual(text, 'operation: "echo" capacity: 100 timeout_ms: 1000 batch_size: 8 mode: BATCH')
+
+    def test_batch_size_auto(self):
+        op = Operation("echo")
+        text, _, _ = run(fnworker.unordered_wait_batch, op, 1000, "auto", capacity=2048, target_latency_ms=50)
+        self.assertEqual(text, 'operation: "echo" output_mode: UNORDERED capacity: 2048 timeout_ms: 1000 '
+                               'batch_size: 256 mode: BATCH target_latency_ms: 50')
+        text, _, _ = run(fnworker.ordered_wait_batch, op, 1000, "auto", 20, 512, target_latency_ms=40,
+                         max_batch_size=64)
+        self.assertEqual(text, 'operation: "echo" capacity: 512 timeout_ms: 1000 batch_size: 64 '
+                               'batch_timeout_ms: 20 mode: BATCH target_latency_ms: 40')
+        # a fixed batch_size with a target: adaptive up to it
+        text, _, _ = run(fnworker.ordered_wait_batch, op, 1000, 32, target_latency_ms=datetime.timedelta(seconds=1))
+        self.assertIn("batch_size: 32 mode: BATCH target_latency_ms: 1000", text)
+        for kwargs, part in ((dict(batch_size="auto"), 'batch_size="auto" needs target_latency_ms'),
+                             (dict(batch_size="big", target_latency_ms=5), 'batch_size must be an int or "auto"'),
+                             (dict(batch_size=8, max_batch_size=64, target_latency_ms=5),
+                              'max_batch_size goes with batch_size="auto"'),
+                             (dict(batch_size="auto", target_latency_ms=-5),
+                              'batch_size="auto" needs target_latency_ms')):
+            with self.assertRaises(ValueError, msg=str(kwargs)) as cm:
+                run(fnworker.unordered_wait_batch, op, 1000, **kwargs)
+            self.assertIn(part, str(cm.exception))
 
     def test_pyflink_argument_order(self):
         # AsyncDataStream.unordered_wait(data_stream, async_function, timeout, capacity=100, output_type=None)

@@ -133,6 +133,11 @@ class SpecTest(unittest.TestCase):
             (dict(output_mode="SORTED"), "unknown output_mode 'SORTED'"),
             (dict(on_timeout="RETRY"), "unknown on_timeout 'RETRY'"),
             (dict(mode="STREAM"), "unknown mode 'STREAM'"),
+            (dict(target_latency_ms=50), "target_latency_ms (50) is a batch-mode setting"),
+            (dict(mode="BATCH", batch_size=4, timeout_ms=5, target_latency_ms=-1),
+             "target_latency_ms must be between 1 and 3600000 ms (0: a fixed batch size), got: -1"),
+            (dict(mode="BATCH", batch_size=4, timeout_ms=5, target_latency_ms=3600001),
+             "target_latency_ms must be between 1 and 3600000 ms"),
         ]
         for settings, part in cases:
             with self.assertRaises((ValueError, TypeError), msg=str(settings)) as cm:

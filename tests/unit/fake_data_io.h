@@ -43,6 +43,7 @@ struct fnw_stream {
     fnw_stream_handler h;
     int paused, pauses, cancelled, congested;
     int send_closed;   /* half-closed (fnw_data_stop) */
+    size_t writing;    /* what send_queued reports: messages not yet written (set by a test) */
     fake_sent sent[FAKE_MAX_SENT];
     size_t n_sent;
 };
@@ -132,10 +133,15 @@ static double fake_clock(struct ev_loop *loop)
     return fake_now;
 }
 
+static size_t fake_send_queued(const fnw_stream *s)
+{
+    return s->writing;
+}
+
 static const fnw_data_io fake_io = {
     fake_channel, fake_channel_free, fake_wait_ready, fake_ready_cancel, fake_stream_start,
     fake_send, fake_congested, fake_pause_recv, fake_cancel, fake_close_send,
-    fake_stream_free, fake_clock,
+    fake_stream_free, fake_clock, fake_send_queued,
 };
 
 /* A manager on the fake io; zero cfg fields take their defaults. */

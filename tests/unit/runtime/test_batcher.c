@@ -208,6 +208,36 @@ START_TEST(test_size_one_never_times)
 }
 END_TEST
 
+/* Tuning changes the size (never past the slots reserved at init) and the
+ * timeout for the batches after it; a batch already at the new size goes
+ * with its next add. */
+START_TEST(test_tune_size_and_timeout)
+{
+    rec r;
+    rec_init(&r, 8, 0);
+    rec_add(&r, 5);
+    ck_assert_uint_eq(r.flushes, 0);
+    fnw_batcher_tune(&r.b, 4, 0.01);
+    rec_add(&r, 1); /* 6 >= 4 */
+    ck_assert_uint_eq(r.flushes, 1);
+    ck_assert_uint_eq(r.sizes[0], 6);
+    rec_add(&r, 4);
+    ck_assert_uint_eq(r.flushes, 2);
+    ck_assert_uint_eq(r.sizes[1], 4);
+    fnw_batcher_tune(&r.b, 100, 0.01); /* capped at the 8 slots */
+    rec_add(&r, 9);
+    ck_assert_uint_eq(r.flushes, 3);
+    ck_assert_uint_eq(r.sizes[2], 8);
+    /* the remaining 1 waits for the 10 ms timer */
+    start_marker(&r, 0.005);
+    run_until_flushes(&r, 4, 5);
+    ck_assert_int_eq(r.flushes_at_marker, 3);
+    ck_assert_uint_eq(r.sizes[3], 1);
+    ck_assert(r.at[3] >= 0.01);
+    rec_free(&r);
+}
+END_TEST
+
 static Suite *batcher_suite(void)
 {
     Suite *s = suite_create("batcher");
@@ -218,6 +248,7 @@ static Suite *batcher_suite(void)
     tcase_add_test(tc, test_explicit_flush_stops_timer);
     tcase_add_test(tc, test_clear_drops_batch_and_timer);
     tcase_add_test(tc, test_size_one_never_times);
+    tcase_add_test(tc, test_tune_size_and_timeout);
     suite_add_tcase(s, tc);
     return s;
 }

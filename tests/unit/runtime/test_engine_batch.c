@@ -221,6 +221,67 @@ START_TEST(test_batch_unordered_with_watermarks)
 }
 END_TEST
 
+/* With a latency target and no batch_timeout_ms, a partial batch still goes
+ * before the bundle ends: the tuner's delay sends it (a fixed batch size
+ * would hold it until the end); the gauge shows the size the tuner chose. */
+START_TEST(test_target_latency_sends_partial_batches)
+{
+    harness h;
+    h_init(&h);
+    fnw_spec s;
+    batch_spec(&s, 10, 0);
+    s.target_latency_ms = 30;
+    h_create(&h, "echo", &s, NO_OPTS);
+    h_inputs(&h, 3);
+    h.auto_finish = 0;
+    h_begin(&h, "b1");
+    h_feed(&h);
+    h_run_until(&h, three_outputs, 5);
+    ck_assert(!h.finish_called && !h.finished);
+    assert_in_order(&h, 3);
+    ck_assert_int_eq(h_m(&h)->batches, 1);
+    ck_assert_int_ge(h_m(&h)->batch_target, 1);
+    ck_assert_int_le(h_m(&h)->batch_target, 10);
+    h.finish_called = 1;
+    fnw_engine_finish(h.e);
+    ck_assert(h.finished);
+    h_free(&h);
+}
+END_TEST
+
+/* A service whose calls cost 2 ms + 0.1 ms per input, a 40 ms target:
+ * every output exact and in order, batches within batch_size, the gauge
+ * set; a fixed batch size leaves the gauge at -1. */
+START_TEST(test_target_latency_outputs_exact)
+{
+    harness h;
+    h_init(&h);
+    fnw_spec s;
+    batch_spec(&s, 128, 0);
+    s.capacity = 1024;
+    s.target_latency_ms = 40;
+    static const char *const kv[] = { "delay_ms=2", "delay_per_item_us=100", NULL };
+    h_create(&h, "echo", &s, kv);
+    h_inputs(&h, 2000);
+    h_run_ok(&h, 20);
+    assert_in_order(&h, 2000);
+    const fnw_engine_metrics *m = h_m(&h);
+    ck_assert_int_eq(m->batch_size.sum, 2000);
+    ck_assert_int_le(m->batch_size.max, 128);
+    ck_assert_int_ge(m->batch_target, 1);
+    ck_assert_int_le(m->batch_target, 128);
+    h_free(&h);
+
+    h_init(&h);
+    s.target_latency_ms = 0;
+    h_create(&h, "echo", &s, NO_OPTS);
+    h_inputs(&h, 10);
+    h_run_ok(&h, 5);
+    ck_assert_int_eq(h_m(&h)->batch_target, -1);
+    h_free(&h);
+}
+END_TEST
+
 static Suite *engine_batch_suite(void)
 {
     Suite *s = suite_create("engine_batch");
@@ -235,6 +296,8 @@ static Suite *engine_batch_suite(void)
     tcase_add_test(tc, test_batch_timeout_fail_names_inputs);
     tcase_add_test(tc, test_batch_error_message);
     tcase_add_test(tc, test_batch_unordered_with_watermarks);
+    tcase_add_test(tc, test_target_latency_sends_partial_batches);
+    tcase_add_test(tc, test_target_latency_outputs_exact);
     suite_add_tcase(s, tc);
     return s;
 }

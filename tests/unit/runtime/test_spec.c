@@ -119,6 +119,24 @@ START_TEST(test_batch_fields_in_per_element_mode)
 }
 END_TEST
 
+/* target_latency_ms: batch mode only, bounded, named. */
+START_TEST(test_target_latency)
+{
+    fnw_spec s = batch(64, 1000, 0);
+    s.target_latency_ms = 50;
+    expect_ok(&s);
+    s.target_latency_ms = -1;
+    expect(s, "target_latency_ms must be between 1 and 3600000 ms (0: a fixed batch size), got: -1");
+    s.target_latency_ms = FNW_SPEC_MAX_TARGET_LATENCY_MS + 1;
+    expect(s, "target_latency_ms must be between 1 and 3600000 ms (0: a fixed batch size), got: 3600001");
+    fnw_spec pe = batch(0, 1000, 0);
+    pe.batched = 0;
+    pe.target_latency_ms = 50;
+    expect(pe, "target_latency_ms (50) is a batch-mode setting but the operation runs per element: set mode "
+               "BATCH to run it in batches, or remove target_latency_ms");
+}
+END_TEST
+
 START_TEST(test_retry_needs_timeout)
 {
     fnw_spec s = retry(FNW_RETRY_FIXED_DELAY);
@@ -206,6 +224,7 @@ static Suite *spec_suite(void)
     tcase_add_test(tc, test_batch_messages);
     tcase_add_test(tc, test_settings_bounded);
     tcase_add_test(tc, test_batch_fields_in_per_element_mode);
+    tcase_add_test(tc, test_target_latency);
     tcase_add_test(tc, test_retry_needs_timeout);
     tcase_add_test(tc, test_retry_predicate_missing);
     tcase_add_test(tc, test_retry_fields_positive);

@@ -1,8 +1,9 @@
 /* tests/unit/worker/test_outbox.c — an outbox frames records and sends them in
  * Elements messages: when the buffer would pass flush_bytes, when the flush
- * timer fires, and at the end together with is_last (several outboxes in one
- * message); a failed or closed stream is reported to the finisher (fake
- * stream, no network). */
+ * timer fires, when the loop is about to wait (flush when idle, after the
+ * message being written), and at the end together with is_last (several
+ * outboxes in one message); a failed or closed stream is reported to the
+ * finisher (fake stream, no network). */
 #include <check.h>
 #include <ev.h>
 
@@ -201,6 +202,59 @@ START_TEST(flush_timer_sends_what_waits)
 }
 END_TEST
 
+/* When the loop is about to wait, what was written in its turn goes out on
+ * every connection, in one message per connection, without waiting for
+ * the flush timer; the watcher stops once nothing waits. */
+START_TEST(flushes_when_the_loop_is_idle)
+{
+    fnw_outbox *a = fnw_data_outbox_new(conn, "1", "out"), *b = fnw_data_outbox_new(conn, "2", "out");
+    put(a, 5, 'a');
+    put(b, 5, 'b');
+    put(a, 5, 'a');
+    ck_assert_uint_eq(fake_last->n_sent, 0);   /* nothing goes while the turn runs */
+    ck_assert(ev_is_active(&mgr.idle));
+    ev_run(loop, EVRUN_NOWAIT);                /* the turn ends: the prepare watcher runs */
+    ck_assert_uint_eq(fake_last->n_sent, 1);
+    entries e = sent_entries(0);
+    ck_assert_int_eq(e.n, 2);
+    for (int i = 0; i < 2; i++) {   /* instruction 1 has two 'a' records, 2 one 'b' */
+        int one = span_is(e.d[i].instruction_id, e.d[i].instruction_len, "1");
+        ck_assert_int_eq(count_records(e.d[i].data, e.d[i].data_len, 5, one ? 'a' : 'b'), one ? 2 : 1);
+    }
+    ck_assert(!ev_is_active(&mgr.idle));
+    ev_run(loop, EVRUN_NOWAIT);                /* nothing more to send */
+    ck_assert_uint_eq(fake_last->n_sent, 1);
+    put(a, 5, 'c');                            /* the next turn's output arms it again */
+    ck_assert(ev_is_active(&mgr.idle));
+    ev_run(loop, EVRUN_NOWAIT);
+    ck_assert_uint_eq(fake_last->n_sent, 2);
+    fnw_data_outbox_free(a);
+    fnw_data_outbox_free(b);
+}
+END_TEST
+
+/* While a message is being written, output waits for it (and joins the
+ * next message) instead of going out as one small message per loop turn. */
+START_TEST(idle_flush_waits_for_the_message_being_written)
+{
+    fnw_outbox *ob = fnw_data_outbox_new(conn, "1", "out");
+    fake_last->writing = 1;
+    put(ob, 5, 'a');
+    ev_run(loop, EVRUN_NOWAIT);
+    put(ob, 5, 'a');
+    ev_run(loop, EVRUN_NOWAIT);
+    ck_assert_uint_eq(fake_last->n_sent, 0);
+    ck_assert(ev_is_active(&mgr.idle));        /* still armed */
+    fake_last->writing = 0;                    /* the write completed */
+    ev_run(loop, EVRUN_NOWAIT);
+    ck_assert_uint_eq(fake_last->n_sent, 1);
+    entries e = sent_entries(0);
+    ck_assert_int_eq(count_records(e.d[0].data, e.d[0].data_len, 5, 'a'), 2);
+    ck_assert(!ev_is_active(&mgr.idle));
+    fnw_data_outbox_free(ob);
+}
+END_TEST
+
 /* A record larger than flush_bytes goes out alone, in one piece. */
 START_TEST(big_record_goes_out_whole)
 {
@@ -248,6 +302,8 @@ int main(void)
     tcase_add_test(tc, finish_of_several_outboxes_is_one_message);
     tcase_add_test(tc, flush_timer_sends_what_waits);
     tcase_add_test(tc, big_record_goes_out_whole);
+    tcase_add_test(tc, flushes_when_the_loop_is_idle);
+    tcase_add_test(tc, idle_flush_waits_for_the_message_being_written);
     tcase_add_test(tc, finish_on_a_closed_stream_fails);
     suite_add_tcase(s, tc);
     return fnw_check_run(s);

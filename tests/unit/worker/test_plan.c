@@ -295,6 +295,28 @@ START_TEST(mode_contradictions_and_stray_batch_fields_fail)
     expect_fail(&b, "batch_timeout_ms (5) is a batch-mode setting", NULL);
     builder_free(&b);
 
+    /* so is target_latency_ms */
+    os = op_spec("echo");
+    os.target_latency_ms = 50;
+    flink_shape(&b, 1, WIRE);
+    set_fn(&b, "transform-0", FT_PROCESS, &os);
+    expect_fail(&b, "target_latency_ms (50) is a batch-mode setting", "remove target_latency_ms", NULL);
+    builder_free(&b);
+
+    /* in batch mode it reaches the step's spec */
+    os.mode = MODE(BATCH);
+    os.batch_size = 64;
+    os.timeout_ms = 1000;
+    flink_shape(&b, 1, WIRE);
+    set_fn(&b, "transform-0", FT_PROCESS, &os);
+    fnw_plan *p = NULL;
+    fnw_error err;
+    ck_assert_msg(build(&b, &p, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(p->steps[0].spec.batched, 1);
+    ck_assert_int_eq((int)p->steps[0].spec.target_latency_ms, 50);
+    fnw_plan_free(p);
+    builder_free(&b);
+
     /* batch mode is validated as PyFlink does */
     os = op_spec("echo");
     os.mode = MODE(BATCH);

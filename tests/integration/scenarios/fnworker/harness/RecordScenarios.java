@@ -140,8 +140,18 @@ final class RecordScenarios {
         "the error should name the transform (fn/read/input:0 or transform-0): " + err);
     check(err.matches("(?is).*element\\D{0,20}\\b(4|5)\\b.*"),
         "the error should give the element index (element 4, or 5 counting from 1): " + err);
+    // Output leaves when the worker's loop is idle, so the failed bundle may
+    // have sent the outputs of the good records before the bad one (as Flink
+    // forwards what a bundle sends before it fails); never anything after it.
+    // They come back ahead of the next bundle's.
+    List<FunctionRunner.Result> got = Ctx.drain(r);
     List<In> in = values(ty, 20, 6);
-    Ctx.expectSame(ty, in, Ctx.bundle(r, ty, in));
+    got.addAll(Ctx.bundle(r, ty, in));
+    int early = got.size() - in.size();
+    check(early >= 0 && early <= 4, "the failed bundle sent " + early + " outputs; at most the 4 before the "
+        + "undecodable record may come back (sent 20 records in the next bundle, got " + got.size() + ")");
+    Ctx.expectSame(ty, good.subList(0, early), got.subList(0, early));
+    Ctx.expectSame(ty, in, got.subList(early, got.size()));
   }
 
   /** A pickled Python function as payload, the relay off: a bundle error pointing at native operations and docs/pyflink.md. */
