@@ -562,7 +562,7 @@ static void on_overloaded(fnw_engine *e, double started, double now, int64_t ret
      * than what the service accepted since the last cut (limiter.h). */
     fnw_limiter_on_paused_overload(&e->limiter, started, now);
     int was_paused = fnw_limiter_pause_left(&e->limiter, now) > 0;
-    fnw_limiter_pause(&e->limiter, (double)retry_after_ms / 1000., now);
+    fnw_limiter_pause(&e->limiter, (double)retry_after_ms / 1000., started, now);
     ev_timer_stop(e->loop, &e->pause_w);
     ev_timer_set(&e->pause_w, fnw_limiter_pause_left(&e->limiter, now), 0.);
     ev_timer_start(e->loop, &e->pause_w);

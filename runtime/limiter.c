@@ -16,6 +16,7 @@ void fnw_limiter_init(fnw_limiter *l, int on, int32_t min, int32_t max)
     l->limit = max;
     l->last_decrease = -1e300;
     l->paused_until = 0;
+    l->pause_set_at = -1e300;
     l->decreases = 0;
     l->ok_since = 0;
 }
@@ -78,10 +79,13 @@ int fnw_limiter_on_paused_overload(fnw_limiter *l, double started, double now)
     return decrease_to(l, next, now);
 }
 
-void fnw_limiter_pause(fnw_limiter *l, double pause_s, double now)
+void fnw_limiter_pause(fnw_limiter *l, double pause_s, double started, double now)
 {
     if (!(pause_s > 0))
         return;
+    if (started <= l->pause_set_at && l->paused_until > now)
+        return; /* the burst the current pause answers */
+    l->pause_set_at = now;
     if (pause_s > FNW_LIMITER_MAX_PAUSE_S)
         pause_s = FNW_LIMITER_MAX_PAUSE_S;
     if (now + pause_s > l->paused_until)

@@ -22,6 +22,7 @@ typedef struct fnw_limiter {
     int32_t min, max;     /* bounds */
     double last_decrease; /* loop time of the last decrease */
     double paused_until;  /* no attempt starts before this loop time */
+    double pause_set_at;  /* loop time the current pause was set */
     int64_t decreases;    /* times the limit went down (for tests and logs) */
     int64_t ok_since;     /* successes since the last decrease */
 } fnw_limiter;
@@ -46,9 +47,12 @@ int fnw_limiter_on_overload(fnw_limiter *l, double started, double now);
  * at once instead of stretching over its window. Returns 1 when it went
  * down. */
 int fnw_limiter_on_paused_overload(fnw_limiter *l, double started, double now);
-/* Retry-After: no attempt starts for pause_s seconds from now (a later end
- * than the current one wins; at most FNW_LIMITER_MAX_PAUSE_S). */
-void fnw_limiter_pause(fnw_limiter *l, double pause_s, double now);
+/* Retry-After on an attempt that started at started: no attempt starts
+ * for pause_s seconds from now (a later end than the current one wins; at
+ * most FNW_LIMITER_MAX_PAUSE_S). Refusals of attempts that started before
+ * the current pause was set are the same burst: they do not extend it, so
+ * the pause runs from the burst's first refusal. */
+void fnw_limiter_pause(fnw_limiter *l, double pause_s, double started, double now);
 
 /* A Retry-After longer than this is taken as this: a service cannot stop
  * the job for good. */

@@ -73,15 +73,30 @@ START_TEST(pause_holds_every_start_until_it_ends)
 {
     fnw_limiter l;
     fnw_limiter_init(&l, 1, 1, 100);
-    fnw_limiter_pause(&l, 1.0, 10.0);
+    fnw_limiter_pause(&l, 1.0, 9.9, 10.0);
     ck_assert(!fnw_limiter_allows(&l, 0, 10.5));
     ck_assert(fnw_limiter_pause_left(&l, 10.5) > 0.49);
-    fnw_limiter_pause(&l, 0.2, 10.5); /* shorter: the later end wins */
+    fnw_limiter_pause(&l, 0.2, 10.2, 10.5); /* shorter: the later end wins */
     ck_assert(!fnw_limiter_allows(&l, 0, 10.9));
     ck_assert(fnw_limiter_allows(&l, 0, 11.0));
     ck_assert(fnw_limiter_pause_left(&l, 11.0) == 0);
-    fnw_limiter_pause(&l, 1e9, 20.0); /* a hostile Retry-After is capped */
+    fnw_limiter_pause(&l, 1e9, 19.9, 20.0); /* a hostile Retry-After is capped */
     ck_assert(fnw_limiter_allows(&l, 0, 20.0 + FNW_LIMITER_MAX_PAUSE_S));
+}
+END_TEST
+
+START_TEST(a_burst_of_refusals_pauses_from_its_first)
+{
+    fnw_limiter l;
+    fnw_limiter_init(&l, 1, 1, 100);
+    fnw_limiter_pause(&l, 1.0, 4.0, 5.0);
+    /* more refusals of calls started before the pause: not extended */
+    fnw_limiter_pause(&l, 1.0, 4.5, 5.3);
+    ck_assert(fnw_limiter_allows(&l, 0, 6.0));
+    /* a call started after the pause was set (a later burst) extends it */
+    fnw_limiter_pause(&l, 1.0, 5.5, 5.8);
+    ck_assert(!fnw_limiter_allows(&l, 0, 6.5));
+    ck_assert(fnw_limiter_allows(&l, 0, 6.8));
 }
 END_TEST
 
@@ -119,6 +134,7 @@ static Suite *suite(void)
     tcase_add_test(tc, off_keeps_the_limit);
     tcase_add_test(tc, pause_holds_every_start_until_it_ends);
     tcase_add_test(tc, a_rate_limit_keeps_what_the_service_accepted);
+    tcase_add_test(tc, a_burst_of_refusals_pauses_from_its_first);
     suite_add_tcase(s, tc);
     return s;
 }
