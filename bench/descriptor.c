@@ -218,6 +218,23 @@ static int operation_spec(fnw_buf *out, const bench_op *op)
         rc |= bench_pb_varint(out, 9, (uint64_t)op->on_timeout);
     if (op->batched)
         rc |= bench_pb_varint(out, 10, MODE_BATCH);
+    if (op->adaptive_off) {
+        fnw_buf c;
+        fnw_buf_init(&c, 0);
+        rc |= bench_pb_varint(&c, 1, 1) | bench_pb_sub(out, 17, &c);
+        fnw_buf_free(&c);
+    }
+    if (op->breaker_failures) {
+        fnw_buf b;
+        fnw_buf_init(&b, 0);
+        rc |= bench_pb_varint(&b, 1, (uint64_t)op->breaker_failures) |
+              bench_pb_varint(&b, 4, (uint64_t)op->breaker_cooldown_ms) | bench_pb_sub(out, 18, &b);
+        fnw_buf_free(&b);
+    }
+    if (op->on_failure)
+        rc |= bench_pb_varint(out, 19, (uint64_t)op->on_failure);
+    if (op->fallback_json)
+        rc |= bench_pb_str(out, 20, op->fallback_json);
     return rc;
 }
 

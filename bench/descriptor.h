@@ -38,6 +38,12 @@ struct bench_op {
     int64_t retry_delay_ms;
     int retry_on_error, retry_on_empty;
     int on_timeout;                 /* 1 TIMEOUT_EMPTY, 2 TIMEOUT_OPERATION */
+    /* docs/resilience.md (OperationSpec 17-20) */
+    int adaptive_off;               /* Concurrency.adaptive_off */
+    int breaker_failures;           /* CircuitBreaker.failures (0: no breaker) */
+    int64_t breaker_cooldown_ms;
+    int on_failure;                 /* 1 DEFAULT, 2 EMPTY */
+    const char *fallback_json;
     int n_opts;
     const char *opt_key[BENCH_MAX_OPTS];
     const char *opt_val[BENCH_MAX_OPTS];

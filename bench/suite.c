@@ -65,6 +65,10 @@ void bench_suite_run(bench_suite *s)
     if (suite_selected(s, "W14") || suite_selected(s, "W14a") || suite_selected(s, "W14b") ||
         suite_selected(s, "W14c") || suite_selected(s, "W24"))
         suite_w14(s);
+    if (suite_selected(s, "W21"))
+        suite_w21(s);
+    if (suite_selected(s, "W22"))
+        suite_w22(s);
     if (s->ipr)
         suite_instructions(s);
 }

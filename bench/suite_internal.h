@@ -131,6 +131,8 @@ void suite_w12(bench_suite *s);   /* suite_redis.c */
 void suite_w23(bench_suite *s);   /* suite_cache.c: the redis lookup cache */
 void suite_w13(bench_suite *s);   /* suite_http.c */
 void suite_w14(bench_suite *s);   /* suite_kserve.c */
+void suite_w21(bench_suite *s);   /* suite_resilience.c */
+void suite_w22(bench_suite *s);   /* suite_resilience.c */
 void suite_instructions(bench_suite *s);
 
 #endif

@@ -421,6 +421,16 @@ void fnw_call_fail(fnw_call *c, const char *fmt, ...) __attribute__((format(prin
 #define FNW_CALL_NO_RETRY (-1)
 void fnw_call_fail_after(fnw_call *c, int64_t delay_ms, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The service refused this attempt for load (HTTP 429 or 503, gRPC
+ * RESOURCE_EXHAUSTED or UNAVAILABLE, ...; added in ABI 1 without breaking
+ * it). retry_after_ms > 0 is the service's Retry-After. With adaptive
+ * concurrency on (the default, docs/resilience.md) fnworker lowers the
+ * operation's concurrency limit, pauses every call of the operation for
+ * retry_after_ms, and runs this call again later without using one of the
+ * spec's retry attempts (its timeout still bounds it); with it off, this is
+ * fnw_call_fail_after(c, retry_after_ms, ...). */
+void fnw_call_fail_overloaded(fnw_call *c, int64_t retry_after_ms, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ---- counters: figures an operation reports (added in ABI 1 without breaking it)
  * A count an operation keeps of its own (a cache's hits, say) is reported

@@ -3,10 +3,13 @@
  * engine's floor does not depend on the operations above it. */
 #include "ops/builtins.h"
 
+#include "ops/bind/conv.h"
+
 void fnw_builtins_register(fnw_registry *r)
 {
     /* Built-ins are valid and distinctly named; a clash with an operation
      * registered earlier under the same name keeps the earlier one. */
+    r->json_encode = fnw_conv_json_encode; /* on_failure DEFAULT's fallback_json */
     fnw_registry_add(r, &fnw_op_identity, NULL);
     r->passthrough = &fnw_op_identity;
     fnw_registry_add(r, &fnw_op_echo, NULL);

@@ -6,10 +6,16 @@
  *   start ──> RUNNING ── complete/fail ──> done() or failed(), released
  *               │  ^                  └──> retry allowed: BACKOFF
  *               │  └──── retry timer ───────────┘
- *               └─ timeout (RUNNING or BACKOFF): the timeout action, then
+ *               │  └── overloaded (requeue_overloaded) ──> BACKOFF or WAITING
+ *               │      (the attempt is not used up)
+ *               └─ timeout (RUNNING, BACKOFF or WAITING): the timeout action, then
  *                  the operation's cancel if it still has the call, and
  *                  released: a call that never comes back (a hung service)
  *                  holds nothing past its timeout
+ *
+ * Before each attempt of a queued call the owner's gate() may hold it back
+ * (WAITING, in the pool's FIFO until fnw_call_pool_resume) or reject it (it
+ * fails at once without the operation: an open circuit breaker).
  *
  * TIMING_OUT is the state while the operation's timeout hook runs (it may
  * emit); CANCELLED while the owner stops the call. A direct call is DIRECT
@@ -38,6 +44,7 @@ enum call_state {
     CALL_BACKOFF,    /* waiting for the retry timer */
     CALL_TIMING_OUT, /* inside the operation's on_timeout hook */
     CALL_CANCELLED,  /* being stopped by the owner */
+    CALL_WAITING,    /* held back by the owner's gate, in the pool's wait queue */
 };
 
 struct fnw_call {
@@ -45,6 +52,11 @@ struct fnw_call {
     fnw_call_pool *pool; /* NULL for a direct call */
     uint8_t state;
     int attempt;
+    uint8_t in_attempt; /* counted in the pool's running */
+    uint8_t probe;      /* this attempt is the breaker's probe */
+    uint8_t requeued;   /* the BACKOFF is an overload's, not a retry */
+    int overloads;      /* overloads in a row of this call */
+    ev_tstamp attempt_started;
     uint64_t emitted; /* outputs of the current attempt */
     int64_t last_backoff;
     ev_tstamp started;
@@ -52,7 +64,8 @@ struct fnw_call {
     ev_timer retry_w;
     void *op_data;
     fnw_arena arena;
-    struct fnw_call *prev, *next; /* the pool's active list, or its free list (next) */
+    struct fnw_call *prev, *next;   /* the pool's active list, or its free list (next) */
+    struct fnw_call *wprev, *wnext; /* the pool's wait queue */
     size_t n, cap;
     fnw_entry *in[]; /* cap slots */
 };
@@ -92,6 +105,10 @@ void fnw_call_pool_init(fnw_call_pool *p, const fnw_call_setup *s, size_t cap)
     p->setup = s;
     p->cap = cap;
     p->active = p->free = NULL;
+    p->wait_head = p->wait_tail = NULL;
+    p->waiting = 0;
+    p->running = 0;
+    p->gated = 1;
     p->n_active = 0;
 }
 
@@ -126,7 +143,55 @@ fnw_call *fnw_call_pool_get(fnw_call_pool *p)
     c->n = 0;
     c->op_data = NULL;
     c->emitted = 0;
+    c->overloads = 0;
+    c->requeued = 0;
+    c->probe = 0;
     return c;
+}
+
+/* ---- the wait queue ------------------------------------------------------------- */
+
+static void wait_push(fnw_call *c)
+{
+    fnw_call_pool *p = c->pool;
+    c->state = CALL_WAITING;
+    c->wnext = NULL;
+    c->wprev = p->wait_tail;
+    if (p->wait_tail)
+        p->wait_tail->wnext = c;
+    else
+        p->wait_head = c;
+    p->wait_tail = c;
+    p->waiting++;
+}
+
+static void wait_remove(fnw_call *c)
+{
+    fnw_call_pool *p = c->pool;
+    if (c->wprev)
+        c->wprev->wnext = c->wnext;
+    else
+        p->wait_head = c->wnext;
+    if (c->wnext)
+        c->wnext->wprev = c->wprev;
+    else
+        p->wait_tail = c->wprev;
+    c->wprev = c->wnext = NULL;
+    p->waiting--;
+}
+
+/* The attempt the operation had is over: out of the running count, and
+ * the owner hears how it ended (once). */
+static inline void attempt_end(fnw_call *c, fnw_call_outcome how, int64_t retry_after_ms)
+{
+    if (!c->in_attempt)
+        return;
+    c->in_attempt = 0;
+    c->pool->running--;
+    const fnw_call_setup *s = c->s;
+    if (__builtin_expect(how != FNW_ATTEMPT_OK || c->pool->gated || c->probe, 0) && s->cb->attempt_end)
+        s->cb->attempt_end(s->user, how, c->attempt_started, c->probe, retry_after_ms);
+    c->probe = 0;
 }
 
 /* The call is back from the operation (or never went): stop its timers, let
@@ -137,6 +202,8 @@ static void call_release(fnw_call *c)
     fnw_call_pool *p = c->pool;
     ev_timer_stop(s->loop, &c->timeout_w);
     ev_timer_stop(s->loop, &c->retry_w);
+    if (c->state == CALL_WAITING)
+        wait_remove(c);
     for (size_t i = 0; i < c->n; i++)
         fnw_entry_unhold_call(s->entries, c->in[i]);
     c->n = 0;
@@ -161,6 +228,9 @@ static void call_stop(fnw_call *c)
 {
     const fnw_call_setup *s = c->s;
     int was = c->state;
+    if (was == CALL_WAITING)
+        wait_remove(c);
+    attempt_end(c, FNW_ATTEMPT_GIVEN_UP, 0);
     c->state = CALL_CANCELLED;
     if ((was == CALL_RUNNING || was == CALL_TIMING_OUT) && s->op->cancel)
         s->op->cancel(s->op_state, c);
@@ -244,6 +314,8 @@ static const char *state_text(int state)
         return "being cancelled";
     case CALL_DIRECT:
         return "running";
+    case CALL_WAITING:
+        return "waiting for the concurrency limit or a Retry-After pause";
     default:
         return "idle";
     }
@@ -286,7 +358,102 @@ static void invoke(fnw_call *c)
 {
     c->state = CALL_RUNNING;
     c->emitted = 0;
+    if (c->pool) {
+        c->in_attempt = 1;
+        c->pool->running++;
+        /* 0 (before any decrease) on the ungated path: no clock read per call */
+        c->attempt_started = c->pool->gated ? ev_now(c->s->loop) : 0;
+    }
     c->s->op->invoke(c->s->op_state, c);
+}
+
+/* The gate refused the call: it fails now without the operation. */
+CALL_SLOW static void reject(fnw_call *c, const char *why)
+{
+    const fnw_call_setup *s = c->s;
+    char what[256], tail[256];
+    snprintf(what, sizeof what, "operation '%s' was not called", s->op->name);
+    snprintf(tail, sizeof tail, ": %s", why);
+    for (size_t i = 0; i < c->n; i++)
+        fnw_entry_clear_outputs(c->in[i]);
+    report_failed(c, what, tail); /* counted by the owner's gate (breaker_rejected), not a failure */
+    call_release(c);
+    s->cb->drain(s->user);
+}
+
+/* An attempt of a queued call: through the owner's gate, then to the
+ * operation. Returns 0 when the call waits. */
+CALL_SLOW static int gated_attempt(fnw_call *c, int queue_behind)
+{
+    const fnw_call_setup *s = c->s;
+    {
+        if (queue_behind && c->pool->wait_head) {
+            wait_push(c); /* the queue keeps its order */
+            return 0;
+        }
+        char why[200];
+        why[0] = '\0';
+        switch (s->cb->gate(s->user, c, why, sizeof why)) {
+        case FNW_GATE_WAIT:
+            wait_push(c);
+            return 0;
+        case FNW_GATE_REJECT:
+            reject(c, why);
+            return 1;
+        case FNW_GATE_PROBE:
+            c->probe = 1;
+            break;
+        case FNW_GATE_GO:
+            break;
+        }
+    }
+    invoke(c);
+    return 1;
+}
+
+static inline int begin_attempt(fnw_call *c, int queue_behind)
+{
+    c->probe = 0;
+    if (__builtin_expect(c->pool->gated && c->s->cb->gate != NULL, 0))
+        return gated_attempt(c, queue_behind);
+    invoke(c);
+    return 1;
+}
+
+size_t fnw_call_pool_resume(fnw_call_pool *p)
+{
+    size_t n = 0;
+    while (p->wait_head) {
+        fnw_call *c = p->wait_head;
+        wait_remove(c);
+        c->state = CALL_IDLE;
+        if (!begin_attempt(c, 0)) {
+            /* still held back: back to the head, where it was */
+            wait_remove(c);
+            c->wnext = p->wait_head;
+            c->wprev = NULL;
+            if (p->wait_head)
+                p->wait_head->wprev = c;
+            else
+                p->wait_tail = c;
+            p->wait_head = c;
+            p->waiting++;
+            break;
+        }
+        n++;
+    }
+    return n;
+}
+
+fnw_entry *const *fnw_call_entries(const fnw_call *c, size_t *n)
+{
+    *n = c->n;
+    return c->in;
+}
+
+int fnw_call_is_direct(const fnw_call *c)
+{
+    return c->pool == NULL;
 }
 
 void fnw_call_start(fnw_call *c, fnw_entry *const *in, size_t n)
@@ -306,7 +473,7 @@ void fnw_call_start(fnw_call *c, fnw_entry *const *in, size_t n)
         ev_timer_set(&c->timeout_w, (double)s->timeout_ms / 1000., 0.);
         ev_timer_start(s->loop, &c->timeout_w);
     }
-    invoke(c);
+    begin_attempt(c, 1);
 }
 
 /* The entries have their final outputs: hand them to the owner. */
@@ -336,6 +503,7 @@ static void schedule_retry(fnw_call *c, int64_t min_delay_ms)
     if (backoff < min_delay_ms)
         backoff = min_delay_ms;
     c->attempt++;
+    c->requeued = 0;
     for (size_t i = 0; i < c->n; i++)
         fnw_entry_clear_outputs(c->in[i]);
     fnw_arena_reset(&c->arena);
@@ -354,8 +522,10 @@ static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
     if (s->cb->stopped(s->user)) {
         call_release(c);
     } else {
-        s->cb->count(s->user, FNW_CALL_RETRIED);
-        invoke(c);
+        if (!c->requeued)
+            s->cb->count(s->user, FNW_CALL_RETRIED);
+        c->requeued = 0;
+        begin_attempt(c, 1);
     }
     s->cb->leave(s->user);
 }
@@ -391,6 +561,12 @@ static void time_out(fnw_call *c, int with_op)
 {
     const fnw_call_setup *s = c->s;
     ev_timer_stop(s->loop, &c->retry_w);
+    if (c->state == CALL_WAITING) {
+        wait_remove(c);
+        c->state = CALL_BACKOFF;
+    }
+    if (with_op)
+        attempt_end(c, FNW_ATTEMPT_TIMED_OUT, 0);
     s->cb->count(s->user, FNW_CALL_TIMED_OUT);
     for (size_t i = 0; i < c->n; i++)
         fnw_entry_clear_outputs(c->in[i]);
@@ -411,7 +587,7 @@ static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     fnw_call *c = w->data;
     const fnw_call_setup *s = c->s;
-    if (c->state != CALL_RUNNING && c->state != CALL_BACKOFF)
+    if (c->state != CALL_RUNNING && c->state != CALL_BACKOFF && c->state != CALL_WAITING)
         return;
     s->cb->enter(s->user);
     time_out(c, c->state == CALL_RUNNING);
@@ -424,6 +600,8 @@ static __attribute__((noinline)) void attempt_completed(fnw_call *c)
 {
     const fnw_call_setup *s = c->s;
     s->cb->enter(s->user);
+    attempt_end(c, FNW_ATTEMPT_OK, 0);
+    c->overloads = 0;
     if (s->cb->stopped(s->user)) {
         call_release(c);
     } else if (c->emitted == 0 && s->retry.on_empty && retry_allowed(c)) {
@@ -441,6 +619,8 @@ static __attribute__((noinline)) void attempt_failed(fnw_call *c, int64_t delay_
 {
     const fnw_call_setup *s = c->s;
     s->cb->enter(s->user);
+    attempt_end(c, FNW_ATTEMPT_FAILED, 0);
+    c->overloads = 0;
     if (s->cb->stopped(s->user)) {
         call_release(c);
     } else if (delay_ms >= 0 && s->retry.on_error && retry_allowed(c)) {
@@ -451,6 +631,46 @@ static __attribute__((noinline)) void attempt_failed(fnw_call *c, int64_t delay_
         s->cb->count(s->user, FNW_CALL_FAILED);
         report_failed(c, what, tail);
         call_release(c);
+        s->cb->drain(s->user);
+    }
+    s->cb->leave(s->user);
+}
+
+/* Overload backoff of one call without a Retry-After: none the first time
+ * (the lower limit is the back-off), then 10 ms doubling to 1 s. */
+static int64_t overload_backoff_ms(int overloads)
+{
+    if (overloads <= 1)
+        return 0;
+    int shift = overloads - 2 < 7 ? overloads - 2 : 7;
+    int64_t ms = (int64_t)10 << shift;
+    return ms < 1000 ? ms : 1000;
+}
+
+/* The service refused the attempt for load: the owner lowers its limit
+ * (and pauses for Retry-After), and the call runs again later with the
+ * same attempt number; its timeout still bounds it. */
+static __attribute__((noinline)) void attempt_overloaded(fnw_call *c, int64_t retry_after_ms)
+{
+    const fnw_call_setup *s = c->s;
+    s->cb->enter(s->user);
+    attempt_end(c, FNW_ATTEMPT_OVERLOADED, retry_after_ms);
+    if (s->cb->stopped(s->user)) {
+        call_release(c);
+    } else {
+        c->overloads++;
+        for (size_t i = 0; i < c->n; i++)
+            fnw_entry_clear_outputs(c->in[i]);
+        fnw_arena_reset(&c->arena);
+        int64_t delay = retry_after_ms > 0 ? 0 : overload_backoff_ms(c->overloads);
+        if (delay > 0) {
+            c->requeued = 1;
+            c->state = CALL_BACKOFF;
+            ev_timer_set(&c->retry_w, (double)delay / 1000., 0.);
+            ev_timer_start(s->loop, &c->retry_w);
+        } else {
+            wait_push(c); /* the owner resumes it once its pause and limit allow */
+        }
     }
     s->cb->leave(s->user);
 }
@@ -494,6 +714,20 @@ void fnw_call_fail_after(fnw_call *c, int64_t delay_ms, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     call_vfail(c, delay_ms < 0 ? FNW_CALL_NO_RETRY : delay_ms, fmt, ap);
+    va_end(ap);
+}
+
+void fnw_call_fail_overloaded(fnw_call *c, int64_t retry_after_ms, const char *fmt, ...)
+{
+    if (retry_after_ms < 0)
+        retry_after_ms = 0;
+    if (c->state == CALL_RUNNING && c->s->requeue_overloaded) {
+        attempt_overloaded(c, retry_after_ms);
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    call_vfail(c, retry_after_ms, fmt, ap); /* adaptive concurrency off: a retryable failure, as before */
     va_end(ap);
 }
 

@@ -42,6 +42,23 @@ typedef enum fnw_call_count {
     FNW_CALL_FAILED,    /* the operation failed and no retry is left */
 } fnw_call_count;
 
+/* How an attempt with the operation ended (attempt_end). */
+typedef enum fnw_call_outcome {
+    FNW_ATTEMPT_OK,         /* the operation completed it */
+    FNW_ATTEMPT_FAILED,     /* the operation failed it */
+    FNW_ATTEMPT_TIMED_OUT,  /* the call's timeout passed while the operation had it */
+    FNW_ATTEMPT_OVERLOADED, /* the service refused it for load (fnw_call_fail_overloaded) */
+    FNW_ATTEMPT_GIVEN_UP,   /* the owner stopped it */
+} fnw_call_outcome;
+
+/* What gate() answers before an attempt starts. */
+typedef enum fnw_call_gate {
+    FNW_GATE_GO,     /* start it */
+    FNW_GATE_PROBE,  /* start it; attempt_end will say it was the probe */
+    FNW_GATE_WAIT,   /* not now: it waits in the pool's queue until fnw_call_pool_resume */
+    FNW_GATE_REJECT, /* never: the call fails at once without the operation (why says why) */
+} fnw_call_gate;
+
 /* How a call talks back to whoever made it. user is the setup's. Except in
  * the direct path (which runs inside the caller), every callback comes
  * between an enter() and its leave(), so the callee may defer work that
@@ -65,6 +82,14 @@ typedef struct fnw_call_callbacks {
      * memory). tail is "" or starts with ": ". */
     void (*failed)(void *user, const fnw_call *c, const char *what, const char *tail);
     void (*count)(void *user, fnw_call_count what);
+    /* Optional (NULL: every attempt starts at once). Asked before each
+     * attempt of a queued call (first, retry, or again after an overload);
+     * why (n bytes) takes the reason of a REJECT. */
+    fnw_call_gate (*gate)(void *user, const fnw_call *c, char *why, size_t n);
+    /* Optional: an attempt that was with the operation ended. started is
+     * its start (loop time); probe as gate() said; retry_after_ms is the
+     * service's pause for an overload (0: none given). */
+    void (*attempt_end)(void *user, fnw_call_outcome how, double started, int probe, int64_t retry_after_ms);
 } fnw_call_callbacks;
 
 /* Fixed before the first call is made; calls keep a pointer to it. */
@@ -80,6 +105,9 @@ typedef struct fnw_call_setup {
     int64_t timeout_ms;      /* 0 = none */
     fnw_timeout_action on_timeout;
     fnw_retry retry;
+    /* fnw_call_fail_overloaded re-queues the call (without using a retry)
+     * instead of failing it like fnw_call_fail_after. */
+    int requeue_overloaded;
 } fnw_call_setup;
 
 /* Queued calls: every call not on the free list is on the active list, so
@@ -88,6 +116,13 @@ typedef struct fnw_call_pool {
     const fnw_call_setup *setup;
     size_t cap; /* inputs per call */
     fnw_call *active, *free;
+    fnw_call *wait_head, *wait_tail; /* calls gate() held back, oldest first */
+    size_t waiting;
+    int64_t running; /* attempts with the operation now */
+    /* The owner sets it: 0 while it needs neither its gate() nor to hear
+     * of successful attempts (a limit at its maximum, no breaker): the
+     * per-call path then skips both. Everything else is reported always. */
+    int gated;
     size_t n_active; /* calls on the active list */
 } fnw_call_pool;
 
@@ -100,6 +135,14 @@ fnw_call *fnw_call_pool_get(fnw_call_pool *p);
  * for each one it still has, then back to the free list. */
 void fnw_call_pool_stop_all(fnw_call_pool *p);
 int fnw_call_pool_busy(const fnw_call_pool *p);
+/* Starts (or rejects) waiting calls, oldest first, until gate() says WAIT
+ * or none is left; returns how many left the queue. Call it outside the
+ * callbacks (e.g. when the owner unwinds). */
+size_t fnw_call_pool_resume(fnw_call_pool *p);
+/* The inputs a call holds (for the owner's on_failure result). */
+fnw_entry *const *fnw_call_entries(const fnw_call *c, size_t *n);
+/* Whether c is a direct call. */
+int fnw_call_is_direct(const fnw_call *c);
 
 /* The first attempt over in[0..n-1] (n <= the pool's cap), which the call
  * holds from now on; the timeout starts now. */

@@ -94,7 +94,9 @@ void fnw_chain_start(fnw_chain *c, const fnw_engine_sink *sink, const char *bund
     c->failed = 0;
     for (size_t i = 0; i < c->n; i++) {
         chain_link *l = &c->links[i];
-        fnw_engine_sink s = { l, link_emit, link_ready, link_failed, link_finished, NULL, NULL };
+        fnw_engine_sink s = { l, link_emit, link_ready, link_failed, link_finished, NULL, NULL, NULL, NULL };
+        s.log = sink->log;
+        s.log_user = sink->log_user ? sink->log_user : sink->user;
         /* The last step's outputs are the chain's: straight to the caller. */
         if (!l->next) {
             s.emit = sink->emit;

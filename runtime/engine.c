@@ -1,7 +1,10 @@
 /* runtime/engine.c — runs one operation instance with PyFlink's async
  * semantics on the libev loop (engine.h): admission under capacity (with an
  * overflow list), the ordered/unordered queue, batching, the end-of-bundle
- * barrier, failure messages and metrics. Each call (its attempts, retries
+ * barrier, failure messages and metrics, and what protects the service
+ * (docs/resilience.md): the adaptive concurrency limit and Retry-After
+ * pause (limiter.c), the circuit breaker (breaker.c) and on_failure's
+ * result. Each call (its attempts, retries
  * and timeout) is call.c's; the engine starts calls and hears back through
  * the callback table it gives them (call_callbacks below).
  *
@@ -12,6 +15,7 @@
  * only when the outermost public function unwinds (leave()), so no frame
  * below ever sees freed memory.
  */
+#include <ev.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,10 +27,16 @@
 #include "runtime/batch_tuner.h"
 #include "runtime/batcher.h"
 #include "runtime/blocking_op.h"
+#include "runtime/breaker.h"
 #include "runtime/call.h"
 #include "runtime/engine.h"
 #include "runtime/entry.h"
+#include "runtime/limiter.h"
 #include "runtime/queue.h"
+
+#include "codecs/arena.h"
+#include "codecs/ser.h"
+#include "codecs/type.h"
 
 enum bundle_state { B_IDLE, B_ACTIVE, B_FINISHING, B_FAILED, B_ABORTED };
 
@@ -63,6 +73,19 @@ struct fnw_engine {
     fnw_counter_set counters;  /* the operation's own (fnw_op_counter) */
     fnw_call *direct;          /* direct mode's one call */
     fnw_buf scratch;
+
+    fnw_limiter limiter; /* adaptive concurrency, Retry-After */
+    ev_timer pause_w;    /* the end of a Retry-After pause */
+    fnw_breaker breaker;
+    int has_breaker;
+    fnw_buf fallback; /* on_failure DEFAULT: the output's bytes */
+    int fallback_null;
+    /* A ROW fallback's null fields that the input ROW has (same name and
+     * type) take the input's value: carry[i] = the input field, or -1. */
+    int32_t *carry;
+    fnw_value fallback_value; /* decoded, in fb_arena */
+    fnw_arena fb_arena, carry_arena;
+    fnw_buf carry_buf;
 
     int depth;
     int draining, drain_again;
@@ -157,6 +180,13 @@ static void leave(fnw_engine *e)
             e->fail_pending = 0;
             SINK_CALL1(e, failed, e->fail_msg.msg);
             continue;
+        }
+        if (!stopped(e) && e->calls.wait_head) {
+            e->depth++;
+            size_t moved = fnw_call_pool_resume(&e->calls);
+            e->depth--;
+            if (moved)
+                continue;
         }
         if (e->bstate == B_FINISHING && fnw_queue_pending(&e->queue) == 0 && e->ovf_n == 0) {
             e->bstate = B_IDLE;
@@ -319,9 +349,78 @@ static int on_call_emit(void *user, const fnw_record *out)
     return 0;
 }
 
+/* The fallback row with the input's values in the fields carry[] names;
+ * NULL (use the plain fallback) when the input does not decode. Only on
+ * the failure path; the arena is reused, nothing is allocated per input
+ * after the first. */
+static const uint8_t *fallback_with_input(fnw_engine *e, const fnw_record *rec, size_t *len)
+{
+    fnw_arena_reset(&e->carry_arena);
+    fnw_value in, row = e->fallback_value;
+    fnw_error err;
+    size_t used = 0;
+    if (!rec->data ||
+        fnw_ser_decode(e->env.input_type, rec->data, rec->len, &e->carry_arena, &in, &used, &err) != 0 ||
+        in.is_null)
+        return NULL;
+    fnw_value *items = fnw_arena_alloc(&e->carry_arena, sizeof *items * row.count);
+    if (!items)
+        return NULL;
+    for (uint32_t i = 0; i < row.count; i++)
+        items[i] = e->carry[i] >= 0 ? in.u.items[e->carry[i]] : row.u.items[i];
+    row.u.items = items;
+    fnw_buf_clear(&e->carry_buf);
+    if (fnw_ser_encode(e->env.output_type, &row, &e->carry_buf, &err) != 0)
+        return NULL;
+    *len = e->carry_buf.len;
+    return e->carry_buf.p;
+}
+
+/* on_failure DEFAULT or EMPTY: the call's inputs end with the fallback
+ * value or nothing, instead of failing the bundle. */
+static void take_fallback(fnw_engine *e, const fnw_call *c)
+{
+    int with_value = e->spec.on_failure == FNW_FAILURE_DEFAULT;
+    const uint8_t *data = e->fallback_null ? NULL : (e->fallback.len ? e->fallback.p : (const uint8_t *)"");
+    if (fnw_call_is_direct(c)) {
+        const fnw_record *in = fnw_call_input(c, 0);
+        e->m.fallbacks++;
+        if (with_value) {
+            fnw_record out = { in->timestamp, in->watermark, data, (uint32_t)e->fallback.len };
+            e->m.records_out++;
+            SINK_EMIT(e, &out);
+        }
+        return;
+    }
+    size_t n;
+    fnw_entry *const *in = fnw_call_entries(c, &n);
+    for (size_t i = 0; i < n; i++) {
+        fnw_entry_clear_outputs(in[i]);
+        if (with_value && e->carry) {
+            size_t len;
+            const uint8_t *own = fallback_with_input(e, &in[i]->rec, &len);
+            if (fnw_entry_add_output(in[i], own ? own : data, own ? len : e->fallback.len) != 0) {
+                fail_bundle(e, "out of memory storing the fallback value in transform '%s'", e->transform_id);
+                return;
+            }
+        } else if (with_value && fnw_entry_add_output(in[i], data, e->fallback.len) != 0) {
+            fail_bundle(e, "out of memory storing the fallback value in transform '%s'", e->transform_id);
+            return;
+        }
+        if (!with_value)
+            e->m.empty_results++;
+        fnw_queue_complete(&e->queue, &in[i]->q);
+    }
+    e->m.fallbacks += (int64_t)n;
+}
+
 static void on_call_failed(void *user, const fnw_call *c, const char *what, const char *tail)
 {
     fnw_engine *e = user;
+    if (c && e->spec.on_failure != FNW_FAILURE_FAIL && !stopped(e)) {
+        take_fallback(e, c);
+        return;
+    }
     if (!c) {
         fail_bundle(e, "%s in transform '%s'%s", what, e->transform_id, tail);
         return;
@@ -344,6 +443,179 @@ static void on_call_count(void *user, fnw_call_count what)
         e->m.failures++;
 }
 
+/* ---- the limiter and the breaker (docs/resilience.md) ------------------------------ */
+
+static void engine_log(fnw_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void engine_log(fnw_engine *e, const char *fmt, ...)
+{
+    if (!e->sink.log)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    e->depth++;
+    e->sink.log(e->sink.log_user ? e->sink.log_user : e->sink.user, line);
+    e->depth--;
+}
+
+static const char *failure_action_name(fnw_failure_action a)
+{
+    return a == FNW_FAILURE_DEFAULT ? "DEFAULT (the fallback value)"
+           : a == FNW_FAILURE_EMPTY ? "EMPTY (no result)"
+                                    : "FAIL (the bundle fails)";
+}
+
+/* Logs and counts a change of the breaker's state (once per change). */
+static void breaker_changed(fnw_engine *e)
+{
+    const fnw_breaker *b = &e->breaker;
+    e->m.breaker_state = b->state;
+    switch (b->state) {
+    case FNW_BREAKER_OPEN:
+        e->m.breaker_opened++;
+        engine_log(e,
+                   "circuit breaker of operation '%s' in transform '%s' opened: %s; for %" PRId64
+                   " ms no call goes to the service and inputs take on_failure %s, then one probe call",
+                   e->op->name, e->transform_id, b->why, b->spec.cooldown_ms,
+                   failure_action_name(e->spec.on_failure));
+        break;
+    case FNW_BREAKER_HALF_OPEN:
+        engine_log(e,
+                   "circuit breaker of operation '%s' in transform '%s' is half-open: one probe call goes to the service",
+                   e->op->name, e->transform_id);
+        break;
+    case FNW_BREAKER_CLOSED:
+        engine_log(e, "circuit breaker of operation '%s' in transform '%s' closed: the probe call succeeded",
+                   e->op->name, e->transform_id);
+        break;
+    }
+}
+
+static void breaker_record(fnw_engine *e, int ok, int probe, double now)
+{
+    if (e->has_breaker && fnw_breaker_record(&e->breaker, ok, probe, now))
+        breaker_changed(e);
+}
+
+static fnw_call_gate breaker_reject(fnw_engine *e, const fnw_call *c, double now, char *why, size_t n)
+{
+    const fnw_breaker *b = &e->breaker;
+    e->m.breaker_rejected += (int64_t)fnw_call_size(c);
+    if (b->state == FNW_BREAKER_OPEN)
+        snprintf(why, n, "its circuit breaker is open (%s); the next probe is in %.0f ms", b->why,
+                 (b->open_until - now) * 1000.);
+    else
+        snprintf(why, n, "its circuit breaker is half-open and its probe call is still out");
+    return FNW_GATE_REJECT;
+}
+
+static void pause_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)revents;
+    fnw_engine *e = w->data;
+    if (fnw_limiter_pause_left(&e->limiter, ev_now(loop)) == 0)
+        e->limiter.paused_until = 0; /* back on the gate's fast path */
+    enter(e);
+    leave(e); /* resumes the calls that waited */
+}
+
+/* Before each attempt: the breaker, then the limit and the pause. */
+static fnw_call_gate on_call_gate(void *user, const fnw_call *c, char *why, size_t n)
+{
+    fnw_engine *e = user;
+    if (!e->has_breaker && e->limiter.paused_until == 0) { /* the per-call path: the limit alone */
+        if (e->calls.running >= fnw_limiter_limit(&e->limiter))
+            return FNW_GATE_WAIT;
+        return FNW_GATE_GO;
+    }
+    double now = ev_now(e->loop);
+    fnw_breaker *b = &e->breaker;
+    if (e->has_breaker && ((b->state == FNW_BREAKER_OPEN && now < b->open_until) ||
+                           (b->state == FNW_BREAKER_HALF_OPEN && b->probe_out)))
+        return breaker_reject(e, c, now, why, n);
+    if (!fnw_limiter_allows(&e->limiter, e->calls.running, now))
+        return FNW_GATE_WAIT;
+    fnw_call_gate verdict = FNW_GATE_GO;
+    if (e->has_breaker) {
+        int changed = 0;
+        fnw_breaker_verdict v = fnw_breaker_admit(b, now, &changed);
+        if (changed)
+            breaker_changed(e);
+        if (v == FNW_BREAKER_REJECT)
+            return breaker_reject(e, c, now, why, n);
+        if (v == FNW_BREAKER_PROBE)
+            verdict = FNW_GATE_PROBE;
+    }
+    return verdict;
+}
+
+static void on_overloaded(fnw_engine *e, double started, double now, int64_t retry_after_ms)
+{
+    e->m.overloaded++;
+    if (retry_after_ms <= 0) {
+        fnw_limiter_on_overload(&e->limiter, started, now);
+        return;
+    }
+    /* A rate limit: the pause is the back-off; the limit goes no lower
+     * than what the service accepted since the last cut (limiter.h). */
+    fnw_limiter_on_paused_overload(&e->limiter, started, now);
+    int was_paused = fnw_limiter_pause_left(&e->limiter, now) > 0;
+    fnw_limiter_pause(&e->limiter, (double)retry_after_ms / 1000., started, now);
+    ev_timer_stop(e->loop, &e->pause_w);
+    ev_timer_set(&e->pause_w, fnw_limiter_pause_left(&e->limiter, now), 0.);
+    ev_timer_start(e->loop, &e->pause_w);
+    if (!was_paused)
+        engine_log(e,
+                   "operation '%s' in transform '%s': the service refused a call for load and asked for a "
+                   "pause of %" PRId64
+                   " ms (Retry-After); no call starts until it ends; concurrency limit now %d",
+                   e->op->name, e->transform_id, retry_after_ms, (int)fnw_limiter_limit(&e->limiter));
+}
+
+static void on_call_attempt_end(void *user, fnw_call_outcome how, double started, int probe,
+                                int64_t retry_after_ms)
+{
+    fnw_engine *e = user;
+    if (how == FNW_ATTEMPT_OK && !e->has_breaker) {
+        fnw_limiter_on_success(&e->limiter);
+        if (e->limiter.on)
+            e->m.concurrency_limit = fnw_limiter_limit(&e->limiter);
+        /* back at the maximum, no pause, none waiting: calls skip the gate again */
+        if (e->limiter.limit >= e->limiter.max && e->limiter.paused_until == 0 && !e->calls.wait_head)
+            e->calls.gated = 0;
+        return;
+    }
+    if (how == FNW_ATTEMPT_OVERLOADED || how == FNW_ATTEMPT_TIMED_OUT)
+        e->calls.gated = 1; /* the limit may go down: every call through the gate */
+    double now = ev_now(e->loop);
+    switch (how) {
+    case FNW_ATTEMPT_OK:
+        fnw_limiter_on_success(&e->limiter);
+        breaker_record(e, 1, probe, now);
+        break;
+    case FNW_ATTEMPT_FAILED:
+        breaker_record(e, 0, probe, now);
+        break;
+    case FNW_ATTEMPT_TIMED_OUT:
+        fnw_limiter_on_overload(&e->limiter, started, now);
+        breaker_record(e, 0, probe, now);
+        break;
+    case FNW_ATTEMPT_OVERLOADED:
+        on_overloaded(e, started, now, retry_after_ms);
+        if (probe && e->has_breaker)
+            fnw_breaker_probe_lost(&e->breaker);
+        break;
+    case FNW_ATTEMPT_GIVEN_UP:
+        if (probe && e->has_breaker)
+            fnw_breaker_probe_lost(&e->breaker);
+        break;
+    }
+    if (e->limiter.on)
+        e->m.concurrency_limit = fnw_limiter_limit(&e->limiter);
+}
+
 static const fnw_call_callbacks call_callbacks = {
     .enter = on_call_enter,
     .leave = on_call_leave,
@@ -353,6 +625,8 @@ static const fnw_call_callbacks call_callbacks = {
     .emit = on_call_emit,
     .failed = on_call_failed,
     .count = on_call_count,
+    .gate = on_call_gate,
+    .attempt_end = on_call_attempt_end,
 };
 
 /* Everything calls need from the engine, fixed once the operation is open. */
@@ -371,6 +645,65 @@ static void call_setup_init(fnw_engine *e)
     cs->timeout_ms = e->spec.timeout_ms;
     cs->on_timeout = e->spec.on_timeout;
     cs->retry = e->spec.retry;
+    cs->requeue_overloaded = e->limiter.on;
+}
+
+/* Which null fields of a ROW fallback take the input's field of the same
+ * name and type (docs/resilience.md); none: e->carry stays NULL. */
+static int carry_init(fnw_engine *e, fnw_error *err)
+{
+    const fnw_type *out = e->env.output_type, *in = e->env.input_type;
+    if (e->fallback_null || !out || !in || out->kind != FNW_ROW || in->kind != FNW_ROW)
+        return 0;
+    size_t used = 0;
+    if (fnw_ser_decode(out, e->fallback.p, e->fallback.len, &e->fb_arena, &e->fallback_value, &used, err) != 0)
+        return fnw_error_prefix(err, "fallback_json of operation '%s'", e->op->name);
+    int32_t *carry = calloc(out->nchildren ? out->nchildren : 1, sizeof *carry);
+    if (!carry)
+        return fnw_error_set(err, "out of memory reading the fallback value of operation '%s'", e->op->name);
+    int any = 0;
+    for (uint32_t i = 0; i < out->nchildren; i++) {
+        carry[i] = -1;
+        if (!e->fallback_value.u.items[i].is_null)
+            continue;
+        for (uint32_t j = 0; j < in->nchildren; j++)
+            if (strcmp(out->names[i], in->names[j]) == 0 && fnw_type_equal(out->children[i], in->children[j])) {
+                carry[i] = (int32_t)j;
+                any = 1;
+                break;
+            }
+    }
+    if (!any) {
+        free(carry);
+        return 0;
+    }
+    e->carry = carry;
+    return 0;
+}
+
+/* The limiter, the breaker and the fallback value, from the spec. */
+static int resilience_init(fnw_engine *e, fnw_error *err)
+{
+    const fnw_spec *s = &e->spec;
+    fnw_limiter_init(&e->limiter, !s->concurrency.adaptive_off && !e->direct_mode, s->concurrency.min,
+                     s->capacity);
+    ev_timer_init(&e->pause_w, pause_cb, 0., 0.);
+    e->pause_w.data = e;
+    if (fnw_spec_breaker_on(&s->breaker)) {
+        if (fnw_breaker_init(&e->breaker, &s->breaker, err) != 0)
+            return -1;
+        e->has_breaker = 1;
+    }
+    if (s->on_failure != FNW_FAILURE_DEFAULT)
+        return 0;
+    if (!s->fallback_encode)
+        return fnw_error_set(err,
+                             "on_failure DEFAULT needs a JSON reader for fallback_json, and none was given "
+                             "to the engine");
+    const char *json = s->fallback_json && *s->fallback_json ? s->fallback_json : "null";
+    if (s->fallback_encode(e->env.output_type, json, &e->fallback, &e->fallback_null, err) != 0)
+        return fnw_error_prefix(err, "fallback_json of operation '%s' (on_failure DEFAULT)", e->op->name);
+    return carry_init(e, err);
 }
 
 /* ---- admission, emission --------------------------------------------------------- */
@@ -533,6 +866,11 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
     fnw_entry_pool_init(&e->entries);
     fnw_call_pool_init(&e->calls, &e->call_setup, e->call_cap);
     fnw_buf_init(&e->scratch, 0);
+    e->spec.fallback_json = NULL; /* the caller's; read once, below */
+    fnw_buf_init(&e->fallback, 0);
+    fnw_buf_init(&e->carry_buf, 0);
+    fnw_arena_init(&e->fb_arena, 1024, 0);
+    fnw_arena_init(&e->carry_arena, 4096, 0);
     e->bstate = B_IDLE;
     int ok = e->transform_id != NULL;
     if (ok && s.batched) {
@@ -554,6 +892,13 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
         engine_free(e);
         return fnw_error_set(err, "out of memory creating the engine of operation '%s'", op->name);
     }
+    e->spec.fallback_json = s.fallback_json;
+    int rc = resilience_init(e, err);
+    e->spec.fallback_json = NULL;
+    if (rc != 0) {
+        engine_free(e);
+        return -1;
+    }
     if (op->open && op->open(&e->env, &e->op_state, err) != 0) {
         engine_free(e);
         return -1;
@@ -567,6 +912,7 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
         return -1;
     }
     call_setup_init(e);
+    e->calls.gated = e->has_breaker; /* the limit starts at capacity: nothing to hold back */
     if (e->direct_mode && !(e->direct = fnw_call_new_direct(&e->call_setup))) {
         engine_free(e);
         return fnw_error_set(err, "out of memory creating the engine of operation '%s'", op->name);
@@ -591,6 +937,14 @@ static void engine_free(fnw_engine *e)
     fnw_entry_pool_free(&e->entries);
     fnw_queue_free(&e->queue);
     fnw_buf_free(&e->scratch);
+    fnw_buf_free(&e->fallback);
+    fnw_buf_free(&e->carry_buf);
+    fnw_arena_free(&e->fb_arena);
+    fnw_arena_free(&e->carry_arena);
+    free(e->carry);
+    ev_timer_stop(e->loop, &e->pause_w);
+    if (e->has_breaker)
+        fnw_breaker_free(&e->breaker);
     free(e->transform_id);
     free(e);
 }
@@ -725,8 +1079,8 @@ const fnw_engine_metrics *fnw_engine_metrics_get(const fnw_engine *e)
  * have, the counters' table for the exporters. */
 static void metrics_gauges_init(fnw_engine *e)
 {
-    e->m.concurrency_limit = -1;
-    e->m.breaker_state = -1;
+    e->m.concurrency_limit = e->limiter.on ? fnw_limiter_limit(&e->limiter) : -1;
+    e->m.breaker_state = e->has_breaker ? (int64_t)e->breaker.state : -1;
     e->m.batch_target = e->has_tuner ? (int64_t)fnw_batch_tuner_size(&e->tuner) : -1;
     e->m.inflight_calls = (int64_t)fnw_call_pool_active(&e->calls); /* timed out, still held */
     e->m.ncounters = e->counters.n;

@@ -69,6 +69,12 @@ typedef struct fnw_engine_sink {
      * Table projection, runtime/projection.h) tell an input that ended with
      * no output from one still in flight. In emit order, like emit. */
     void (*settled)(void *user, const fnw_record *in);
+    /* Optional (NULL: not logged): one line for the worker's log, at
+     * warning level: the circuit breaker changed state, or the service
+     * asked the operation to pause (docs/resilience.md). Goes to log_user
+     * (NULL: user). */
+    void (*log)(void *user, const char *line);
+    void *log_user;
 } fnw_engine_sink;
 
 typedef struct fnw_dist {

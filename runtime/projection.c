@@ -529,8 +529,10 @@ void fnw_projection_start(fnw_projection *p, const fnw_engine_sink *sink, const 
         p->ring[w].seq = -1;
     snprintf(p->label, sizeof p->label, "%s", bundle_label ? bundle_label : "");
     for (uint32_t i = 0; i < p->d->n_nodes; i++) {
-        fnw_engine_sink s = { &p->ctx[i],    node_emit, node_ready,  node_failed,
-                              node_finished, NULL,      node_settled };
+        fnw_engine_sink s = { &p->ctx[i], node_emit,    node_ready, node_failed, node_finished,
+                              NULL,       node_settled, NULL,       NULL };
+        s.log = sink->log;
+        s.log_user = sink->log_user ? sink->log_user : sink->user;
         fnw_engine_start(p->engines[i], &s, p->label);
     }
 }

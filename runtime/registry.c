@@ -10,6 +10,7 @@ void fnw_registry_init(fnw_registry *r)
 {
     r->count = 0;
     r->passthrough = NULL;
+    r->json_encode = NULL;
 }
 
 static const fnw_operation *lookup(const fnw_registry *r, const char *name)

@@ -8,12 +8,16 @@
 #include <stddef.h>
 
 #include "fnworker.h"
+#include "runtime/spec.h"
 
 #define FNW_REGISTRY_MAX 64
 
 struct fnw_registry {
     size_t count;
     const fnw_operation *ops[FNW_REGISTRY_MAX];
+    /* How a spec's fallback_json becomes an output value's bytes; main.c
+     * sets it (ops/bind's JSON rules), NULL refuses on_failure DEFAULT. */
+    fnw_json_encode_fn json_encode;
     /* The operation whose one output per input is that input's bytes
      * (identity), if registered: its engines forward records without a
      * call (fnw_engine_set_passthrough). NULL = none. */

@@ -102,6 +102,56 @@ static int validate_per_element(const fnw_spec *s, fnw_error *err)
     return 0;
 }
 
+/* Adaptive concurrency, the circuit breaker and on_failure
+ * (docs/resilience.md); fills their defaults. */
+static int validate_resilience(fnw_spec *s, fnw_error *err)
+{
+    fnw_concurrency *c = &s->concurrency;
+    fnw_breaker_spec *b = &s->breaker;
+    if (c->min < 0 || c->min > s->capacity)
+        return fnw_error_set(err,
+                             "concurrency min must be between 1 and capacity (%" PRId32 "), got: %" PRId32,
+                             s->capacity, c->min);
+    if (c->min == 0)
+        c->min = 1;
+    if (b->failures < 0)
+        return fnw_error_set(err, "circuit_breaker failures must be positive (or 0 for off), got: %" PRId32,
+                             b->failures);
+    if (!(b->failure_rate >= 0 && b->failure_rate <= 1))
+        return fnw_error_set(err, "circuit_breaker failure_rate must be between 0 and 1 (0 for off), got: %g",
+                             b->failure_rate);
+    if (b->window < 0 || b->window > FNW_SPEC_MAX_BREAKER_WINDOW)
+        return fnw_error_set(err, "circuit_breaker window must be between 1 and %d attempts, got: %" PRId32,
+                             FNW_SPEC_MAX_BREAKER_WINDOW, b->window);
+    if (b->cooldown_ms < 0 || b->cooldown_ms > 86400000)
+        return fnw_error_set(err, "circuit_breaker cooldown_ms must be between 1 and 86400000, got: %" PRId64,
+                             b->cooldown_ms);
+    if (b->window == 0)
+        b->window = 100;
+    if (b->cooldown_ms == 0)
+        b->cooldown_ms = 5000;
+    if (s->on_failure != FNW_FAILURE_FAIL && s->on_failure != FNW_FAILURE_DEFAULT &&
+        s->on_failure != FNW_FAILURE_EMPTY)
+        return fnw_error_set(err, "Unknown on_failure action: %d; expected FAIL (0), DEFAULT (1) or EMPTY (2)",
+                             (int)s->on_failure);
+    size_t fl = 0;
+    while (s->fallback_json && s->fallback_json[fl] && fl <= FNW_SPEC_MAX_FALLBACK_JSON)
+        fl++;
+    if (fl > FNW_SPEC_MAX_FALLBACK_JSON)
+        return fnw_error_set(err, "fallback_json is over fnworker's limit of %d bytes",
+                             FNW_SPEC_MAX_FALLBACK_JSON);
+    if (fl && s->on_failure != FNW_FAILURE_DEFAULT)
+        return fnw_error_set(err,
+                             "fallback_json is given but on_failure is not DEFAULT: set on_failure DEFAULT "
+                             "to emit it, or remove fallback_json");
+    return 0;
+}
+
+int fnw_spec_breaker_on(const fnw_breaker_spec *b)
+{
+    return b->failures > 0 || b->failure_rate > 0;
+}
+
 int fnw_spec_validate(fnw_spec *s, fnw_error *err)
 {
     if (s->batched ? validate_batch(s, err) != 0 : validate_per_element(s, err) != 0)
@@ -122,7 +172,7 @@ int fnw_spec_validate(fnw_spec *s, fnw_error *err)
         return fnw_error_set(err, "Unknown timeout action: %d", (int)s->on_timeout);
     if (s->capacity == 0)
         s->capacity = DEFAULT_CAPACITY;
-    return 0;
+    return validate_resilience(s, err);
 }
 
 int fnw_spec_retry_can_retry(const fnw_retry *r, int attempts)

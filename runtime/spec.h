@@ -45,6 +45,41 @@ typedef enum fnw_timeout_action {
 /* target_latency_ms above an hour is a mistake (it is not a timeout). */
 #define FNW_SPEC_MAX_TARGET_LATENCY_MS 3600000
 
+/* What a call's final failure (after retries, a timeout that fails, or a
+ * refusal by an open circuit breaker) produces (OperationSpec on_failure). */
+typedef enum fnw_failure_action {
+    FNW_FAILURE_FAIL = 0,    /* the bundle fails (and so the Flink task) */
+    FNW_FAILURE_DEFAULT = 1, /* each input emits the fallback value */
+    FNW_FAILURE_EMPTY = 2,   /* each input emits nothing */
+} fnw_failure_action;
+
+/* Adaptive concurrency (OperationSpec concurrency, docs/resilience.md). */
+typedef struct fnw_concurrency {
+    int adaptive_off; /* the limit stays at capacity */
+    int32_t min;      /* the lowest limit; 0 means 1 */
+} fnw_concurrency;
+
+/* The circuit breaker (OperationSpec circuit_breaker); off when both
+ * failures and failure_rate are 0. */
+typedef struct fnw_breaker_spec {
+    int32_t failures;    /* open after this many consecutive failed attempts; 0 = off */
+    double failure_rate; /* open when this share of the last window attempts failed; 0 = off */
+    int32_t window;      /* attempts the rate looks at; 0 means 100 */
+    int64_t cooldown_ms; /* open this long before a probe; 0 means 5000 */
+} fnw_breaker_spec;
+
+/* Converts a JSON text to the bytes of a value of type t (Flink's
+ * serialization, as an operation emits it); *is_null when it is JSON null.
+ * The worker takes it from the registry (main.c fills it from ops/bind),
+ * so the runtime needs no JSON reader of its own. */
+struct fnw_type;
+struct fnw_buf;
+typedef int (*fnw_json_encode_fn)(const struct fnw_type *t, const char *json, struct fnw_buf *out,
+                                  int *is_null, fnw_error *err);
+
+#define FNW_SPEC_MAX_BREAKER_WINDOW 100000
+#define FNW_SPEC_MAX_FALLBACK_JSON 65536
+
 typedef struct fnw_spec {
     int batched;      /* batch mode: OperationSpec mode BATCH (or function type ASYNC_BATCH) */
     int unordered;    /* OutputMode UNORDERED */
@@ -55,6 +90,11 @@ typedef struct fnw_spec {
     int64_t target_latency_ms; /* batch mode: > 0 makes the batch size adaptive up to batch_size */
     fnw_retry retry;
     fnw_timeout_action on_timeout;
+    fnw_concurrency concurrency;
+    fnw_breaker_spec breaker;
+    fnw_failure_action on_failure;
+    const char *fallback_json;          /* on_failure DEFAULT; NULL/"" = null; owned by the spec's holder */
+    fnw_json_encode_fn fallback_encode; /* how fallback_json becomes bytes */
 } fnw_spec;
 
 /* Checks the spec; on success fills in defaults (capacity 0 -> 100). */
@@ -66,5 +106,7 @@ int fnw_spec_validate(fnw_spec *s, fnw_error *err);
  * returned for the previous attempt (ignored for fixed). */
 int fnw_spec_retry_can_retry(const fnw_retry *r, int attempts);
 int64_t fnw_spec_retry_backoff_ms(const fnw_retry *r, int attempts, int64_t prev);
+/* Whether the spec asks for a circuit breaker. */
+int fnw_spec_breaker_on(const fnw_breaker_spec *b);
 
 #endif

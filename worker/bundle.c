@@ -418,6 +418,14 @@ void fnw_bundle_dump(const fnw_bundle *b)
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
+/* A step's engine reports a resilience event (a breaker's state change, a
+ * Retry-After pause): one warning line in the worker's log. */
+static void chain_log(void *user, const char *line)
+{
+    fnw_bundle *b = user;
+    fnw_log(b->log, FNW_LOG_WARN, b->instruction_id, NULL, "%s", line);
+}
+
 fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr *data, fnw_processor *proc,
                              const char *instruction_id, fnw_bundle_done_cb done, void *user)
 {
@@ -458,7 +466,8 @@ fnw_bundle *fnw_bundle_start(struct ev_loop *loop, fnw_logger *log, fnw_data_mgr
         }
         b->n_out = i + 1;
     }
-    fnw_engine_sink sink = { b, chain_emit, chain_ready, chain_failed, chain_finished, NULL, NULL };
+    fnw_engine_sink sink = { b, chain_emit, chain_ready, chain_failed, chain_finished, NULL, NULL, NULL, NULL };
+    sink.log = chain_log;
     if (b->proj)
         fnw_projection_start(b->proj, &sink, b->instruction_id);
     else

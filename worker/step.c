@@ -55,6 +55,18 @@ static void spec_from_proto(const pb_OperationSpec *os, int batched, fnw_spec *s
     s->batch_timeout_ms = os->batch_timeout_ms;
     s->target_latency_ms = os->target_latency_ms;
     s->on_timeout = (fnw_timeout_action)os->on_timeout;
+    if (os->concurrency) {
+        s->concurrency.adaptive_off = os->concurrency->adaptive_off;
+        s->concurrency.min = os->concurrency->min;
+    }
+    if (os->circuit_breaker) {
+        s->breaker.failures = os->circuit_breaker->failures;
+        s->breaker.failure_rate = os->circuit_breaker->failure_rate;
+        s->breaker.window = os->circuit_breaker->window;
+        s->breaker.cooldown_ms = os->circuit_breaker->cooldown_ms;
+    }
+    s->on_failure = (fnw_failure_action)os->on_failure;
+    s->fallback_json = os->fallback_json && *os->fallback_json ? os->fallback_json : NULL;
     if (os->retry) {
         s->retry.kind = (fnw_retry_kind)os->retry->kind;
         s->retry.max_attempts = os->retry->max_attempts;
@@ -97,6 +109,11 @@ static int step_from_spec(const pb_OperationSpec *os, int function_type, const f
     spec_from_proto(os, batched, &st->spec);
     if (fnw_spec_validate(&st->spec, err) < 0)
         return -1;
+    /* the step owns fallback_json's text; engines read it when they open */
+    if (st->spec.fallback_json && !(st->fallback_json = strdup(st->spec.fallback_json)))
+        return fnw_error_set(err, "out of memory");
+    st->spec.fallback_json = st->fallback_json;
+    st->spec.fallback_encode = reg->json_encode;
     if (os->output_type && fnw_typeinfo_to_type(os->output_type, &st->declared_type, err) < 0)
         return fnw_error_prefix(err, "output_type");
     if (os->input_field && *os->input_field && !(st->input_field = strdup(os->input_field)))
@@ -194,6 +211,7 @@ void fnw_step_free(fnw_plan_step *st)
     }
     free(st->options);
     free(st->input_field);
+    free(st->fallback_json);
     fnw_type_free(st->declared_type);
     fnw_type_free(st->result_type);
     for (size_t j = 0; j < st->n_argument_names; j++)

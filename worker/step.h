@@ -41,6 +41,7 @@ typedef struct fnw_plan_step {
     fnw_option *options;         /* owned keys and values */
     fnw_options opts;            /* view of options */
     fnw_type *declared_type;     /* OperationSpec.output_type, owned; NULL when unset */
+    char *fallback_json;         /* OperationSpec.fallback_json, owned; NULL when unset */
     char *input_field;           /* OperationSpec.input_field, owned; NULL when unset */
     const fnw_type *input_type;  /* borrowed from the plan or an earlier step */
     const fnw_type *output_type; /* set by fnw_step_link (Table: by worker/table_plan.c) */

@@ -74,6 +74,7 @@
 #include <jansson.h>
 
 #include "codecs/arena.h"
+#include "codecs/buf.h"
 #include "codecs/error.h"
 #include "codecs/type.h"
 #include "codecs/value.h"
@@ -88,6 +89,12 @@ int fnw_conv_check_type(const fnw_type *t, const char *field, fnw_error *err);
  * not walk the type again). */
 int fnw_conv_json(const fnw_type *t, const json_t *j, const char *field, fnw_arena *a, fnw_value *out,
                   fnw_error *err);
+
+/* on_failure DEFAULT's fallback_json (runtime/spec.h fnw_json_encode_fn):
+ * JSON text -> the bytes of a value of t (Flink's serialization), by the
+ * rules above, at open; a ROW's members must name fields of the row.
+ * *is_null for JSON null. */
+int fnw_conv_json_encode(const fnw_type *t, const char *json, fnw_buf *out, int *is_null, fnw_error *err);
 
 /* Converts reply r into *out, a value of type t (checked as above). */
 int fnw_conv_reply(const fnw_type *t, const fnw_reply *r, const char *field, fnw_arena *a, fnw_value *out,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "codecs/ser.h"
 #include "ops/bind/vtext.h"
 
 #define OOM "out of memory (the batch's arena limit)"
@@ -242,4 +243,48 @@ int fnw_conv_json(const fnw_type *t, const json_t *j, const char *field, fnw_are
 {
     fnw_conv_at top = { NULL, field ? field : "?", 0 };
     return conv(t, j, &top, a, out, err, 1);
+}
+
+/* A ROW fallback's members must all be fields of the row: a misspelt field
+ * would otherwise be ignored and the field left null. */
+static int check_members(const fnw_type *t, const json_t *j, fnw_error *err)
+{
+    if (t->kind != FNW_ROW || !json_is_object(j))
+        return 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)j, key, v)
+    {
+        (void)v;
+        uint32_t i = 0;
+        while (i < t->nchildren && strcmp(t->names[i], key) != 0)
+            i++;
+        if (i == t->nchildren)
+            return fnw_error_set(err, "'%.100s' is not a field of the output row", key);
+    }
+    return 0;
+}
+
+int fnw_conv_json_encode(const fnw_type *t, const char *json, fnw_buf *out, int *is_null, fnw_error *err)
+{
+    json_error_t jerr;
+    json_t *j = json_loads(json, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    if (!j)
+        return fnw_error_set(err, "not valid JSON (%s at line %d, column %d)", jerr.text, jerr.line,
+                             jerr.column);
+    int rc = fnw_conv_check_type(t, "fallback", err);
+    if (rc == 0)
+        rc = check_members(t, j, err);
+    fnw_arena a;
+    fnw_arena_init(&a, 4096, 1u << 20);
+    fnw_value v = fnw_value_null(t->kind);
+    if (rc == 0)
+        rc = fnw_conv_json(t, j, "fallback", &a, &v, err);
+    *is_null = rc == 0 && v.is_null;
+    fnw_buf_clear(out);
+    if (rc == 0 && !v.is_null)
+        rc = fnw_ser_encode(t, &v, out, err);
+    fnw_arena_free(&a);
+    json_decref(j);
+    return rc;
 }

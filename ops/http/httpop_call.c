@@ -195,6 +195,17 @@ static void fail_status(httpop_ctx *x, const fnw_http_response *resp, int64_t de
                         delay_ms > 0 ? " (retry after the server's Retry-After)" : "", excerpt);
 }
 
+/* 429 or 503: the service refused the call for load; adaptive concurrency
+ * lowers the limit and pauses for Retry-After (docs/resilience.md). */
+static void fail_overloaded(httpop_ctx *x, const fnw_http_response *resp, int64_t retry_after_ms)
+{
+    char excerpt[HTTPOP_EXCERPT * 4 + 8];
+    fnw_httpop_text_excerpt(resp->body, resp->body_len, (const char *const *)x->st->secrets, x->st->n_secrets,
+                            excerpt, sizeof excerpt);
+    fnw_call_fail_overloaded(x->call, retry_after_ms, "%s: HTTP status %ld (overloaded%s); body %s", x->what,
+                             resp->status, retry_after_ms > 0 ? ", Retry-After" : "", excerpt);
+}
+
 /* Fails the call for good with err's message, every secret masked: a
  * conversion failure quotes the value, which the service may have copied
  * from the request (a header echoed back). */
@@ -278,6 +289,9 @@ static void on_done(void *user, const fnw_http_response *resp, const fnw_error *
         break;
     case HTTPOP_RETRY:
         fail_status(x, resp, resp->retry_after_s > 0 ? resp->retry_after_s * 1000 : 0);
+        break;
+    case HTTPOP_OVERLOADED:
+        fail_overloaded(x, resp, resp->retry_after_s > 0 ? resp->retry_after_s * 1000 : 0);
         break;
     default:
         fail_status(x, resp, FNW_CALL_NO_RETRY);

@@ -109,10 +109,11 @@ int fnw_httpop_text_header_name_ok(const char *name);
 
 /* What a status means for a call. */
 typedef enum httpop_status {
-    HTTPOP_OK,      /* 2xx */
-    HTTPOP_MISSING, /* 404: the on_missing policy */
-    HTTPOP_RETRY,   /* 408, 429, 5xx: retryable failure */
-    HTTPOP_REFUSED, /* anything else: final failure */
+    HTTPOP_OK,         /* 2xx */
+    HTTPOP_MISSING,    /* 404: the on_missing policy */
+    HTTPOP_RETRY,      /* 408, 5xx but 503: retryable failure */
+    HTTPOP_OVERLOADED, /* 429, 503: refused for load (fnw_call_fail_overloaded) */
+    HTTPOP_REFUSED,    /* anything else: final failure */
 } httpop_status;
 httpop_status fnw_httpop_text_classify(long status);
 

@@ -147,7 +147,9 @@ httpop_status fnw_httpop_text_classify(long status)
         return HTTPOP_OK;
     if (status == 404)
         return HTTPOP_MISSING;
-    if (status == 408 || status == 429 || (status >= 500 && status <= 599))
+    if (status == 429 || status == 503)
+        return HTTPOP_OVERLOADED;
+    if (status == 408 || (status >= 500 && status <= 599))
         return HTTPOP_RETRY;
     return HTTPOP_REFUSED;
 }

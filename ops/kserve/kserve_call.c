@@ -115,6 +115,14 @@ static void on_answer(void *user, grpc_status_code code, const char *details, gr
     char quoted[512];
     snprintf(quoted, sizeof quoted, "%s", details ? details : "");
     fnw_kserve_op_mask(op, quoted);
+    if (code == GRPC_STATUS_RESOURCE_EXHAUSTED) {
+        /* refused for load: adaptive concurrency (docs/resilience.md). UNAVAILABLE stays a
+         * (retryable) failure: it is what a server that is down answers, which the circuit
+         * breaker must see. */
+        fnw_call_fail_overloaded(c, 0, "operation '%s': model '%s' at '%s' answered status %s: %.500s",
+                                 KSERVE_OP, op->cfg.model_name, op->cfg.target, status_name(code), quoted);
+        return;
+    }
     fnw_call_fail_after(c, retryable(code) ? 0 : FNW_CALL_NO_RETRY,
                         "operation '%s': model '%s' at '%s' answered status %s: %.500s", KSERVE_OP,
                         op->cfg.model_name, op->cfg.target, status_name(code), quoted);

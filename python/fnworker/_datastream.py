@@ -17,7 +17,7 @@ then defaults to the value's type (``KeyedStream._original_data_type_info``)."""
 
 from . import _checks
 from ._payload import FnworkerFunction
-from ._spec import NO_RETRY, Operation, millis
+from ._spec import NO_RETRY, Operation, millis, with_resilience
 
 # The marker: the max parallelism of every fnworker operator. flink-python's
 # PythonOperatorChainingOptimizer.isChainable fuses a Python operator into its
@@ -114,48 +114,56 @@ def _wait_batch(where, data_stream, operation, output_mode, timeout, batch_size,
     return _add(data_stream, op, output_type, where)
 
 
-def unordered_wait(data_stream, operation, timeout, capacity=100, output_type=None):
+def unordered_wait(data_stream, operation, timeout, capacity=100, output_type=None, **resilience):
     """AsyncDataStream.unordered_wait: results leave as they complete."""
+    operation = with_resilience(operation, resilience, "unordered_wait")
     return _wait("unordered_wait", data_stream, operation, "UNORDERED", timeout, NO_RETRY, capacity,
                  output_type)
 
 
-def ordered_wait(data_stream, operation, timeout, capacity=100, output_type=None):
+def ordered_wait(data_stream, operation, timeout, capacity=100, output_type=None, **resilience):
     """AsyncDataStream.ordered_wait: results keep input order."""
+    operation = with_resilience(operation, resilience, "ordered_wait")
     return _wait("ordered_wait", data_stream, operation, "ORDERED", timeout, NO_RETRY, capacity,
                  output_type)
 
 
 def unordered_wait_with_retry(data_stream, operation, timeout, async_retry_strategy,
-                              capacity=100, output_type=None):
+                              capacity=100, output_type=None, **resilience):
     """AsyncDataStream.unordered_wait_with_retry, with a fnworker.RetryStrategy."""
+    operation = with_resilience(operation, resilience, "unordered_wait_with_retry")
     return _wait("unordered_wait_with_retry", data_stream, operation, "UNORDERED", timeout,
                  async_retry_strategy, capacity, output_type)
 
 
 def ordered_wait_with_retry(data_stream, operation, timeout, async_retry_strategy,
-                            capacity=100, output_type=None):
+                            capacity=100, output_type=None, **resilience):
     """AsyncDataStream.ordered_wait_with_retry, with a fnworker.RetryStrategy."""
+    operation = with_resilience(operation, resilience, "ordered_wait_with_retry")
     return _wait("ordered_wait_with_retry", data_stream, operation, "ORDERED", timeout,
                  async_retry_strategy, capacity, output_type)
 
 
 def unordered_wait_batch(data_stream, operation, timeout, batch_size, batch_timeout=None,
-                         capacity=100, output_type=None, target_latency_ms=None, max_batch_size=None):
+                         capacity=100, output_type=None, target_latency_ms=None, max_batch_size=None,
+                         **resilience):
     """AsyncDataStream.unordered_wait_batch: calls of up to batch_size inputs.
     batch_size="auto" with target_latency_ms (ms, or a Time/Duration) sizes
     each batch (1 .. max_batch_size, default 256) so that an element's time
     from admission to result stays within the target; capacity / the
     largest batch is how many calls run at once."""
+    operation = with_resilience(operation, resilience, "unordered_wait_batch")
     return _wait_batch("unordered_wait_batch", data_stream, operation, "UNORDERED", timeout,
                        batch_size, batch_timeout, capacity, output_type, target_latency_ms,
                        max_batch_size)
 
 
 def ordered_wait_batch(data_stream, operation, timeout, batch_size, batch_timeout=None,
-                       capacity=100, output_type=None, target_latency_ms=None, max_batch_size=None):
+                       capacity=100, output_type=None, target_latency_ms=None, max_batch_size=None,
+                       **resilience):
     """AsyncDataStream.ordered_wait_batch: batches, results in input order;
     batch_size="auto" as in unordered_wait_batch."""
+    operation = with_resilience(operation, resilience, "ordered_wait_batch")
     return _wait_batch("ordered_wait_batch", data_stream, operation, "ORDERED", timeout,
                        batch_size, batch_timeout, capacity, output_type, target_latency_ms,
                        max_batch_size)

@@ -5,6 +5,7 @@ proto/fnworker/v1/operation.proto) with the hand-written wire code of
 a mistake shows when the job is built rather than when it runs."""
 
 import datetime
+import json
 import math
 
 from . import _types
@@ -16,6 +17,10 @@ INT64_MAX = (1 << 63) - 1
 OUTPUT_MODES = {"ORDERED": 0, "UNORDERED": 1}
 TIMEOUT_ACTIONS = {"TIMEOUT_FAIL": 0, "TIMEOUT_EMPTY": 1, "TIMEOUT_OPERATION": 2}
 MODES = {"PER_ELEMENT": 1, "BATCH": 2}
+ON_FAILURE = {"ON_FAILURE_FAIL": 0, "ON_FAILURE_DEFAULT": 1, "ON_FAILURE_EMPTY": 2}
+BREAKER_KEYS = ("failures", "failure_rate", "window", "cooldown_ms")
+MAX_BREAKER_WINDOW = 100000
+MAX_FALLBACK_JSON = 65536
 
 # The built-in operations' options (docs/operations.md); options of other
 # operations are passed through and checked by the worker.
@@ -28,7 +33,10 @@ BUILTIN_OPTIONS = {
 }
 
 SETTINGS = ("output_mode", "capacity", "timeout_ms", "batch_size", "batch_timeout_ms", "retry",
-            "on_timeout", "mode", "output_type", "input_field", "target_latency_ms", "max_batch_size")
+            "on_timeout", "mode", "output_type", "input_field",
+            # docs/resilience.md
+            "adaptive_concurrency", "concurrency_min", "circuit_breaker", "on_failure", "fallback",
+            "target_latency_ms", "max_batch_size")
 
 # batch_size="auto": the largest batch when max_batch_size is not given.
 DEFAULT_MAX_BATCH_SIZE = 256
@@ -181,7 +189,13 @@ class Operation(object):
         Row(f0=<key>, f1=<value>)), target_latency_ms (batch mode: > 0 makes
         the batch size adaptive up to batch_size, keeping an element's time
         from admission to result within it), batch_size="auto" (adaptive up
-        to max_batch_size, default 256; needs target_latency_ms)."""
+        to max_batch_size, default 256; needs target_latency_ms); and, protecting the service
+        (docs/resilience.md): adaptive_concurrency (default True),
+        concurrency_min (the lowest limit), circuit_breaker (a dict of
+        failures, failure_rate, window, cooldown_ms), on_failure ("FAIL",
+        "DEFAULT", "EMPTY") and fallback (the value on_failure DEFAULT emits:
+        a dict of output field -> value for a ROW output, else the bare
+        value; giving it implies on_failure "DEFAULT")."""
         for key in settings:
             if key not in SETTINGS:
                 raise ValueError("unknown setting %r; the OperationSpec settings are: %s"
@@ -226,11 +240,91 @@ class Operation(object):
             raise TypeError("input_field must be the name of a field of the input ROW, got %r"
                             % (input_field,))
         out += _wire.bytes_field(12, input_field or "")
+        out += _resilience(s, capacity or 100)
         out += _wire.int_field(21, target_latency)
         return out
 
     def __repr__(self):
         return "Operation(%r, options=%r, settings=%r)" % (self.name, self.options, self.settings)
+
+
+RESILIENCE_SETTINGS = ("adaptive_concurrency", "concurrency_min", "circuit_breaker", "on_failure", "fallback")
+
+
+def with_resilience(operation, settings, where):
+    """operation with the resilience settings a helper took as keyword
+    arguments (docs/resilience.md); any other keyword is refused."""
+    if not settings:
+        return operation
+    for key in settings:
+        if key not in RESILIENCE_SETTINGS:
+            raise TypeError("%s() got an unexpected keyword argument %r; its resilience settings are: %s"
+                            % (where, key, ", ".join(RESILIENCE_SETTINGS)))
+    if not isinstance(operation, Operation):
+        raise TypeError("%s: operation must be a fnworker.Operation, got %r" % (where, operation))
+    # checked with the helper's own settings (capacity, ...) when it writes the spec
+    op = Operation.__new__(Operation)
+    op.name, op.options, op.settings = operation.name, dict(operation.options), dict(operation.settings)
+    op.settings.update(settings)
+    return op
+
+
+def _resilience(s, capacity):
+    """OperationSpec fields 17-20 (docs/resilience.md), checked as the
+    worker's runtime/spec.c checks them."""
+    adaptive = s.get("adaptive_concurrency", True)
+    if not isinstance(adaptive, bool):
+        raise TypeError("adaptive_concurrency must be True or False, got %r" % (adaptive,))
+    cmin = _int(s.get("concurrency_min", 0), "concurrency_min", INT32_MAX)
+    if cmin < 0 or cmin > capacity:
+        raise ValueError("concurrency min must be between 1 and capacity (%d), got: %d" % (capacity, cmin))
+    out = b""
+    if not adaptive or cmin:
+        out += _wire.message_field(17, _wire.int_field(1, not adaptive) + _wire.int_field(2, cmin))
+    breaker = s.get("circuit_breaker")
+    if breaker is not None:
+        if not isinstance(breaker, dict):
+            raise TypeError("circuit_breaker must be a dict of %s, got %r" % (", ".join(BREAKER_KEYS), breaker))
+        for k in breaker:
+            if k not in BREAKER_KEYS:
+                raise ValueError("unknown circuit_breaker setting %r; its settings are: %s"
+                                 % (k, ", ".join(BREAKER_KEYS)))
+        failures = _int(breaker.get("failures", 0), "circuit_breaker failures", INT32_MAX)
+        rate = breaker.get("failure_rate", 0)
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)):
+            raise TypeError("circuit_breaker failure_rate must be a number, got %r" % (rate,))
+        window = _int(breaker.get("window", 0), "circuit_breaker window", INT32_MAX)
+        cooldown = millis(breaker.get("cooldown_ms", 0), "circuit_breaker cooldown_ms")
+        if failures < 0:
+            raise ValueError("circuit_breaker failures must be positive (or 0 for off), got: %d" % failures)
+        if not 0 <= rate <= 1:
+            raise ValueError("circuit_breaker failure_rate must be between 0 and 1 (0 for off), got: %g" % rate)
+        if not 0 <= window <= MAX_BREAKER_WINDOW:
+            raise ValueError("circuit_breaker window must be between 1 and %d attempts, got: %d"
+                             % (MAX_BREAKER_WINDOW, window))
+        if not 0 <= cooldown <= 86400000:
+            raise ValueError("circuit_breaker cooldown_ms must be between 1 and 86400000, got: %d" % cooldown)
+        if not failures and not rate:
+            raise ValueError("circuit_breaker needs failures or failure_rate (or leave it out)")
+        out += _wire.message_field(18, _wire.int_field(1, failures) + _wire.double_field(2, float(rate)) +
+                                   _wire.int_field(3, window) + _wire.int_field(4, cooldown))
+    fallback = s.get("fallback")
+    default_action = "DEFAULT" if fallback is not None else "FAIL"
+    action = _enum(s.get("on_failure") or default_action, ON_FAILURE, "on_failure", "ON_FAILURE_")
+    out += _wire.int_field(19, action)
+    if fallback is not None:
+        if action != ON_FAILURE["ON_FAILURE_DEFAULT"]:
+            raise ValueError("fallback is given but on_failure is not DEFAULT: set on_failure DEFAULT "
+                             "to emit it, or remove fallback")
+        try:
+            text = json.dumps(fallback, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError) as e:
+            raise TypeError("fallback must be a JSON value (a dict of output field -> value for a ROW "
+                            "output, else the bare value): %s" % e)
+        if len(text.encode("utf-8")) > MAX_FALLBACK_JSON:
+            raise ValueError("fallback_json is over fnworker's limit of %d bytes" % MAX_FALLBACK_JSON)
+        out += _wire.bytes_field(20, text)
+    return out
 
 
 def _batch_size(s):

@@ -16,7 +16,7 @@ PyFlink is imported only when one of these is called."""
 from . import _sqltypes
 from . import _wire
 from ._payload import NOT_IN_FNWORKER, run_in_fnworker
-from ._spec import Operation
+from ._spec import Operation, with_resilience
 
 # Operations whose output row is their input row: their result is an argument.
 PASS_THROUGH = ("identity", "echo")
@@ -182,7 +182,7 @@ def _check_operation(operation):
 
 
 def udf(operation, result_type, argument_names=None, result_field=None, name=None,
-        deterministic=True, jvm_async=False, input_types=None):
+        deterministic=True, jvm_async=False, input_types=None, **resilience):
     """A Flink SQL / Table API scalar function that runs ``operation`` in
     fnworker: ``t_env.create_temporary_function("score", fnworker.udf(...))``.
 
@@ -198,8 +198,12 @@ def udf(operation, result_type, argument_names=None, result_field=None, name=Non
     ``input_types`` (PyFlink DataTypes, one per argument): Flink casts the
     arguments to them, and fnworker converts SQL literals to them (a literal
     reaches it without its SQL type); unset, the arguments keep Flink's types
-    and a literal is typed from its value (integers BIGINT, ...)."""
+    and a literal is typed from its value (integers BIGINT, ...). Keyword
+    arguments adaptive_concurrency, concurrency_min, circuit_breaker,
+    on_failure and fallback are the resilience settings (docs/resilience.md;
+    the fallback of a non-ROW result is {"result": value})."""
     _check_operation(operation)
+    operation = with_resilience(operation, resilience, "udf")
     names = _names(argument_names)
     in_types, in_bytes = _input_types(input_types, names)
     type_bytes = _sqltypes.field_type(result_type)

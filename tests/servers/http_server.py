@@ -37,6 +37,18 @@ Routes:
                           \\uXXXX), pct (percent-encoded), b64 (base64 of
                           "user:" + credential) -- a server showing the
                           rejected token escaped
+  ANY  /limited?rps=N&key=K  a rate-limited service (docs/resilience.md): in
+                          each wall-clock second the first N calls for key K
+                          answer 200 {"key":K,"ok":true}, the rest 429 with
+                          Retry-After: 1
+  ANY  /outage?after=A&for=B&key=K  a service that goes down: from A to A+B
+                          seconds after the first call for key K every call
+                          answers 500, before and after 200 {"key":K,"up":true}
+                          (A, B in seconds, fractions allowed); on both,
+                          ms=M answers M ms late
+  GET  /stats?key=K       {"calls":C,"ok":O,"refused":R,"down":D}: calls for
+                          key K on /limited or /outage, answered 200, 429,
+                          and during the outage (500)
   GET  /count             {"requests":N,"connections":M}: requests (other
                           than /count) and connections seen so far
   GET  /wire?form=F       {"form":F} framed as F: chunked (three chunks, a
@@ -55,7 +67,7 @@ import time
 import urllib.parse
 
 LOCK = threading.Lock()
-STATE = {"requests": 0, "connections": 0, "limited": set(), "flaky": {}}
+STATE = {"requests": 0, "connections": 0, "limited": set(), "flaky": {}, "svc": {}}
 ROOT = ""
 # /v1/score's weight per tier (examples/pyflink/enrich_job.py, the demo).
 SCORE_WEIGHTS = {"gold": 1.5, "silver": 1.25, "bronze": 0.5}
@@ -108,6 +120,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         q = dict(urllib.parse.parse_qsl(url.query))
         data = self.body()
         path = url.path
+        if path == "/stats":
+            with LOCK:
+                st = STATE["svc"].get(q.get("key", ""), {})
+                out = {k: st.get(k, 0) for k in ("calls", "ok", "refused", "down")}
+                out["served_per_s"] = [n for _, n in sorted(st.get("served_per_s", {}).items())]
+                return self.reply(200, out)
         if path == "/count":
             with LOCK:
                 return self.reply(200, {"requests": STATE["requests"],
@@ -159,6 +177,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path.startswith("/status/"):
             code = int(path[len("/status/"):])
             return self.reply(code, {"status": code})
+        if path == "/limited" or path == "/outage":
+            return self.service(path, q)
         if path == "/429":
             key = q.get("key", "")
             with LOCK:
@@ -241,6 +261,42 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError):
             return self.reply(400, {"error": "expected {\"inputs\":[{\"amount\":number,\"tier\":...}]}"})
         return self.reply(200, {"outputs": out})
+
+    def service(self, path, q):
+        """/limited and /outage (the resilience tests' and bench's services)."""
+        key = q.get("key", "")
+        now = time.time()
+        with LOCK:
+            st = STATE["svc"].setdefault(key, {"calls": 0, "ok": 0, "refused": 0, "down": 0,
+                                               "window": -1, "in_window": 0, "first": now})
+            st["calls"] += 1
+            if path == "/limited":
+                window = int(now)
+                if window != st["window"]:
+                    st["window"], st["in_window"] = window, 0
+                st["in_window"] += 1
+                over = st["in_window"] > int(q.get("rps", "100"))
+                st["refused" if over else "ok"] += 1
+                if not over:
+                    served = st.setdefault("served_per_s", {})
+                    served[window] = served.get(window, 0) + 1
+                if over:
+                    code = 429
+                else:
+                    code = 200
+            else:
+                t = now - st["first"]
+                start = float(q.get("after", "1"))
+                down = start <= t < start + float(q.get("for", "1"))
+                st["down" if down else "ok"] += 1
+                code = 500 if down else 200
+        if q.get("ms"):
+            time.sleep(float(q["ms"]) / 1000.0)
+        if code == 429:
+            return self.reply(429, {"status": 429}, [("Retry-After", "1")])
+        if code == 500:
+            return self.reply(500, {"status": 500, "error": "the service is down"})
+        return self.reply(200, {"key": key, "ok": True, "up": True})
 
     def fixture(self, key):
         if "/" in key or key.startswith("."):

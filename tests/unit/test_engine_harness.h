@@ -223,7 +223,7 @@ static inline void h_guard_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 static inline fnw_engine_sink h_sink(harness *h)
 {
-    fnw_engine_sink s = { h, h_emit, h_ready, h_failed, h_finished, NULL, NULL };
+    fnw_engine_sink s = { h, h_emit, h_ready, h_failed, h_finished, NULL, NULL, NULL, NULL };
     return s;
 }
 

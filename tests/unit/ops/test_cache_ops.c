@@ -264,7 +264,7 @@ static void bundle(drv *d, const int32_t *ids, size_t n)
     d->next = 0;
     d->n_out = 0;
     d->finished = d->failed = 0;
-    fnw_engine_sink s = { d, on_emit, on_ready, on_failed, on_finished, NULL, NULL };
+    fnw_engine_sink s = { d, on_emit, on_ready, on_failed, on_finished, NULL, NULL, NULL, NULL };
     fnw_engine_start(d->e, &s, "b");
     feed(d);
     ev_timer g;

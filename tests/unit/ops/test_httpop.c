@@ -93,9 +93,10 @@ START_TEST(test_header_names_and_status)
     ck_assert_int_eq(fnw_httpop_text_classify(204), HTTPOP_OK);
     ck_assert_int_eq(fnw_httpop_text_classify(404), HTTPOP_MISSING);
     ck_assert_int_eq(fnw_httpop_text_classify(408), HTTPOP_RETRY);
-    ck_assert_int_eq(fnw_httpop_text_classify(429), HTTPOP_RETRY);
+    ck_assert_int_eq(fnw_httpop_text_classify(429), HTTPOP_OVERLOADED);
     ck_assert_int_eq(fnw_httpop_text_classify(500), HTTPOP_RETRY);
-    ck_assert_int_eq(fnw_httpop_text_classify(503), HTTPOP_RETRY);
+    ck_assert_int_eq(fnw_httpop_text_classify(503), HTTPOP_OVERLOADED);
+    ck_assert_int_eq(fnw_httpop_text_classify(502), HTTPOP_RETRY);
     ck_assert_int_eq(fnw_httpop_text_classify(400), HTTPOP_REFUSED);
     ck_assert_int_eq(fnw_httpop_text_classify(401), HTTPOP_REFUSED);
     ck_assert_int_eq(fnw_httpop_text_classify(302), HTTPOP_REFUSED);

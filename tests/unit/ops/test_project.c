@@ -153,7 +153,7 @@ START_TEST(test_projects_rows)
 
     got g;
     memset(&g, 0, sizeof g);
-    fnw_engine_sink sink = { &g, got_emit, got_ready, got_failed, got_finished, NULL, NULL };
+    fnw_engine_sink sink = { &g, got_emit, got_ready, got_failed, got_finished, NULL, NULL, NULL, NULL };
     fnw_engine_start(e, &sink, "b1");
     fnw_buf a, b, want_a, want_b;
     fnw_value ia[3] = { fnw_value_int(FNW_INT, 7), fnw_value_str("seven"), fnw_value_int(FNW_LONG, 70) };

@@ -443,7 +443,7 @@ START_TEST(test_retry_after_error)
     fake_init(&hand_op, 10000, FNW_TIMEOUT_FAIL, fixed(2, 1, 1, 0), 1);
     start(1);
     wait_for("failed");
-    ck_assert_str_eq(F.events, "retry,retry,failure,failed");
+    ck_assert_str_eq(F.events, "retry,retry,failure,failed,drain");
     ck_assert_int_eq(H.invokes, 3);
     ck_assert_str_eq(F.fail_msg, "operation 'hand' failed on input 0 (timestamp 1000): boom 3");
     ck_assert(!fnw_call_pool_busy(&F.pool));
@@ -476,7 +476,7 @@ START_TEST(test_retry_after_empty_result)
     script(1, ACT_FAIL, ACT_FAIL);
     fake_init(&hand_op, 10000, FNW_TIMEOUT_FAIL, fixed(3, 1, 0, 1), 1);
     start(1);
-    ck_assert_str_eq(F.events, "failure,failed");
+    ck_assert_str_eq(F.events, "failure,failed,drain");
     ck_assert_int_eq(H.invokes, 1);
     ck_assert_int_eq(F.outside, 0);
     fake_free();
@@ -532,7 +532,7 @@ START_TEST(test_error_after_the_deadline_is_a_timeout)
     ev_sleep(0.03);
     ev_now_update(F.loop);
     fnw_call_fail(H.held, "refused");
-    ck_assert_str_eq(F.events, "failure,failed");
+    ck_assert_str_eq(F.events, "failure,failed,drain");
     ck_assert(!fnw_call_pool_busy(&F.pool));
     fake_free();
 }

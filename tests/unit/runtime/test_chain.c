@@ -250,7 +250,7 @@ static void ch_begin(ch *h, const char *label)
     h->fail_msg[0] = '\0';
     h->next = 0;
     memset(h->max_waiting, 0, sizeof h->max_waiting);
-    fnw_engine_sink s = { h, on_emit, on_ready, on_failed, on_finished, NULL, NULL };
+    fnw_engine_sink s = { h, on_emit, on_ready, on_failed, on_finished, NULL, NULL, NULL, NULL };
     fnw_chain_start(h->c, &s, label);
 }
 

@@ -549,7 +549,7 @@ static void pj_begin(pj *h, const char *label)
     h->finish_called = 0;
     h->fail_msg[0] = '\0';
     h->next = 0;
-    fnw_engine_sink s = { h, on_emit, on_ready, on_failed, on_finished, NULL, NULL };
+    fnw_engine_sink s = { h, on_emit, on_ready, on_failed, on_finished, NULL, NULL, NULL, NULL };
     fnw_projection_start(h->p, &s, label);
 }
 

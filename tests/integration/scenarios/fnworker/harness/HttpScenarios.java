@@ -313,7 +313,10 @@ final class HttpScenarios {
     }
   }
 
-  /** 503 twice then 200: with retries every row comes out; without, the failure names the status. */
+  /** 503 twice then 200. With adaptive concurrency off (503 an ordinary retryable failure): with
+   * retries every row comes out; without, the failure names the status. With it on (the default,
+   * docs/resilience.md) a 503 is an overload: the call is re-queued without using a retry, so every
+   * row comes out with no retry strategy at all. */
   static void flakyRetries(Ctx c) throws Exception {
     try (Server py = Server.start(c, "pyhttp.sh")) {
       if (py == null) {
@@ -321,8 +324,9 @@ final class HttpScenarios {
       }
       TypeInfo out = TypeInfo.parse("ROW<k:STRING,id:LONG,calls:LONG>");
       Worker w = c.worker();
+      String off = "\"concurrency\":{\"adaptiveOff\":true}";
       FunctionRunner r = runner(c, w, KEYS, out, spec(opts("url", py.url("/flaky?fails=2&key=r{id}"),
-          "result.calls", "/calls"), "{\"timeoutMs\":10000,\"retry\":{\"kind\":\"FIXED_DELAY\","
+          "result.calls", "/calls"), "{\"timeoutMs\":10000," + off + ",\"retry\":{\"kind\":\"FIXED_DELAY\","
           + "\"maxAttempts\":5,\"delayMs\":20,\"retryOnError\":true}}"));
       Map<Long, Row> got = byId(out, Ctx.bundle(r, KEYS, rows(10, "a")));
       expectIds(got, 10);
@@ -331,9 +335,17 @@ final class HttpScenarios {
       }
       expectMetric(r, "retries", 20);
       FunctionRunner f = runner(c, w, KEYS, out, spec(opts("url", py.url("/flaky?fails=2&key=f{id}"),
-          "result.calls", "/calls"), "{\"timeoutMs\":10000}"));
+          "result.calls", "/calls"), "{\"timeoutMs\":10000," + off + "}"));
       Ctx.send(f, KEYS, rows(1, "a"));
       contains(Ctx.expectBundleError(f), "HTTP status 503", "/flaky", "input 0");
+      FunctionRunner a = runner(c, w, KEYS, out, spec(opts("url", py.url("/flaky?fails=2&key=a{id}"),
+          "result.calls", "/calls"), "{\"timeoutMs\":10000}"));
+      Map<Long, Row> adaptive = byId(out, Ctx.bundle(a, KEYS, rows(10, "a")));
+      expectIds(adaptive, 10);
+      for (Row row : adaptive.values()) {
+        check(Long.valueOf(3).equals(row.get(2)), "each row should come out on its third call: " + row);
+      }
+      expectMetric(a, "retries", 0);
     }
   }
 
