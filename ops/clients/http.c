@@ -399,26 +399,9 @@ static fnw_http_outcome outcome_of(const fnw_http_req *r, CURLcode rc)
 static void describe_failure(const fnw_http_req *r, fnw_http_outcome oc, CURLcode rc, fnw_error *err)
 {
     const char *detail = r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc);
-    switch (oc) {
-    case FNW_HTTP_TIMEOUT:
-        fnw_error_set(err, "HTTP %s: no complete response within the request's timeout of %ld ms (%s)",
-                      r->what, r->timeout_ms, detail);
-        break;
-    case FNW_HTTP_TOO_LARGE:
-        fnw_error_set(err,
-                      "HTTP %s: the response body is larger than the limit of %zu bytes "
-                      "(raise max_response_bytes if it is expected)",
-                      r->what, r->limit);
-        break;
-    case FNW_HTTP_CONNECT:
-        fnw_error_set(err, "HTTP %s: cannot connect: %s", r->what, detail);
-        break;
-    default:
-        if (r->oom)
-            fnw_error_set(err, "HTTP %s: out of memory for the response body", r->what);
-        else
-            fnw_error_set(err, "HTTP %s: %s", r->what, detail);
-    }
+    if (oc == FNW_HTTP_FAILED && r->oom)
+        detail = "out of memory for the response body";
+    fnw_http_share_failure(err, oc, r->what, r->timeout_ms, r->limit, detail);
 }
 
 static int version_of(long v)

@@ -328,23 +328,7 @@ static void req_finish(fnw_h1 *c, h1_req *r, fnw_http_outcome oc, const fnw_erro
 
 static void fail_msg(h1_req *r, fnw_http_outcome oc, const char *detail, fnw_error *err)
 {
-    switch (oc) {
-    case FNW_HTTP_TIMEOUT:
-        fnw_error_set(err, "HTTP %s: no complete response within the request's timeout of %ld ms (%s)",
-                      r->what, r->timeout_ms, detail);
-        break;
-    case FNW_HTTP_TOO_LARGE:
-        fnw_error_set(err,
-                      "HTTP %s: the response body is larger than the limit of %zu bytes "
-                      "(raise max_response_bytes if it is expected)",
-                      r->what, r->limit);
-        break;
-    case FNW_HTTP_CONNECT:
-        fnw_error_set(err, "HTTP %s: cannot connect: %s", r->what, detail);
-        break;
-    default:
-        fnw_error_set(err, "HTTP %s: %s", r->what, detail);
-    }
+    fnw_http_share_failure(err, oc, r->what, r->timeout_ms, r->limit, detail);
 }
 
 /* r fails, reported from the loop (by its timer at 0 s): for failures
@@ -674,6 +658,29 @@ static int body_add(h1_req *r, const char *p, size_t n)
     return 0;
 }
 
+/* Takes up to k->remain body bytes from *p (a length-framed body or a
+ * chunk's data), then goes to phase next when none remain. Returns 1 when
+ * parsing stops here: *rc stays 0 when more bytes are needed, is -1 on
+ * failure (oc and detail set); 0 when it took bytes and parsing goes on. */
+static int take_body(h1_conn *k, h1_req *r, char **p, const char *end, int next, fnw_http_outcome *oc,
+                     char *detail, size_t dn, int *rc)
+{
+    size_t n = (size_t)(end - *p) < k->remain ? (size_t)(end - *p) : k->remain;
+    if (!n)
+        return 1;
+    int a = body_add(r, *p, n);
+    if (a < 0) {
+        *oc = a == -2 ? FNW_HTTP_TOO_LARGE : FNW_HTTP_FAILED;
+        snprintf(detail, dn, "out of memory for the response body");
+        *rc = -1;
+        return 1;
+    }
+    *p += n;
+    if (!(k->remain -= n))
+        k->phase = next;
+    return 0;
+}
+
 /* Parses what k has read. 1: the response is complete; 0: more needed;
  * -1 failed (oc and detail set). */
 static int conn_parse(h1_conn *k, h1_req *r, fnw_http_outcome *oc, char *detail, size_t dn)
@@ -722,22 +729,10 @@ static int conn_parse(h1_conn *k, h1_req *r, fnw_http_outcome *oc, char *detail,
             }
             break;
         }
-        case P_LEN: {
-            size_t n = (size_t)(end - p) < k->remain ? (size_t)(end - p) : k->remain;
-            if (!n)
+        case P_LEN:
+            if (take_body(k, r, &p, end, P_DONE, oc, detail, dn, &rc))
                 goto out;
-            int a = body_add(r, p, n);
-            if (a < 0) {
-                *oc = a == -2 ? FNW_HTTP_TOO_LARGE : FNW_HTTP_FAILED;
-                snprintf(detail, dn, "out of memory for the response body");
-                rc = -1;
-                goto out;
-            }
-            p += n;
-            if (!(k->remain -= n))
-                k->phase = P_DONE;
             break;
-        }
         case P_CHUNK_SIZE: {
             char *e = memchr(p, '\n', (size_t)(end - p));
             if (!e) {
@@ -776,22 +771,10 @@ static int conn_parse(h1_conn *k, h1_req *r, fnw_http_outcome *oc, char *detail,
             k->phase = x ? P_CHUNK_DATA : P_TRAILER;
             break;
         }
-        case P_CHUNK_DATA: {
-            size_t n = (size_t)(end - p) < k->remain ? (size_t)(end - p) : k->remain;
-            if (!n)
+        case P_CHUNK_DATA:
+            if (take_body(k, r, &p, end, P_CHUNK_CRLF, oc, detail, dn, &rc))
                 goto out;
-            int a = body_add(r, p, n);
-            if (a < 0) {
-                *oc = a == -2 ? FNW_HTTP_TOO_LARGE : FNW_HTTP_FAILED;
-                snprintf(detail, dn, "out of memory for the response body");
-                rc = -1;
-                goto out;
-            }
-            p += n;
-            if (!(k->remain -= n))
-                k->phase = P_CHUNK_CRLF;
             break;
-        }
         case P_CHUNK_CRLF: {
             char *e = memchr(p, '\n', (size_t)(end - p));
             if (!e) {

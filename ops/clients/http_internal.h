@@ -65,6 +65,11 @@ void fnw_http_share_free(fnw_http_share *s);
 
 /* Retry-After's value: delta-seconds or an HTTP date; -1 when unreadable. */
 int64_t fnw_http_retry_after(const char *v);
+/* The message of a request that ended without a complete response, the
+ * same on both paths (libcurl's and http_h1.c): what is "METHOD host:port
+ * path", detail what failed. */
+void fnw_http_share_failure(fnw_error *err, fnw_http_outcome oc, const char *what, long timeout_ms,
+                            size_t limit, const char *detail);
 
 /* Every request handle starts with this: which path it is on. */
 typedef struct fnw_http_req_head {

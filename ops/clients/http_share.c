@@ -195,3 +195,25 @@ void fnw_http_share_free(fnw_http_share *s)
     s->url = NULL;
     s->hdrs = NULL;
 }
+
+void fnw_http_share_failure(fnw_error *err, fnw_http_outcome oc, const char *what, long timeout_ms,
+                            size_t limit, const char *detail)
+{
+    switch (oc) {
+    case FNW_HTTP_TIMEOUT:
+        fnw_error_set(err, "HTTP %s: no complete response within the request's timeout of %ld ms (%s)", what,
+                      timeout_ms, detail);
+        break;
+    case FNW_HTTP_TOO_LARGE:
+        fnw_error_set(err,
+                      "HTTP %s: the response body is larger than the limit of %zu bytes "
+                      "(raise max_response_bytes if it is expected)",
+                      what, limit);
+        break;
+    case FNW_HTTP_CONNECT:
+        fnw_error_set(err, "HTTP %s: cannot connect: %s", what, detail);
+        break;
+    default:
+        fnw_error_set(err, "HTTP %s: %s", what, detail);
+    }
+}
