@@ -334,7 +334,7 @@ sh -c 'ulimit -n 40 && exec "$@"' _ "$FNW" pool --listen 127.0.0.1:0 --http-list
   --worker-bin "$T/bin/connecting-worker" 2>"$plog" &
 POOL_PID=$!
 POOLS="$POOLS $POOL_PID"
-if ! wait_until 200 grep -q ready "$plog"; then
+if ! wait_until 200 grep -qs ready "$plog"; then
   fail emfile_no_spin "the pool did not start under ulimit -n 40: $(cat "$plog")"
 else
   ADDR=$(sed -n 's/.*launcher endpoint on \([0-9.]*:[0-9]*\).*/\1/p' "$plog")
