@@ -24,7 +24,7 @@ START_TEST(test_names_and_limit)
     fnw_counter *a = fnw_op_counter(&env, "cache_hits", &err);
     ck_assert_ptr_nonnull(a);
     ck_assert_ptr_eq(fnw_op_counter(&env, "cache_hits", &err), a);
-    char name[8];
+    char name[16];
     for (int i = 1; i < FNW_COUNTERS_MAX; i++) {
         snprintf(name, sizeof name, "c%d", i);
         ck_assert_ptr_nonnull(fnw_op_counter(&env, name, &err));
