@@ -65,7 +65,7 @@ void fnw_batcher_add(fnw_batcher *b, void *item)
         ev_timer_set(&b->timer, b->timeout_s, 0.);
         ev_timer_start(b->loop, &b->timer);
     }
-    if (b->n >= b->size || b->n >= b->cap)
+    if (b->n >= b->size) /* fnw_batcher_tune keeps size <= cap */
         flush_due(b);
 }
 

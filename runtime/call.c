@@ -106,7 +106,6 @@ void fnw_call_pool_init(fnw_call_pool *p, const fnw_call_setup *s, size_t cap)
     p->cap = cap;
     p->active = p->free = NULL;
     p->wait_head = p->wait_tail = NULL;
-    p->waiting = 0;
     p->running = 0;
     p->gated = 1;
     p->n_active = 0;
@@ -162,7 +161,6 @@ static void wait_push(fnw_call *c)
     else
         p->wait_head = c;
     p->wait_tail = c;
-    p->waiting++;
 }
 
 static void wait_remove(fnw_call *c)
@@ -177,7 +175,6 @@ static void wait_remove(fnw_call *c)
     else
         p->wait_tail = c->wprev;
     c->wprev = c->wnext = NULL;
-    p->waiting--;
 }
 
 /* The attempt the operation had is over: out of the running count, and
@@ -386,26 +383,24 @@ CALL_SLOW static void reject(fnw_call *c, const char *why)
 CALL_SLOW static int gated_attempt(fnw_call *c, int queue_behind)
 {
     const fnw_call_setup *s = c->s;
-    {
-        if (queue_behind && c->pool->wait_head) {
-            wait_push(c); /* the queue keeps its order */
-            return 0;
-        }
-        char why[200];
-        why[0] = '\0';
-        switch (s->cb->gate(s->user, c, why, sizeof why)) {
-        case FNW_GATE_WAIT:
-            wait_push(c);
-            return 0;
-        case FNW_GATE_REJECT:
-            reject(c, why);
-            return 1;
-        case FNW_GATE_PROBE:
-            c->probe = 1;
-            break;
-        case FNW_GATE_GO:
-            break;
-        }
+    if (queue_behind && c->pool->wait_head) {
+        wait_push(c); /* the queue keeps its order */
+        return 0;
+    }
+    char why[200];
+    why[0] = '\0';
+    switch (s->cb->gate(s->user, c, why, sizeof why)) {
+    case FNW_GATE_WAIT:
+        wait_push(c);
+        return 0;
+    case FNW_GATE_REJECT:
+        reject(c, why);
+        return 1;
+    case FNW_GATE_PROBE:
+        c->probe = 1;
+        break;
+    case FNW_GATE_GO:
+        break;
     }
     invoke(c);
     return 1;
@@ -437,7 +432,6 @@ size_t fnw_call_pool_resume(fnw_call_pool *p)
             else
                 p->wait_tail = c;
             p->wait_head = c;
-            p->waiting++;
             break;
         }
         n++;

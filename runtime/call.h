@@ -117,8 +117,7 @@ typedef struct fnw_call_pool {
     size_t cap; /* inputs per call */
     fnw_call *active, *free;
     fnw_call *wait_head, *wait_tail; /* calls gate() held back, oldest first */
-    size_t waiting;
-    int64_t running; /* attempts with the operation now */
+    int64_t running;                 /* attempts with the operation now */
     /* The owner sets it: 0 while it needs neither its gate() nor to hear
      * of successful attempts (a limit at its maximum, no breaker): the
      * per-call path then skips both. Everything else is reported always. */

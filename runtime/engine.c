@@ -22,8 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <ev.h>
-
 #include "runtime/batch_tuner.h"
 #include "runtime/batcher.h"
 #include "runtime/blocking_op.h"
@@ -396,19 +394,20 @@ static void take_fallback(fnw_engine *e, const fnw_call *c)
     fnw_entry *const *in = fnw_call_entries(c, &n);
     for (size_t i = 0; i < n; i++) {
         fnw_entry_clear_outputs(in[i]);
-        if (with_value && e->carry) {
-            size_t len;
-            const uint8_t *own = fallback_with_input(e, &in[i]->rec, &len);
-            if (fnw_entry_add_output(in[i], own ? own : data, own ? len : e->fallback.len) != 0) {
+        if (with_value) {
+            size_t len = e->fallback.len;
+            const uint8_t *out = e->carry ? fallback_with_input(e, &in[i]->rec, &len) : NULL;
+            if (!out) {
+                out = data;
+                len = e->fallback.len;
+            }
+            if (fnw_entry_add_output(in[i], out, len) != 0) {
                 fail_bundle(e, "out of memory storing the fallback value in transform '%s'", e->transform_id);
                 return;
             }
-        } else if (with_value && fnw_entry_add_output(in[i], data, e->fallback.len) != 0) {
-            fail_bundle(e, "out of memory storing the fallback value in transform '%s'", e->transform_id);
-            return;
-        }
-        if (!with_value)
+        } else {
             e->m.empty_results++;
+        }
         fnw_queue_complete(&e->queue, &in[i]->q);
     }
     e->m.fallbacks += (int64_t)n;
@@ -681,8 +680,9 @@ static int carry_init(fnw_engine *e, fnw_error *err)
     return 0;
 }
 
-/* The limiter, the breaker and the fallback value, from the spec. */
-static int resilience_init(fnw_engine *e, fnw_error *err)
+/* The limiter, the breaker and the fallback value (from fallback_json, the
+ * caller's string, read only here), from the spec. */
+static int resilience_init(fnw_engine *e, const char *fallback_json, fnw_error *err)
 {
     const fnw_spec *s = &e->spec;
     fnw_limiter_init(&e->limiter, !s->concurrency.adaptive_off && !e->direct_mode, s->concurrency.min,
@@ -700,7 +700,7 @@ static int resilience_init(fnw_engine *e, fnw_error *err)
         return fnw_error_set(err,
                              "on_failure DEFAULT needs a JSON reader for fallback_json, and none was given "
                              "to the engine");
-    const char *json = s->fallback_json && *s->fallback_json ? s->fallback_json : "null";
+    const char *json = fallback_json && *fallback_json ? fallback_json : "null";
     if (s->fallback_encode(e->env.output_type, json, &e->fallback, &e->fallback_null, err) != 0)
         return fnw_error_prefix(err, "fallback_json of operation '%s' (on_failure DEFAULT)", e->op->name);
     return carry_init(e, err);
@@ -866,7 +866,7 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
     fnw_entry_pool_init(&e->entries);
     fnw_call_pool_init(&e->calls, &e->call_setup, e->call_cap);
     fnw_buf_init(&e->scratch, 0);
-    e->spec.fallback_json = NULL; /* the caller's; read once, below */
+    e->spec.fallback_json = NULL; /* the caller's; read once, by resilience_init */
     fnw_buf_init(&e->fallback, 0);
     fnw_buf_init(&e->carry_buf, 0);
     fnw_arena_init(&e->fb_arena, 1024, 0);
@@ -892,10 +892,7 @@ int fnw_engine_new(struct ev_loop *loop, const fnw_operation *op, const fnw_spec
         engine_free(e);
         return fnw_error_set(err, "out of memory creating the engine of operation '%s'", op->name);
     }
-    e->spec.fallback_json = s.fallback_json;
-    int rc = resilience_init(e, err);
-    e->spec.fallback_json = NULL;
-    if (rc != 0) {
+    if (resilience_init(e, s.fallback_json, err) != 0) {
         engine_free(e);
         return -1;
     }

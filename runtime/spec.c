@@ -2,6 +2,7 @@
  * messages PyFlink users know from job-build time, and PyFlink's retry
  * arithmetic (async_retry_strategies.py). */
 #include <inttypes.h>
+#include <string.h>
 
 #include "runtime/spec.h"
 
@@ -134,9 +135,7 @@ static int validate_resilience(fnw_spec *s, fnw_error *err)
         s->on_failure != FNW_FAILURE_EMPTY)
         return fnw_error_set(err, "Unknown on_failure action: %d; expected FAIL (0), DEFAULT (1) or EMPTY (2)",
                              (int)s->on_failure);
-    size_t fl = 0;
-    while (s->fallback_json && s->fallback_json[fl] && fl <= FNW_SPEC_MAX_FALLBACK_JSON)
-        fl++;
+    size_t fl = s->fallback_json ? strnlen(s->fallback_json, FNW_SPEC_MAX_FALLBACK_JSON + 1) : 0;
     if (fl > FNW_SPEC_MAX_FALLBACK_JSON)
         return fnw_error_set(err, "fallback_json is over fnworker's limit of %d bytes",
                              FNW_SPEC_MAX_FALLBACK_JSON);
