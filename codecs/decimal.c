@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int fnw_decimal_read(const char **p, unsigned long long max, unsigned long long *out)
+int fnw_decimal_scan(const char **p, unsigned long long max, unsigned long long *out)
 {
     const char *s = *p;
     unsigned long long v = 0;
@@ -17,6 +17,17 @@ int fnw_decimal_read(const char **p, unsigned long long max, unsigned long long 
         v = v * 10 + d;
         s++;
     }
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+int fnw_decimal_read(const char **p, unsigned long long max, unsigned long long *out)
+{
+    const char *s = *p;
+    unsigned long long v;
+    if (fnw_decimal_scan(&s, max, &v) != 0)
+        return -1;
     if (*s == ' ')
         s++;
     else if (*s)

@@ -30,6 +30,9 @@
 /* The decimal at *p, at most max, into *out; *p moves past it and past the
  * one space after it. -1 (nothing moved) when *p holds no such number. */
 int fnw_decimal_read(const char **p, unsigned long long max, unsigned long long *out);
+/* The same number, ending at any byte that is not a digit: *p moves past
+ * the digits only (the pool's stats line, pool/wire.c, reads lists). */
+int fnw_decimal_scan(const char **p, unsigned long long max, unsigned long long *out);
 
 typedef enum fnw_decimal_rounding {
     /* Java's RoundingMode.HALF_UP, what DecimalData.fromBigDecimal does to

@@ -109,6 +109,16 @@ static int plain(unsigned char c)
            c == '_' || c == ':' || c == '-';
 }
 
+int fnw_metric_counter_name_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > FNW_METRIC_COUNTER_NAME_MAX || s[0] < 'a' || s[0] > 'z')
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+            return 0;
+    return 1;
+}
+
 size_t fnw_metric_label_encode(const char *s, char *out)
 {
     static const char hex[] = "0123456789ABCDEF";

@@ -114,6 +114,10 @@ typedef struct fnw_metric_series {
     } counters[FNW_COUNTERS_MAX];
 } fnw_metric_series;
 
+/* Whether s[0, n) is an operation counter's name: 1 to
+ * FNW_METRIC_COUNTER_NAME_MAX bytes of a-z, 0-9 and _, starting with a
+ * letter (fnw_op_counter's rule, which the pool checks again). */
+int fnw_metric_counter_name_ok(const char *s, size_t n);
 /* transform and operation copied (cut at FNW_METRIC_LABEL_MAX), every
  * counter 0, every gauge -1. */
 void fnw_metric_series_init(fnw_metric_series *s, const char *transform, const char *operation);

@@ -383,27 +383,12 @@ static int number(const char **p, int64_t min, int64_t *out)
         *p = s + 2;
         return 0;
     }
-    if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
+    unsigned long long v;
+    if (fnw_decimal_scan(&s, INT64_MAX, &v) != 0)
         return -1;
-    int64_t v = 0;
-    for (; *s >= '0' && *s <= '9'; s++) {
-        if (v > (INT64_MAX - (*s - '0')) / 10)
-            return -1;
-        v = v * 10 + (*s - '0');
-    }
-    *out = v;
+    *out = (int64_t)v;
     *p = s;
     return 0;
-}
-
-static int counter_name_ok(const char *s, size_t n)
-{
-    if (n == 0 || n > FNW_METRIC_COUNTER_NAME_MAX || s[0] < 'a' || s[0] > 'z')
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-            return 0;
-    return 1;
 }
 
 /* The table row whose stats key is key[0, n) with the suffix (or none). */
@@ -425,7 +410,7 @@ static int series_field(const char *key, size_t kl, const char **p, fnw_metric_s
     int i;
     if (kl >= 2 && strncmp(key, "c.", 2) == 0) {
         int64_t v;
-        if (!counter_name_ok(key + 2, kl - 2) || number(p, 0, &v) != 0)
+        if (!fnw_metric_counter_name_ok(key + 2, kl - 2) || number(p, 0, &v) != 0)
             return -1;
         for (size_t k = 0; k < s->ncounters; k++)
             if (strlen(s->counters[k].name) == kl - 2 && strncmp(s->counters[k].name, key + 2, kl - 2) == 0)

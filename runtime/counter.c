@@ -4,17 +4,11 @@
 
 #include <string.h>
 
+#include "codecs/metric_names.h"
+
 static int valid_name(const char *name)
 {
-    size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > FNW_COUNTER_NAME_MAX || !(name[0] >= 'a' && name[0] <= 'z'))
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
-            return 0;
-    }
-    return 1;
+    return name && fnw_metric_counter_name_ok(name, strlen(name));
 }
 
 fnw_counter *fnw_op_counter(const fnw_op_env *env, const char *name, fnw_error *err)

@@ -10,9 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codecs/metric_names.h"
 #include "fnworker.h"
 
-#define FNW_COUNTER_NAME_MAX 32
+#define FNW_COUNTER_NAME_MAX FNW_METRIC_COUNTER_NAME_MAX
 
 struct fnw_counter {
     char name[FNW_COUNTER_NAME_MAX + 1];
