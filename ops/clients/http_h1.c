@@ -1185,11 +1185,12 @@ int fnw_h1_send(fnw_h1 *c, fnw_http *h, fnw_http_share *share, fnw_http_url *u, 
     h1_req *r = req_get(c);
     h1_pool *p = r ? pool_for(c, addr, addrlen) : NULL;
     if (!p) {
+        fnw_error_set(err, "HTTP %s %s: out of memory", method, u->target); /* before u is let go */
         if (r)
             req_recycle(c, r);
         fnw_http_share_headers_drop(share, hdrs);
         fnw_http_share_url_drop(share, u);
-        return fnw_error_set(err, "HTTP %s %s: out of memory", method, u->target);
+        return -1;
     }
     r->head.h = h;
     r->share = share;
@@ -1206,8 +1207,9 @@ int fnw_h1_send(fnw_h1 *c, fnw_http *h, fnw_http_share *share, fnw_http_url *u, 
         strcmp(c->head_method, method) != 0 || !c->head) {
         int b = build_head(c, u, hdrs, method, body);
         if (b == -2) {
-            req_recycle(c, r);
-            return fnw_error_set(err, "HTTP %s %s: a header line holds a CR or LF", method, u->target);
+            fnw_error_set(err, "HTTP %s %s: a header line holds a CR or LF", method, u->target);
+            req_recycle(c, r); /* lets go of u */
+            return -1;
         }
         if (b != 0)
             goto oom;
@@ -1253,6 +1255,7 @@ int fnw_h1_send(fnw_h1 *c, fnw_http *h, fnw_http_share *share, fnw_http_url *u, 
     pool_kick(c, p);
     return 0;
 oom:
+    fnw_error_set(err, "HTTP %s: out of memory", r->what); /* before r goes back: it may be freed */
     req_recycle(c, r);
-    return fnw_error_set(err, "HTTP %s: out of memory", r->what);
+    return -1;
 }
