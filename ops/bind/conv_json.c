@@ -256,10 +256,7 @@ static int check_members(const fnw_type *t, const json_t *j, fnw_error *err)
     json_object_foreach((json_t *)j, key, v)
     {
         (void)v;
-        uint32_t i = 0;
-        while (i < t->nchildren && strcmp(t->names[i], key) != 0)
-            i++;
-        if (i == t->nchildren)
+        if (fnw_type_find_field(t, key, strlen(key)) < 0)
             return fnw_error_set(err, "'%.100s' is not a field of the output row", key);
     }
     return 0;

@@ -488,14 +488,6 @@ void *fnw_lookup_cache_owner(const fnw_lookup_flight *f)
 static const char *const cache_options[] = { "cache_max_rows", "cache_ttl_ms", "cache_max_bytes",
                                              "cache_missing", NULL };
 
-int fnw_lookup_cache_is_option(const char *key)
-{
-    for (size_t i = 0; cache_options[i]; i++)
-        if (strcmp(key, cache_options[i]) == 0)
-            return 1;
-    return 0;
-}
-
 int fnw_lookup_cache_open(const fnw_op_env *env, const char *op_name, void *owner, fnw_lookup_cache **out,
                           int *cache_missing, fnw_error *err)
 {

@@ -127,9 +127,6 @@ void *fnw_lookup_cache_owner(const fnw_lookup_flight *f);
 int fnw_lookup_cache_open(const fnw_op_env *env, const char *op_name, void *owner, fnw_lookup_cache **out,
                           int *cache_missing, fnw_error *err);
 
-/* 1 when key is an option of the cache (cache_*). */
-int fnw_lookup_cache_is_option(const char *key);
-
 void fnw_lookup_cache_stats_get(const fnw_lookup_cache *c, fnw_lookup_cache_stats *out);
 
 #endif

@@ -41,8 +41,8 @@ static void on_flight_done(void *user, const fnw_http_response *resp, const fnw_
 {
     fnw_lookup_flight *f = user;
     httpop_state *st = fnw_lookup_cache_owner(f);
-    int keep = !err && resp &&
-               ((resp->status >= 200 && resp->status < 300) || (resp->status == 404 && st->cache_missing));
+    httpop_status how = resp ? fnw_httpop_text_classify(resp->status) : HTTPOP_REFUSED;
+    int keep = !err && resp && (how == HTTPOP_OK || (how == HTTPOP_MISSING && st->cache_missing));
     fnw_buf *a = &st->cache_answer;
     fnw_buf_clear(a);
     if (keep) {
