@@ -103,12 +103,6 @@ int fnw_metric_series_add_counter(fnw_metric_series *s, const char *name, int64_
     return 0;
 }
 
-static int plain(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == ':' || c == '-';
-}
-
 int fnw_metric_counter_name_ok(const char *s, size_t n)
 {
     if (n == 0 || n > FNW_METRIC_COUNTER_NAME_MAX || s[0] < 'a' || s[0] > 'z')
@@ -119,7 +113,15 @@ int fnw_metric_counter_name_ok(const char *s, size_t n)
     return 1;
 }
 
-size_t fnw_metric_label_encode(const char *s, char *out)
+static int plain(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == ':' || c == '-';
+}
+
+/* Percent-encodes at most FNW_METRIC_LABEL_MAX bytes of s into out (3 *
+ * FNW_METRIC_LABEL_MAX + 1); returns the length. */
+static size_t label_encode(const char *s, char *out)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t n = 0;
@@ -156,8 +158,8 @@ static void put(char *out, size_t *n, const char *fmt, ...)
 size_t fnw_metric_series_format(const fnw_metric_series *s, char *out)
 {
     char t[3 * FNW_METRIC_LABEL_MAX + 1], o[3 * FNW_METRIC_LABEL_MAX + 1];
-    fnw_metric_label_encode(s->transform, t);
-    fnw_metric_label_encode(s->operation, o);
+    label_encode(s->transform, t);
+    label_encode(s->operation, o);
     size_t n = 0;
     put(out, &n, "op1 %s %s", t, o);
     for (int i = 0; i < FNW_M_COUNT; i++) {

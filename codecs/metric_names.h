@@ -127,8 +127,5 @@ int fnw_metric_series_add_counter(fnw_metric_series *s, const char *name, int64_
 /* The series' line, newline included, into out (FNW_METRIC_LINE_MAX);
  * returns its length. Never longer: the bounds above keep it under. */
 size_t fnw_metric_series_format(const fnw_metric_series *s, char *out);
-/* Percent-encodes at most FNW_METRIC_LABEL_MAX bytes of s into out (3 *
- * FNW_METRIC_LABEL_MAX + 1); returns the length. */
-size_t fnw_metric_label_encode(const char *s, char *out);
 
 #endif

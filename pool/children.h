@@ -112,8 +112,8 @@ const char *fnw_children_id(const fnw_child *c);
 double fnw_children_started_at(const fnw_child *c);
 /* The worker's latest figures (known = 0 until its first stats line). */
 const fnw_wire_figures *fnw_children_figures(const fnw_child *c);
-/* The worker's latest series lines, one per operation step (NULL slots
- * skipped); returns how many slots there are. */
+/* The worker's latest series lines, one per operation step; returns how
+ * many there are. */
 size_t fnw_children_series(const fnw_child *c, fnw_metric_series *const **out);
 
 #endif

@@ -93,7 +93,8 @@ static void series_labels(FILE *f, const char *name, const char *suffix, fnw_chi
     fprintf(f, "\",pid=\"%d\"%s%s", (int)fnw_children_pid(c), extra ? "," : "", extra ? extra : "");
 }
 
-/* Every series of every worker, in slot order: fn(f, child, series, arg). */
+/* Runs body for every series of every worker, in slot order, with c the
+ * worker and x the series. */
 #define EACH_SERIES(cs, c, x, body) \
     for (fnw_child *c = fnw_children_next(cs, NULL); c; c = fnw_children_next(cs, c)) { \
         fnw_metric_series *const *all_; \

@@ -447,8 +447,6 @@ static void signal_cb(struct ev_loop *loop, ev_signal *s, int revents)
     worker_stop(w, 0);
 }
 
-/* SIGQUIT: everything in flight to the log, and carry on (as a JVM's thread
- * dump does). */
 /* The pool's report is due: the running bundles' gauges (pool_stats.h). */
 static void refresh_stats(void *user, fnw_pool_stats *s)
 {
@@ -457,6 +455,8 @@ static void refresh_stats(void *user, fnw_pool_stats *s)
         fnw_pool_stats_refresh_proc(s, fnw_bundle_processor(a->b));
 }
 
+/* SIGQUIT: everything in flight to the log, and carry on (as a JVM's thread
+ * dump does). */
 static void dump_cb(struct ev_loop *loop, ev_signal *s, int revents)
 {
     fnw_worker *w = s->data;
