@@ -602,6 +602,7 @@ int fnw_http_send(fnw_http *h, const fnw_http_request *rq, fnw_http_done_fn done
     if (!method_ok(method))
         return fnw_error_set(err, "HTTP: '%.40s' is not a method (upper-case letters, at most 16)", method);
     int learn = 0;
+    learned *refresh = NULL; /* the stale address a new lookup will replace */
     if (h->h1) {
         const char *url = rq->url ? rq->url : "";
         fnw_http_url *u = fnw_http_share_url(&h->share, url);
@@ -619,8 +620,7 @@ int fnw_http_send(fnw_http *h, const fnw_http_request *rq, fnw_http_done_fn done
                 alen = l->addrlen;
             } else {
                 learn = 1;
-                if (l)
-                    l->refreshing = 1; /* meanwhile the old address serves */
+                refresh = l;
             }
         }
         if (addr) {
@@ -660,6 +660,8 @@ int fnw_http_send(fnw_http *h, const fnw_http_request *rq, fnw_http_done_fn done
         req_free(r);
         return -1;
     }
+    if (refresh) /* only once the lookup is under way: a request that failed above left nothing marked */
+        refresh->refreshing = 1; /* meanwhile the old address serves */
     r->next = h->reqs;
     if (h->reqs)
         h->reqs->prev = r;
