@@ -77,6 +77,8 @@ typedef struct fnw_metric_name {
     const char *key;
     const char *unit; /* "1", "records", "us", "ms", "calls", ... for the docs */
     const char *help;
+    /* The Prometheus family's HELP when rows share a family (NULL: help). */
+    const char *prom_help;
 } fnw_metric_name;
 
 extern const fnw_metric_name fnw_metric_names[FNW_M_COUNT];

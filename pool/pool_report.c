@@ -135,10 +135,7 @@ static void table_rows(FILE *f, fnw_children *cs)
             continue;
         /* rows of one family (the failure kinds) follow each other: one header */
         if (i == 0 || !fnw_metric_names[i - 1].prom || strcmp(fnw_metric_names[i - 1].prom, m->prom) != 0)
-            fprintf(f, "# HELP %s %s%s\n# TYPE %s %s\n", m->prom,
-                    m->prom_label ? "Call failures by kind. " : "",
-                    m->prom_label ? "error, timeout: calls; overload: attempts; breaker_open: inputs."
-                                  : m->help,
+            fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", m->prom, m->prom_help ? m->prom_help : m->help,
                     m->prom, types[m->kind]);
         if (m->kind == FNW_METRIC_LATENCY) {
             latency_row(f, cs, m);
