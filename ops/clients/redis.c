@@ -11,6 +11,7 @@
  * their error.
  */
 #include "ops/clients/redis.h"
+#include "codecs/buf.h"
 #include "ops/secrets/secret_env.h"
 #include "ops/secrets/secret_mask.h"
 
@@ -54,8 +55,7 @@ struct fnw_redis {
     conn *pinned; /* fnw_redis_pin: every send goes here */
     int stopping;
     fnw_redis_stats stats;
-    char *resp; /* the command being formatted (format_command) */
-    size_t resp_cap;
+    fnw_buf resp; /* the command being formatted (format_command) */
 };
 
 static void start_connect(conn *c);
@@ -377,6 +377,7 @@ fnw_redis *fnw_redis_new(struct ev_loop *loop, const fnw_redis_config *cfg, fnw_
         return NULL;
     }
     r->loop = loop;
+    fnw_buf_init(&r->resp, 0);
     int ok = copy_config(r, cfg, err) == 0;
     if (ok && !(r->conns = calloc((size_t)r->cfg.connections, sizeof *r->conns)))
         ok = fnw_error_set(err, "redis: out of memory") == 0;
@@ -410,7 +411,7 @@ void fnw_redis_free(fnw_redis *r)
     }
     free(r->conns);
     free_strings(r);
-    free(r->resp);
+    fnw_buf_free(&r->resp);
     free(r);
 }
 
@@ -461,10 +462,7 @@ static conn *pick(fnw_redis *r)
     return NULL;
 }
 
-/* The command in the protocol's form (RESP: "*N", then "$len" and the bytes
- * of each argument) in r->resp, as hiredis's redisFormatCommandArgv writes
- * it, but into one buffer kept for the next command: no sds string built
- * with its printf per command. Returns the length, or 0 out of memory. */
+/* mark, then n in decimal, then CRLF, at p; returns the end. */
 static char *put_count(char *p, char mark, size_t n)
 {
     char digits[24];
@@ -481,22 +479,20 @@ static char *put_count(char *p, char mark, size_t n)
     return p;
 }
 
+/* The command in the protocol's form (RESP: "*N", then "$len" and the bytes
+ * of each argument) in r->resp, as hiredis's redisFormatCommandArgv writes
+ * it, but into one buffer kept for the next command: no sds string built
+ * with its printf per command. Returns the length, or 0 out of memory. */
 static size_t format_command(fnw_redis *r, int argc, const char *const *argv, const size_t *argvlen)
 {
     size_t need = 24;
     for (int i = 0; i < argc; i++)
         need += 26 + (argvlen ? argvlen[i] : strlen(argv[i]));
-    if (need > r->resp_cap) {
-        size_t cap = r->resp_cap ? r->resp_cap : 256;
-        while (cap < need)
-            cap *= 2;
-        char *nb = realloc(r->resp, cap);
-        if (!nb)
-            return 0;
-        r->resp = nb;
-        r->resp_cap = cap;
-    }
-    char *p = put_count(r->resp, '*', (size_t)argc);
+    fnw_buf_clear(&r->resp);
+    if (fnw_buf_reserve(&r->resp, need) != 0)
+        return 0;
+    char *start = (char *)r->resp.p;
+    char *p = put_count(start, '*', (size_t)argc);
     for (int i = 0; i < argc; i++) {
         size_t n = argvlen ? argvlen[i] : strlen(argv[i]);
         p = put_count(p, '$', n);
@@ -505,7 +501,7 @@ static size_t format_command(fnw_redis *r, int argc, const char *const *argv, co
         *p++ = '\r';
         *p++ = '\n';
     }
-    return (size_t)(p - r->resp);
+    return (size_t)(p - start);
 }
 
 int fnw_redis_send(fnw_redis *r, int argc, const char *const *argv, const size_t *argvlen,
@@ -530,7 +526,7 @@ int fnw_redis_send(fnw_redis *r, int argc, const char *const *argv, const size_t
         free(cmd);
         return fnw_error_set(err, "redis %s:%d: out of memory", r->host, r->cfg.port);
     }
-    if (redisAsyncFormattedCommand(c->ac, on_reply, cmd, r->resp, len) != REDIS_OK) {
+    if (redisAsyncFormattedCommand(c->ac, on_reply, cmd, (const char *)r->resp.p, len) != REDIS_OK) {
         free(cmd);
         return fnw_error_set(err, "redis %s:%d: the connection refused the command (%s)", r->host,
                              r->cfg.port, c->ac->errstr[0] ? c->ac->errstr : "closing or out of memory");
